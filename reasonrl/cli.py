@@ -1,0 +1,28 @@
+"""The `reasonrl` console script: one subcommand per library entry point."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
+COMMANDS = {
+    "repro": ("reasonrl.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="reasonrl", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        mod = importlib.import_module(module)
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        mod.add_arguments(p)
+        p.set_defaults(_module=mod)
+    args = parser.parse_args(argv)
+    return args._module.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
