@@ -1,0 +1,173 @@
+"""TinyReasoner: a small pre-LayerNorm decoder-only transformer with rotary positions.
+
+Checkpoints are one file holding the state dict and a JSON-able `meta` dict (model config, the
+params that produced it, a training summary). They load with `torch.load(weights_only=True)`, so a
+checkpoint can never execute code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .config import check
+from .io import atomic_path
+from .task import VOCAB_SIZE
+
+
+@dataclass
+class ModelConfig:
+    d_model: int = 128
+    n_heads: int = 4
+    n_layers: int = 2
+    max_len: int = 96
+    tied_head: bool = True
+    vocab_size: int = VOCAB_SIZE
+
+    def __post_init__(self):
+        check(self.d_model > 0, "d_model", f"must be positive, got {self.d_model}")
+        check(self.n_heads > 0 and self.d_model % self.n_heads == 0, "n_heads",
+              f"must divide d_model={self.d_model}, got {self.n_heads}")
+        check((self.d_model // self.n_heads) % 2 == 0, "n_heads", "head size must be even for rotary embedding")
+        check(self.n_layers > 0, "n_layers", f"must be positive, got {self.n_layers}")
+        check(self.max_len > 1, "max_len", f"must be at least 2, got {self.max_len}")
+        check(self.vocab_size >= VOCAB_SIZE, "vocab_size", f"must be at least {VOCAB_SIZE}")
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """`auto` picks CUDA when present, else CPU; anything else is passed to torch.device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def set_threads_from_env() -> None:
+    """Honour TORCH_NUM_THREADS (set by `reasonrl repro -j N` so parallel stages don't oversubscribe)."""
+    n = os.environ.get("TORCH_NUM_THREADS")
+    if n:
+        torch.set_num_threads(int(n))
+
+
+class Rotary(nn.Module):
+    """Rotary position embedding over interleaved pairs of head dimensions."""
+
+    def __init__(self, head_dim: int, max_len: int, base: float = 10000.0):
+        super().__init__()
+        inv = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
+        ang = torch.outer(torch.arange(max_len).float(), inv)  # (max_len, head_dim/2)
+        self.register_buffer("cos", ang.cos(), persistent=False)
+        self.register_buffer("sin", ang.sin(), persistent=False)
+
+    def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        # x: (B, H, T, hd); pos: (T,) shared by all rows, or (B, T) per row
+        cos, sin = self.cos[pos], self.sin[pos]
+        if pos.dim() == 2:
+            cos, sin = cos[:, None], sin[:, None]  # (B, 1, T, hd/2)
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.d_model = cfg.n_heads, cfg.d_model
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
+                                 nn.Linear(4 * cfg.d_model, cfg.d_model))
+        self.rope = Rotary(cfg.d_model // cfg.n_heads, cfg.max_len)
+
+    def qkv_heads(self, x: torch.Tensor, pos: torch.Tensor):
+        """Rotated queries and keys, and values, split into heads: each (B, H, T, hd)."""
+        B, T, D = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+        q, k, v = (t.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))
+        return self.rope(q, pos), self.rope(k, pos), v
+
+    def finish(self, x: torch.Tensor, att: torch.Tensor) -> torch.Tensor:
+        """Residual update from attention output att (B, H, T, hd), then the MLP."""
+        B, T, D = x.shape
+        x = x + self.proj(att.transpose(1, 2).reshape(B, T, D))
+        return x + self.mlp(self.ln2(x))
+
+    def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv_heads(x, pos)
+        return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+
+class TinyReasoner(nn.Module):
+    def __init__(self, cfg: ModelConfig, generator: torch.Generator | None = None):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tied_head:
+            self.head.weight = self.embed.weight
+        # initial weights come from the generator passed in, never from torch's global RNG
+        for m in self.modules():
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02, generator=generator)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        # idx: (B, T) token ids -> logits (B, T, V)
+        T = idx.shape[1]
+        if T > self.cfg.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len={self.cfg.max_len}")
+        pos = torch.arange(T, device=idx.device)
+        x = self.embed(idx)
+        for blk in self.blocks:
+            x = blk(x, pos)
+        return self.head(self.ln_f(x))
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that is missing, truncated or not one of ours."""
+
+
+FORMAT = "reasonrl-checkpoint-v1"
+
+
+def save_checkpoint(path: str | Path, model: TinyReasoner, meta: dict) -> None:
+    """Write the model's weights, config and `meta` (JSON-able) to `path` atomically."""
+    blob = {"format": FORMAT, "model_config": json.dumps(asdict(model.cfg)), "meta": json.dumps(meta),
+            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
+    with atomic_path(path) as tmp:
+        torch.save(blob, tmp)
+
+
+def load_blob(path: str | Path, fmt: str = FORMAT) -> dict:
+    """Safely load a checkpoint dict of format `fmt`; any problem is one CheckpointError naming the path."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: checkpoint not found")
+    try:
+        blob = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for truncated or foreign files
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CheckpointError(f"{path}: not a readable checkpoint ({reason[:120]})") from None
+    if not isinstance(blob, dict) or blob.get("format") != fmt:
+        raise CheckpointError(f"{path}: not a {fmt} file")
+    return blob
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tuple[TinyReasoner, dict]:
+    """(model in eval mode on `device`, meta) from a file written by save_checkpoint."""
+    blob = load_blob(path)
+    model = TinyReasoner(ModelConfig(**json.loads(blob["model_config"])))
+    try:
+        model.load_state_dict(blob["state_dict"])
+    except RuntimeError as e:
+        raise CheckpointError(f"{path}: weights do not match the stored config ({str(e).splitlines()[0]})") from None
+    return model.to(device).eval(), json.loads(blob["meta"])

@@ -1,0 +1,77 @@
+"""Helpers for tests that run the real DVC pipeline on tiny params in a temporary copy of the repo."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shrink(node, key=None):
+    """A tiny version of params.yaml: a few training steps, a few problems per evaluation set."""
+    tiny = {"steps": 3, "count": 2, "batch_size": 8, "warmup": 1}
+    if isinstance(node, dict):
+        return {k: (tiny[k] if k in tiny and isinstance(v, int) else shrink(v, k)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [shrink(v) for v in node]
+    return node
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TORCH_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+def copy_repo(dest: Path) -> Path:
+    """Copy the project's tracked and untracked-but-not-ignored files into a fresh git repo at dest."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    for f in files:
+        src = ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+    shutil.copytree(ROOT / ".dvc", dest / ".dvc", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("cache", "tmp", "experiments"))
+    run(["git", "init", "-q"], dest)
+    run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"], dest)
+    run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "copy"], dest)
+    return dest
+
+
+def set_params(repo: Path, update) -> None:
+    path = repo / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    update(params)
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def stages_that_would_run(repo: Path) -> set[str]:
+    """Stages `dvc repro --dry` lists: only the directly stale ones, not what they feed."""
+    out = run(["dvc", "repro", "--dry"], repo).stdout
+    return set(re.findall(r"Running stage '([^']+)'", out))
+
+
+def stages_rerun(repo: Path) -> set[str]:
+    """Run `dvc repro` and return every stage it executed or restored from the run-cache."""
+    out = run(["dvc", "repro"], repo).stdout
+    return set(re.findall(r"Running stage '([^']+)'", out)) | set(re.findall(r"Stage '([^']+)' is cached", out))
+
+
+def rerun_after(repo: Path, update) -> set[str]:
+    """The stages `dvc repro` reruns after `update` changes params.yaml; the repo is restored after."""
+    set_params(repo, update)
+    try:
+        return stages_rerun(repo)
+    finally:
+        run(["git", "checkout", "params.yaml"], repo)
+        run(["dvc", "repro"], repo)

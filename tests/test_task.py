@@ -1,0 +1,102 @@
+import random
+
+import pytest
+
+from reasonrl import task
+from reasonrl.task import (
+    PAD_ID,
+    VOCAB_SIZE,
+    decode,
+    encode,
+    make_eval_set,
+    make_problem,
+    parse_answer,
+    sample_problem,
+    step_labels,
+    target,
+)
+
+
+def test_walk_follows_edges_and_answer_is_last():
+    rng = random.Random(0)
+    for _ in range(500):
+        p = sample_problem(rng, (2, 16))
+        succ = p.succ
+        assert len(p.edges) == p.n == len(succ)
+        assert len(p.walk) == p.k + 1 and p.walk[0] == p.start
+        for a, b in zip(p.walk, p.walk[1:]):
+            assert succ[a] == b
+        assert p.answer == p.walk[p.k] and p.trace == p.walk[1:]
+        assert 1 <= p.k <= min(p.n - 1, 9)
+
+
+def test_single_cycle_and_prompt_format():
+    p = make_problem(random.Random(3), 5, 2)
+    x, seen = p.start, set()
+    for _ in range(p.n):
+        seen.add(x)
+        x = p.succ[x]
+    assert x == p.start and len(seen) == 5
+    edges, question = p.prompt.split("?")
+    assert question == f"{p.start}2="
+    assert sorted(edges.split(",")) == sorted(f"{a}>{b}" for a, b in p.edges)
+
+
+def test_targets():
+    p = task.build_problem((("b", "d"), ("a", "b"), ("d", "a")), "a", 2)
+    assert p.prompt == "b>d,a>b,d>a?a2="
+    assert target(p, "cot") == "bd|d$" and target(p, "direct") == "|d$"
+    with pytest.raises(ValueError, match="mode"):
+        target(p, "verbose")
+
+
+def test_encode_decode_round_trip():
+    rng = random.Random(1)
+    for _ in range(50):
+        p = sample_problem(rng, (4, 16))
+        text = p.prompt + target(p, "cot")
+        ids = encode(text)
+        assert decode(ids) == text and all(0 < i < VOCAB_SIZE for i in ids)
+    assert decode([PAD_ID, *encode("a>b")]) == "a>b"
+    with pytest.raises(ValueError, match="vocabulary"):
+        encode("a+b")
+
+
+@pytest.mark.parametrize("resp,want", [
+    ("bda|a$", "a"), ("|c$", "c"), ("ab|b$xyz", "b"), ("ab|b", None), ("abb$", None),
+    ("ab|bc$", None), ("|$", None), ("a|1$", None), ("", None), ("c|d$|e$", "d"), ("b|y$", None),
+])
+def test_parse_answer(resp, want):
+    assert parse_answer(resp) == want
+
+
+def test_step_labels():
+    p = task.build_problem((("b", "d"), ("a", "b"), ("d", "a")), "a", 2)
+    assert step_labels(p, "bda") == [True, True, True]
+    assert step_labels(p, "bad") == [True, False, False]
+    assert step_labels(p, "dab") == [False, True, True]
+    assert step_labels(p, "") == []
+
+
+def test_eval_set_is_a_pure_function():
+    a = make_eval_set(12, 4, 10, seed=21)
+    assert a == make_eval_set(12, 4, 10, seed=21)
+    assert a != make_eval_set(12, 4, 10, seed=22)
+    assert all(p.n == 12 and p.k == 4 for p in a)
+    assert task.Problem.from_dict(a[0].to_dict()) == a[0]
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: make_problem(random.Random(0), 17, 3), "n=17"),
+    (lambda: make_problem(random.Random(0), 1, 1), "n=1"),
+    (lambda: make_problem(random.Random(0), 6, 6), "k=6"),
+    (lambda: make_problem(random.Random(0), 16, 10), "k=10"),
+    (lambda: make_problem(random.Random(0), 6, 0), "k=0"),
+    (lambda: task.build_problem((("a", "z"), ("z", "a")), "a", 1), "edges"),
+    (lambda: task.build_problem((("a", "b"), ("b", "a")), "c", 1), "start"),
+    (lambda: sample_problem(random.Random(0), (4, 20)), "n_range"),
+    (lambda: make_eval_set(8, 3, 0, 1), "count"),
+])
+def test_bad_arguments_name_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
