@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from .config import check
 from .io import atomic_path
-from .task import VOCAB_SIZE
+from .task import PAD_ID, VOCAB_SIZE
 
 
 @dataclass
@@ -130,6 +130,20 @@ class TinyReasoner(nn.Module):
         for blk in self.blocks:
             x = blk(x, pos)
         return self.head(self.ln_f(x))
+
+
+def token_logprobs(model: TinyReasoner, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
+    predicted distribution at t (0 where the target is PAD). PAD is excluded from the distribution, as in sampling (it is never
+    an action), so these are the log-probs of the policy the samplers draw from."""
+    logits = model(X[:, :-1]).float()  # (B, T-1, V)
+    logits[..., PAD_ID] = float("-inf")
+    lp = logits.log_softmax(-1)
+    # PAD targets (right padding) get 0 rather than -inf so that masking them out never makes NaN
+    logp = lp.gather(-1, X[:, 1:, None]).squeeze(-1).masked_fill(X[:, 1:] == PAD_ID, 0.0)
+    p = lp.exp()
+    ent = -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
+    return logp, ent
 
 
 class CheckpointError(RuntimeError):
