@@ -1,0 +1,231 @@
+"""Tests of the exact toy (reasonrl/exact.py) and its two stage scripts."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from reasonrl import exact as E
+from reasonrl.config import ConfigError, from_dict
+
+torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def toy() -> E.Toy:
+    return E.make_toy(E.ExactConfig())
+
+
+def _away_from_ref(toy: E.Toy, seed: int = 5, scale: float = 0.3) -> E.ToyPolicy:
+    # a policy that differs from the reference, so the KL terms have non-zero gradients
+    policy = E.clone_policy(toy.ref).requires_grad_(True)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in policy.parameters():
+            p.add_(scale * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    return policy
+
+
+# ---------------------------------------------------------------------------------------------------- world
+
+def test_enumeration_is_complete_and_ordered():
+    w = E.world()
+    assert (w.n, w.p) == (19531, 3906)
+    assert [E.show(i) for i in (0, 1, 5, 6, 7, 3906, 19530)] == [
+        "<empty>", "so", "tapestry", "so so", "so and", "so so so so so so", " ".join(["tapestry"] * 6)]
+    # every response is distinct, and each decision count is len + 1 except at the maximum length
+    assert len({tuple(r) for r in w.seqs.tolist()}) == w.n
+    assert torch.equal(w.dec_mask.sum(1), torch.where(w.lengths < 6, w.lengths + 1, w.lengths))
+    # the child of prefix s by token v is the response s followed by v
+    s = torch.arange(w.p)
+    for v in range(E.V):
+        c = w.child[:, v]
+        assert torch.equal(w.lengths[c], w.lengths[s] + 1)
+        assert torch.equal(w.seqs[c, w.lengths[s]], torch.full((w.p,), v))
+
+
+def test_distributions_normalise_and_paths_agree(toy):
+    assert toy.data_lp.exp().sum().item() == pytest.approx(1.0, abs=1e-12)
+    assert toy.ref_lp.exp().sum().item() == pytest.approx(1.0, abs=1e-12)
+    assert toy.sft_kl < 1e-3  # the reference fits its data
+    idx = torch.tensor([0, 1, 17, 3905, 3906, 19530])
+    assert torch.allclose(E.sequence_logprob(toy.ref, idx), toy.ref_lp[idx], atol=1e-12)
+
+
+def test_sampling_is_seeded_and_matches_exact_lengths(toy):
+    a = E.sample(toy.ref, 20000, torch.Generator().manual_seed(1))
+    b = E.sample(toy.ref, 20000, torch.Generator().manual_seed(1))
+    assert torch.equal(a, b)
+    w = E.world()
+    emp = torch.bincount(w.lengths[a], minlength=7).double() / len(a)
+    exact = torch.zeros(7, dtype=torch.float64).index_add_(0, w.lengths, toy.ref_lp.exp())
+    # binomial standard error at n = 20000 is at most 0.0036; allow 4 of them
+    assert (emp - exact).abs().max().item() < 0.015
+
+
+def test_reward_model_inherits_the_crowds_biases(toy):
+    wts = dict(zip(E.TOKENS, toy.rm_weights.tolist()))
+    # gold charges 0.25 per filler token; the crowd's length bonus makes the reward model pay for them
+    assert wts["so"] > 0 and wts["and"] > 0
+    assert min(wts["delve"], wts["tapestry"]) > max(wts["so"], wts["and"])  # fancy is over-rewarded
+    assert wts["fact"] > max(wts["delve"], wts["tapestry"])
+
+
+# ---------------------------------------------------------------------------------------------------- estimators
+
+def test_advantages_by_hand():
+    r = torch.tensor([1.0, 2.0, 3.0, 6.0], dtype=torch.float64)
+    assert E.advantages(r, "none").tolist() == [1.0, 2.0, 3.0, 6.0]
+    assert E.advantages(r, "mean").tolist() == [-2.0, -1.0, 0.0, 3.0]
+    assert torch.allclose(E.advantages(r, "rloo"), torch.tensor([-8 / 3, -4 / 3, 0.0, 4.0], dtype=torch.float64))
+    std = math.sqrt((4 + 1 + 0 + 9) / 3)  # unbiased group standard deviation
+    assert torch.allclose(E.advantages(r, "grpo"),
+                          torch.tensor([-2.0, -1.0, 0.0, 3.0], dtype=torch.float64) / (std + 1e-6))
+
+
+def test_exact_gradient_matches_finite_differences(toy):
+    policy = _away_from_ref(toy)
+    beta = 0.7
+    grad, _ = E.exact_gradient(policy, toy, beta)
+    params = list(policy.parameters())
+    offsets = torch.tensor([0] + [p.numel() for p in params]).cumsum(0)
+    eps = 1e-6
+    for k, (pi, flat) in enumerate([(0, 3), (1, 10), (2, 100), (4, 7), (5, 2)]):
+        p = params[pi]
+        with torch.no_grad():
+            p.view(-1)[flat] += eps
+            up = E.exact_objective(E.all_logprobs(policy), toy, beta).item()
+            p.view(-1)[flat] -= 2 * eps
+            down = E.exact_objective(E.all_logprobs(policy), toy, beta).item()
+            p.view(-1)[flat] += eps
+        fd = (up - down) / (2 * eps)
+        auto = grad[offsets[pi] + flat].item()
+        # float64 central differences: truncation O(eps^2) and rounding ~1e-16 / eps, both far below 1e-7
+        assert auto == pytest.approx(fd, abs=1e-7, rel=1e-5), f"case {k}"
+
+
+def test_mean_baseline_is_rloo_shrunk_by_b_minus_1_over_b(toy):
+    policy, batch = _away_from_ref(toy), 8
+    g_mean = E.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "mean")
+    g_rloo = E.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "rloo")
+    assert torch.allclose(g_mean, g_rloo * (batch - 1) / batch, atol=1e-12)
+
+
+def _bias_statistic(policy, toy, beta, estimator, batch, trials, seed):
+    # |mean - exact|^2 divided by its expectation under unbiasedness, tr(Cov) / trials (estimated)
+    g_true, _ = E.exact_gradient(policy, toy, beta)
+    gen = torch.Generator().manual_seed(seed)
+    gs = torch.stack([E.sampled_gradient(policy, toy, beta, batch, gen, estimator) for _ in range(trials)])
+    err = (gs.mean(0) - g_true).pow(2).sum()
+    expected = gs.var(0).sum() / trials
+    ratio = (gs.mean(0) @ g_true / g_true.pow(2).sum()).item()  # projection of the mean on the exact gradient
+    return (err / expected).item(), ratio
+
+
+def test_rloo_estimator_is_unbiased(toy):
+    """The mean of many RLOO estimates approaches the exact gradient.
+
+    For an unbiased estimator E|ḡ − ∇J|² = tr(Cov)/T, so the statistic |ḡ − ∇J|² / (tr(Cov)/T) has
+    mean 1 whatever the dimension (measured: 0.55 to 1.1 over seeds at B = 32); we allow 4. A bias b adds
+    T·|b|² / tr(Cov) to it, so the test has power against biases of roughly 10% of |∇J| and more:
+    the negative control, the batch-mean baseline at B = 2 (expectation exactly ∇J / 2), scores ~19.
+    The projection of ḡ on ∇J must also be 1 within 0.1: with relative MSE 0.71 per estimate at B = 32,
+    T = 300 gives at most sqrt(0.71 / 300) ≈ 0.05 of error along ∇J (one standard error).
+    """
+    policy = _away_from_ref(toy)
+    stat, ratio = _bias_statistic(policy, toy, 1.0, "rloo", batch=32, trials=300, seed=7)
+    assert stat < 4.0 and abs(ratio - 1) < 0.1, (stat, ratio)
+    stat2, ratio2 = _bias_statistic(policy, toy, 1.0, "rloo", batch=2, trials=300, seed=8)
+    assert stat2 < 4.0, (stat2, ratio2)
+    stat_mean, ratio_mean = _bias_statistic(policy, toy, 1.0, "mean", batch=2, trials=300, seed=8)
+    assert stat_mean > 10.0 and abs(ratio_mean - 0.5) < 0.1, (stat_mean, ratio_mean)
+
+
+def test_k3_in_loss_expected_gradient_is_the_per_state_reverse_kl(toy):
+    # E_y~pi[∇ sum_t k3_t(y)] by enumeration equals ∇ sum_s stopgrad(d(s)) KL(pi_ref(.|s) || pi(.|s))
+    policy, beta = _away_from_ref(toy), 0.5
+    policy.zero_grad()
+    tok = E._gather_tokens(E.log_table(policy), None)  # (N, 6)
+    ref_tok = E._gather_tokens(toy.ref_table, None)
+    log_ratio = ref_tok - tok
+    weights = tok.sum(1).exp().detach()  # (N,) pi(y), sampling is not differentiated
+    (weights * (log_ratio.exp() - log_ratio - 1).sum(1)).sum().backward()
+    enumerated = E.flat_grad(policy)
+    policy.zero_grad()
+    (-E.k3_expected_surrogate(policy, toy, beta)).backward()
+    surrogate_kl = E.flat_grad(policy)
+    policy.zero_grad()
+    (-(E.all_logprobs(policy).exp() * toy.reward).sum()).backward()
+    reward_only = E.flat_grad(policy)
+    # -∇surrogate = -∇E[r] + beta ∇(KL part), so the KL part's gradient is the difference over beta
+    assert enumerated.abs().max() > 1e-3  # away from the reference the KL gradient is not trivially 0
+    assert torch.allclose(enumerated, (surrogate_kl - reward_only) / beta, atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------------- optimum
+
+def test_optimum_beats_reference_and_its_perturbations(toy):
+    gen = torch.Generator().manual_seed(3)
+    for beta in (3.0, 1.0, 0.3):
+        opt = E.optimal_logprobs(toy.ref_lp, toy.reward, beta)
+        j_opt = E.exact_objective(opt, toy, beta).item()
+        # closed form: J(pi*) = beta log E_ref[exp(r / beta)]
+        assert j_opt == pytest.approx(beta * torch.logsumexp(toy.ref_lp + toy.reward / beta, 0).item(), abs=1e-9)
+        assert j_opt > E.exact_objective(toy.ref_lp, toy, beta).item()
+        for _ in range(10):
+            other = torch.log_softmax(opt + 0.1 * torch.randn(opt.shape, generator=gen, dtype=opt.dtype), 0)
+            j = E.exact_objective(other, toy, beta).item()
+            assert j < j_opt
+            # and the gap is exactly beta KL(pi || pi*)
+            assert j_opt - j == pytest.approx(beta * E.kl(other, opt), rel=1e-8)
+
+
+def test_rloo_with_kl_in_reward_reaches_the_optimum(toy):
+    cfg = E.ExactConfig()
+    opt = E.optimal_logprobs(toy.ref_lp, toy.reward, 1.0)
+    policy = E.clone_policy(toy.ref).requires_grad_(True)
+    E.rl_train(policy, toy, 1.0, 400, estimator="rloo", kl_mode="reward_k1", batch=cfg.batch, lr=cfg.lr,
+               gen=torch.Generator().manual_seed(cfg.train_seed))
+    with torch.no_grad():
+        assert E.kl(E.all_logprobs(policy), opt) < 0.01
+
+
+# ---------------------------------------------------------------------------------------------------- config, stages
+
+def test_config_rejects_unknown_keys_and_bad_values():
+    with pytest.raises(ConfigError, match=r"exact\.stpes"):
+        from_dict(E.ExactConfig, {"stpes": 10}, "exact")
+    with pytest.raises(ConfigError, match=r"exact\.table_steps\[0\]"):
+        from_dict(E.ExactConfig, {"steps": 100, "table_steps": [150]}, "exact")
+    with pytest.raises(ConfigError, match=r"exact\.train_estimators\[1\]"):
+        from_dict(E.ExactConfig, {"train_estimators": ["rloo", "ppo"]}, "exact")
+    with pytest.raises(ConfigError, match=r"exact\.batch"):
+        from_dict(E.ExactConfig, {"batch": 1}, "exact")
+    assert from_dict(E.ExactConfig, {"lr": "3e-3"}, "exact").lr == 3e-3
+
+
+@pytest.mark.slow
+def test_stages_run_on_tiny_params(tmp_path):
+    params = {"exact": {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "batch": 16,
+                        "steps": 20, "log_every": 10, "table_steps": [10, 20], "fixed_point_steps": 20,
+                        "sweep_betas": [1.0, 0.3], "frontier_betas": [1.0, 0.5]}}
+    (tmp_path / "params.yaml").write_text(json.dumps(params))  # JSON is YAML
+    res, met = tmp_path / "results.json", tmp_path / "metrics.json"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, str(ROOT / "stages/exact.py"), "--params", str(tmp_path / "params.yaml"),
+                    "--out", str(res), "--metrics", str(met)], check=True, cwd=tmp_path, env=env)
+    metrics = json.loads(met.read_text())
+    assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0.3_rl"} <= set(metrics)
+    subprocess.run([sys.executable, str(ROOT / "stages/report_exact.py"), "--results", str(res),
+                    "--out", str(tmp_path / "report")], check=True, cwd=tmp_path, env=env)
+    names = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png",
+            "gradient_quality.md", "training.md", "beta_sweep.md", "kl_placement.md"} <= names
