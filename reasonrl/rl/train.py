@@ -1,0 +1,264 @@
+"""One RL training loop for GRPO, RFT and SFT and their variants.
+
+Each step: draw B problems; collect responses (G samples per problem from the policy, or the gold
+trace for SFT); score them (proxy reward used for training, true reward always recorded); turn the
+scores into per-sequence weights (group advantages, a correct-only mask, or ones); then take
+`num_iterations` clipped policy-gradient updates on that batch. With one iteration the ratio is
+exactly 1 and the update is REINFORCE with a group baseline.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+from ..model import token_logprobs
+from ..pretrain import encode_pairs
+from ..sampling import sample_responses
+from ..task import ANSWER_MARK, END, Problem, make_problem
+from .job import Job
+from .variants import (
+    ADVANTAGES,
+    KL_ESTIMATORS,
+    LOSS_AGG,
+    REWARDS,
+    THINKS,
+    guard,
+    kl_k3,
+    length_penalty,
+    overlong_penalty,
+)
+
+
+@dataclass
+class Context:
+    job: Job
+    policy: torch.nn.Module
+    ref: torch.nn.Module
+    verifier: object | None
+    rng: random.Random  # training problems
+    sample_gen: torch.Generator  # policy samples
+    reward_gen: torch.Generator  # the random reward's coin flips
+
+
+@dataclass
+class Batch:
+    problems: list[Problem]  # one per sequence (N)
+    responses: list[str]
+    proxy: torch.Tensor  # (N,) reward used for training
+    true: torch.Tensor  # (N,) verifiable reward
+    group: int  # sequences per prompt (G, or 1 for gold)
+    zero_frac: float  # fraction of the first sampled groups whose proxy rewards are all equal
+
+
+def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
+    lo, hi = job.n_range
+    out = []
+    for _ in range(count):
+        n = rng.randint(lo, hi)
+        out.append(make_problem(rng, n, rng.randint(1, min(n - 1, job.k_max))))
+    return out
+
+
+def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: int):
+    """(proxy, true) rewards, each (N,); guard, then length penalty, then overlong penalty on proxy."""
+    job = ctx.job
+    true = REWARDS["true"](problems, responses, ctx)
+    proxy = true.clone() if job.reward == "true" else REWARDS[job.reward](problems, responses, ctx)
+    if job.guard:
+        proxy = guard(proxy, responses)
+    if job.len_pen:
+        proxy = length_penalty(proxy, responses, job.len_pen)
+    if job.overlong:
+        proxy = overlong_penalty(proxy, responses, [max_new] * len(responses), job.overlong)
+    return proxy, true
+
+
+def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
+    return proxy.view(-1, G).std(dim=1) == 0  # (B,)
+
+
+def collect_samples(ctx: Context) -> Batch:
+    """G policy samples per problem; with dynamic sampling, zero-variance groups are replaced by
+    fresh problems for up to max_resample extra rounds."""
+    job, G = ctx.job, ctx.job.G
+    kept: list[tuple[Problem, list[str], torch.Tensor, torch.Tensor]] = []
+    zero_frac = None
+    for _ in range(1 + (job.max_resample if job.dynamic_sampling else 0)):
+        probs = draw_problems(ctx.rng, job, job.B)
+        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen)
+        flat_p = [p for p in probs for _ in range(G)]
+        flat_r = [r for rs in groups for r in rs]
+        proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
+        zero = _zero_variance(proxy, G)
+        if zero_frac is None:
+            zero_frac = float(zero.float().mean())
+        for i, p in enumerate(probs):
+            if not (job.dynamic_sampling and zero[i]):
+                kept.append((p, groups[i], proxy[i * G:(i + 1) * G], true[i * G:(i + 1) * G]))
+        if len(kept) >= job.B:
+            break
+    if not kept:  # every group of every round had equal rewards: nothing to learn from this step
+        kept = [(p, groups[i], proxy[i * G:(i + 1) * G], true[i * G:(i + 1) * G]) for i, p in enumerate(probs)]
+    kept = kept[: job.B]
+    return Batch(problems=[p for p, *_ in kept for _ in range(G)], responses=[r for _, rs, *_ in kept for r in rs],
+                 proxy=torch.cat([x for *_, x, _ in kept]), true=torch.cat([t for *_, t in kept]),
+                 group=G, zero_frac=zero_frac)
+
+
+def collect_gold(ctx: Context) -> Batch:
+    probs = draw_problems(ctx.rng, ctx.job, ctx.job.B)
+    ones = torch.ones(len(probs))
+    return Batch(problems=probs, responses=[p.trace + ANSWER_MARK + p.answer + END for p in probs],
+                 proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
+
+
+def group_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """GRPO: the configured advantage of the (possibly KL-adjusted) rewards r within each group."""
+    return ADVANTAGES[job.advantage](r.view(-1, batch.group), std_norm=job.std_norm).reshape(-1)
+
+
+def correct_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """RFT: likelihood of own correct samples only."""
+    return (batch.true > 0.5).float()
+
+
+def unit_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
+    return torch.ones_like(r)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    collect: Callable[[Context], Batch]
+    weights: Callable[[Job, torch.Tensor, Batch], torch.Tensor]
+    drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "grpo": MethodSpec(collect_samples, group_weights, drop_zero_weight=False),
+    "rft": MethodSpec(collect_samples, correct_weights, drop_zero_weight=True),
+    "sft": MethodSpec(collect_gold, unit_weights, drop_zero_weight=False),
+}
+
+
+def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
+    """Per-token PPO loss -min(ratio * A, clip(ratio) * A) and the mask of clipped tokens.
+    logp, old_logp: (N, T); adv: (N,)."""
+    ratio = torch.exp(logp - old_logp)
+    A = adv[:, None]
+    loss = -torch.minimum(ratio * A, ratio.clamp(1 - eps_low, 1 + eps_high) * A)
+    clipped = ((ratio > 1 + eps_high) & (A > 0)) | ((ratio < 1 - eps_low) & (A < 0))
+    return loss, clipped
+
+
+def update(ctx: Context, opt: torch.optim.Optimizer, X: torch.Tensor, m: torch.Tensor, w: torch.Tensor,
+           old_logp: torch.Tensor, ref_logp: torch.Tensor, step: int) -> dict:
+    """num_iterations clipped updates on one batch (X, m: (N, T); w: (N,)); returns losses/* means."""
+    job = ctx.job
+    agg = LOSS_AGG[job.loss_agg]
+    stats = dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
+    ctx.policy.train()
+    for _ in range(job.num_iterations):
+        logp, _ = token_logprobs(ctx.policy, X)  # (N, T-1)
+        per_token, clipped = clipped_surrogate(logp, old_logp, w, job.eps_low, job.eps_high)
+        pg = agg(per_token, m)
+        kl_term = torch.zeros((), device=X.device)
+        if job.beta > 0 and job.kl_in == "loss":
+            kl_term = job.beta * agg(KL_ESTIMATORS[job.kl_estimator](ref_logp - logp), m)
+        loss = pg + kl_term
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"step {step}: loss is {loss.item()} (pg {pg.item()}, kl {kl_term.item()})")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(ctx.policy.parameters(), 1.0)
+        opt.step()
+        n = job.num_iterations
+        stats["losses/pg"] += pg.item() / n
+        stats["losses/kl_term"] += kl_term.item() / n
+        stats["losses/clip_frac"] += float((clipped.float() * m).sum() / m.sum().clamp(min=1)) / n
+        stats["losses/grad_norm"] += float(gn) / n
+    ctx.policy.eval()
+    return stats
+
+
+def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
+    job = ctx.job
+    spec = METHODS[job.method]
+    batch = spec.collect(ctx)
+    X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)),
+                        next(ctx.policy.parameters()).device)
+    m = M[:, 1:]  # (N, T-1): 1 where the predicted token belongs to the response
+    with torch.no_grad():
+        old_logp, ent = token_logprobs(ctx.policy, X)  # the sampling policy
+        ref_logp, _ = token_logprobs(ctx.ref, X)
+    r = batch.proxy.to(X.device)
+    if job.beta > 0 and job.kl_in == "reward":  # sequence-level k1 KL as a reward penalty
+        r = r - job.beta * ((old_logp - ref_logp) * m).sum(dim=1)
+    w = spec.weights(job, r, batch).to(X.device)
+    record = {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
+              "rollout/zero_var_frac": batch.zero_frac,
+              "rollout/length": sum(map(len, batch.responses)) / len(batch.responses),
+              "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / len(batch.responses),
+              "rollout/entropy": float((ent * m).sum() / m.sum()),
+              "losses/kl": float((kl_k3(ref_logp - old_logp) * m).sum() / m.sum())}
+    rows = torch.nonzero(w != 0).squeeze(1) if spec.drop_zero_weight else torch.arange(len(w), device=w.device)
+    if len(rows):  # RFT with no correct sample skips the update
+        record.update(update(ctx, opt, X[rows], m[rows], w[rows], old_logp[rows], ref_logp[rows], step))
+    else:
+        record.update(dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0))
+    return record, batch
+
+
+def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
+    """Responses the proxy reward loves (> 0.9) that are wrong."""
+    out = []
+    for p, r, proxy, true in zip(batch.problems, batch.responses, batch.proxy.tolist(), batch.true.tolist()):
+        if proxy > 0.9 and true == 0:
+            out.append({"prompt": p.prompt, "gold": p.trace + ANSWER_MARK + p.answer + END, "response": r,
+                        "proxy": round(proxy, 3)})
+            if len(out) == limit:
+                break
+    return out
+
+
+def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
+             evaluate: Callable[[torch.nn.Module], dict] | None = None, progress: bool = True):
+    """Train `policy` in place; returns the history {"steps", "evals", "examples", "seconds"}.
+
+    `evaluate(policy)` (optional) is called at step 0, every eval_every steps and at the end.
+    Raises FloatingPointError naming the step if the loss becomes NaN or infinite.
+    """
+    if job.verifier is not None and verifier is None:
+        raise ValueError(f"reward={job.reward!r} needs a verifier")
+    policy.eval()
+    torch.manual_seed(job.seed)  # nothing should draw from it; pinned so that a stray draw is still repeatable
+    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy).eval().requires_grad_(False), verifier=verifier,
+                  rng=random.Random(job.seed + 100),
+                  sample_gen=torch.Generator(next(policy.parameters()).device).manual_seed(job.seed + 100),
+                  reward_gen=torch.Generator().manual_seed(job.seed + 200))
+    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+    hist = {"steps": [], "evals": [], "examples": []}
+    t0 = time.perf_counter()
+    if evaluate:
+        hist["evals"].append({"step": 0, **evaluate(policy)})
+    bar = tqdm(range(job.steps), desc=f"rl {job.method}", disable=not progress, mininterval=2.0, leave=False)
+    for step in bar:
+        ts = time.perf_counter()
+        record, batch = rl_step(ctx, opt, step)
+        record = {"step": step + 1, **record, "time/seconds": time.perf_counter() - ts}
+        hist["steps"].append(record)
+        bar.set_postfix(true=f"{record['reward/true']:.3f}")
+        due = (step + 1) % job.eval_every == 0 or step == job.steps - 1
+        if job.reward != "true" and job.method == "grpo" and (due or step == 0):
+            hist["examples"].append({"step": step + 1, "fooled": fooled_examples(batch)})
+        if evaluate and due:
+            hist["evals"].append({"step": step + 1, **evaluate(policy)})
+    hist["seconds"] = time.perf_counter() - t0
+    policy.eval()
+    return hist

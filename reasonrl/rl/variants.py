@@ -1,0 +1,146 @@
+"""The named variants of the RL loop, one small function each, chosen through registries.
+
+Adding a variant means adding one function to one registry; the loop never branches on its name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import torch
+
+# ----------------------------------------------------------------------------- advantages
+# r: (B, G) rewards of G samples per prompt -> (B, G) advantages
+
+ADVANTAGES: dict[str, Callable[..., torch.Tensor]] = {}
+
+
+def _register(table: dict, name: str):
+    def deco(fn):
+        table[name] = fn
+        return fn
+    return deco
+
+
+@_register(ADVANTAGES, "grpo")
+def grpo_advantage(r: torch.Tensor, std_norm: bool = True, eps: float = 1e-4) -> torch.Tensor:
+    """Group mean baseline, optionally divided by the group std (unbiased, as torch.std)."""
+    a = r - r.mean(dim=1, keepdim=True)
+    if std_norm:
+        a = a / (r.std(dim=1, keepdim=True) + eps)
+    return a
+
+
+@_register(ADVANTAGES, "rloo")
+def rloo_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+    """Leave-one-out baseline: r_i minus the mean of the other G - 1 rewards."""
+    G = r.shape[1]
+    return (r - r.mean(dim=1, keepdim=True)) * G / (G - 1)
+
+
+@_register(ADVANTAGES, "dr_grpo")
+def dr_grpo_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+    """Dr. GRPO: group mean baseline, never divided by the std (no difficulty bias)."""
+    return r - r.mean(dim=1, keepdim=True)
+
+
+@_register(ADVANTAGES, "none")
+def no_baseline(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+    return r.clone()
+
+
+# ----------------------------------------------------------------------------- loss aggregation
+# per_token: (N, T) loss per token; m: (N, T) 1 on response tokens -> scalar
+
+LOSS_AGG: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {}
+
+
+@_register(LOSS_AGG, "token_mean")
+def token_mean(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """Mean over every response token of the batch (DAPO): long responses weigh more."""
+    return (per_token * m).sum() / m.sum().clamp(min=1.0)
+
+
+@_register(LOSS_AGG, "seq_mean_token_sum")
+def seq_mean_token_sum(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """Sum over tokens, mean over sequences (no length normalisation, as Dr. GRPO)."""
+    return (per_token * m).sum(dim=1).mean()
+
+
+@_register(LOSS_AGG, "seq_mean_token_mean")
+def seq_mean_token_mean(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """Mean over each sequence's tokens, then over sequences (the original GRPO)."""
+    return ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).mean()
+
+
+# ----------------------------------------------------------------------------- KL estimators
+# d = log pi_ref - log pi per token (N, T), tokens sampled from pi -> (N, T) estimates of KL(pi || pi_ref)
+
+KL_ESTIMATORS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}
+
+
+@_register(KL_ESTIMATORS, "k1")
+def kl_k1(d: torch.Tensor) -> torch.Tensor:
+    """-log r: unbiased, high variance, can be negative."""
+    return -d
+
+
+@_register(KL_ESTIMATORS, "k2")
+def kl_k2(d: torch.Tensor) -> torch.Tensor:
+    """(log r)^2 / 2: biased, low variance, non-negative."""
+    return 0.5 * d * d
+
+
+@_register(KL_ESTIMATORS, "k3")
+def kl_k3(d: torch.Tensor) -> torch.Tensor:
+    """r - 1 - log r: unbiased and non-negative (Schulman's estimator, GRPO's default)."""
+    return torch.exp(d) - d - 1.0
+
+
+# ----------------------------------------------------------------------------- rewards
+# A reward function maps (problems, responses, ctx) to a proxy reward per response (N,).
+
+WELL_FORMED = re.compile(r"^[a-p]+\|[a-p]\$$")  # at least one trace letter, `|`, one letter, `$`
+THINKS = re.compile(r"^[a-p]+\|")  # wrote a trace before answering
+
+REWARDS: dict[str, Callable] = {}
+
+
+@_register(REWARDS, "true")
+def true_reward(problems, responses, ctx) -> torch.Tensor:
+    from ..task import is_correct
+
+    return torch.tensor([float(is_correct(p, r)) for p, r in zip(problems, responses)])
+
+
+@_register(REWARDS, "random")
+def random_reward(problems, responses, ctx) -> torch.Tensor:
+    """A fair coin per response, from the run's own reward generator."""
+    return (torch.rand(len(responses), generator=ctx.reward_gen) < 0.5).float()
+
+
+def _verifier_reward(problems, responses, ctx) -> torch.Tensor:
+    from ..verifiers import score
+
+    return torch.tensor(score(ctx.verifier, problems, responses), dtype=torch.float32)
+
+
+REWARDS["orm"] = _verifier_reward
+REWARDS["prm_full"] = _verifier_reward
+
+
+def guard(proxy: torch.Tensor, responses: list[str]) -> torch.Tensor:
+    """Zero the reward of every response that is not `trace|answer$`."""
+    return proxy * torch.tensor([float(bool(WELL_FORMED.match(r))) for r in responses])
+
+
+def length_penalty(proxy: torch.Tensor, responses: list[str], len_pen: float) -> torch.Tensor:
+    return proxy - len_pen * torch.tensor([float(len(r)) for r in responses])
+
+
+def overlong_penalty(proxy: torch.Tensor, responses: list[str], budgets: list[int], window: int) -> torch.Tensor:
+    """DAPO's soft overlong penalty: 0 up to budget - window characters, then falling linearly to -1
+    at the budget (a response that never wrote `$`)."""
+    pen = [max(0.0, len(r) - (b - window)) / window for r, b in zip(responses, budgets)]
+    return proxy - torch.tensor(pen).clamp(max=1.0)
