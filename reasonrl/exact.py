@@ -731,7 +731,8 @@ def headline_metrics(results: dict) -> dict:
         m[f"final_J_{name}"] = rec["J"][-1]
     m["J_opt"] = results["training"]["J_opt"]
     for row in results["sweep"]["rows"]:
-        tag = f"beta{row['beta']:g}_{'rl' if row['policy'] == 'RL' else 'opt'}"
+        # no dots in metric names: dvc metrics show uses dots for nesting
+        tag = f"beta{row['beta']:g}_{'rl' if row['policy'] == 'RL' else 'opt'}".replace(".", "p")
         m[f"sweep_reward_{tag}"] = row["reward"]
         m[f"sweep_gold_{tag}"] = row["gold"]
     for row in results["kl_placement"]["rows"]:

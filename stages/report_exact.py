@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 from reasonrl.io import atomic_path, read_json, write_text  # noqa: E402
 
 ESTIMATOR_NAMES = {"none": "none (plain REINFORCE)", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
-SHORT_NAMES = {"none": "none\n(plain REINFORCE)", "mean": "batch\nmean", "rloo": "RLOO", "grpo": "GRPO"}
+SHORT_NAMES = {"none": "none", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
 MODE_NAMES = {"reward_k1": "KL in reward (k1)", "loss_k3": "KL in loss (k3)"}
 
 
@@ -45,7 +45,7 @@ def gradient_quality(res: dict, out: Path) -> str:
     axes[2].axhline(1.0, color="k", lw=0.8, ls="--", label="unbiased (= 1)")
     axes[2].set_ylim(0, 1.35)
     axes[2].legend(loc="upper center")
-    fig.suptitle(f"Sampled policy gradient vs exact gradient at the reference policy "
+    fig.suptitle(f"Sampled policy gradient (none = plain REINFORCE) vs exact gradient at the reference policy\n"
                  f"(β = {gq['beta']:g}, {gq['trials']} trials of {gq['batch']} samples)")
     fig.tight_layout()
     save(fig, out / "gradient_quality.png")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from reasonrl import exact as E
 from reasonrl.config import ConfigError, from_dict
@@ -223,9 +224,20 @@ def test_stages_run_on_tiny_params(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "stages/exact.py"), "--params", str(tmp_path / "params.yaml"),
                     "--out", str(res), "--metrics", str(met)], check=True, cwd=tmp_path, env=env)
     metrics = json.loads(met.read_text())
-    assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0.3_rl"} <= set(metrics)
+    assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
     subprocess.run([sys.executable, str(ROOT / "stages/report_exact.py"), "--results", str(res),
                     "--out", str(tmp_path / "report")], check=True, cwd=tmp_path, env=env)
     names = {p.name for p in (tmp_path / "report").iterdir()}
     assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png",
             "gradient_quality.md", "training.md", "beta_sweep.md", "kl_placement.md"} <= names
+
+
+def test_snippets_match_the_defaults_and_the_report():
+    snippets = yaml.safe_load((ROOT / "docs/exact_snippets.yaml").read_text())
+    assert from_dict(E.ExactConfig, snippets["params.yaml"]["exact"], "exact") == E.ExactConfig()
+    stages = snippets["dvc.yaml"]["stages"]
+    assert stages["exact"]["params"] == ["exact"]
+    outs = {next(iter(o)) for o in stages["report-exact"]["outs"]}
+    assert outs == {f"reports/exact/{n}.{ext}" for n in ("gradient_quality", "training", "beta_sweep",
+                                                           "kl_placement") for ext in ("png", "md")} | {
+        "reports/exact/world.md"}
