@@ -9,6 +9,7 @@ import sys
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
     "repro": ("reasonrl.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
+    "train": ("reasonrl.rl.run", "one RL run outside the pipeline: the rl: defaults with --set overrides"),
 }
 
 

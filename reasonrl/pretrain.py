@@ -27,7 +27,7 @@ from .task import ANSWER_MARK, END, PAD_ID, encode, sample_problem
 class PhaseConfig:
     steps: int = 3000
     batch_size: int = 64
-    lr: float = 3e-3
+    lr: float = 1e-3
     warmup: int = 100
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
     weight_decay: float = 0.01

@@ -13,9 +13,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# Verifiers must beat chance on their held-out set even in the smoke run: a few more steps and problems.
+TINY_VERIFIER = {"problems": 48, "samples": 4, "steps": 40, "batch_size": 16, "warmup": 1, "gold_frac": 0.3}
+
+
 def shrink(node, key=None):
     """A tiny version of params.yaml: a few training steps, a few problems per evaluation set."""
-    tiny = {"steps": 3, "count": 2, "batch_size": 8, "warmup": 1}
+    tiny = {"steps": 3, "count": 2, "batch_size": 8, "warmup": 1, "passk_N": 4, "B": 4, "G": 4}
+    if key == "verifiers" and isinstance(node, dict):
+        return {name: {k: TINY_VERIFIER.get(k, v) for k, v in entry.items()} for name, entry in node.items()}
     if isinstance(node, dict):
         return {k: (tiny[k] if k in tiny and isinstance(v, int) else shrink(v, k)) for k, v in node.items()}
     if isinstance(node, list):

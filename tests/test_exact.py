@@ -232,12 +232,12 @@ def test_stages_run_on_tiny_params(tmp_path):
             "gradient_quality.md", "training.md", "beta_sweep.md", "kl_placement.md"} <= names
 
 
-def test_snippets_match_the_defaults_and_the_report():
-    snippets = yaml.safe_load((ROOT / "docs/exact_snippets.yaml").read_text())
-    assert from_dict(E.ExactConfig, snippets["params.yaml"]["exact"], "exact") == E.ExactConfig()
-    stages = snippets["dvc.yaml"]["stages"]
+def test_params_and_dvc_stages_match_the_defaults_and_the_report():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert from_dict(E.ExactConfig, params["exact"], "exact") == E.ExactConfig()
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert stages["exact"]["params"] == ["exact"]
-    outs = {next(iter(o)) for o in stages["report-exact"]["outs"]}
+    outs = {next(iter(o)) for o in stages["report_exact"]["outs"]}
     assert outs == {f"reports/exact/{n}.{ext}" for n in ("gradient_quality", "training", "beta_sweep",
                                                            "kl_placement") for ext in ("png", "md")} | {
         "reports/exact/world.md"}

@@ -1,0 +1,120 @@
+"""Running one RL job end to end: load its inputs, train, and shape its outputs.
+
+Used by the `rl` stages and by `reasonrl train`; paths are passed in, never built here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from ..config import ConfigError, load_params
+from ..evaluate import greedy_accuracy, think_profile
+from ..io import atomic_path, write_json
+from ..model import load_checkpoint, resolve_device, save_checkpoint, set_threads_from_env
+from ..pipeline import read_problems
+from ..task import Problem
+from .job import Job, make_job
+from .train import train_rl
+
+THINK_SAMPLES = 16  # samples per problem of the think-profile evaluation during training
+
+
+def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
+    """The in-training evaluation `job.eval` asks for, or None."""
+    if job.eval == "n12":
+        problems = eval_problems["n12"]
+        return lambda policy: greedy_accuracy(policy, problems)
+    if job.eval == "think":
+        problems = eval_problems["think"]
+        return lambda policy: think_profile(policy, problems, THINK_SAMPLES, seed=3)
+    return None
+
+
+def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
+            eval_problems: dict[str, list[Problem]], device="cpu", progress: bool = True):
+    """Train `job` from the checkpoint at init_path; returns (policy, history)."""
+    policy, _ = load_checkpoint(init_path, device)
+    verifier = None
+    if job.verifier is not None:
+        from ..verifiers import load_verifier
+
+        verifier = load_verifier(verifier_path, device)
+    hist = train_rl(job, policy, verifier, make_evaluator(job, eval_problems), progress=progress)
+    return policy, hist
+
+
+def history_csv(hist: dict) -> str:
+    """The per-step records as CSV (one row per step; columns as in the records)."""
+    cols = list(hist["steps"][0])
+    rows = [",".join(f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c]) for c in cols) for r in hist["steps"]]
+    return ",".join(cols) + "\n" + "\n".join(rows) + "\n"
+
+
+def summary(job: Job, hist: dict) -> dict:
+    last = hist["steps"][-1]
+    out = {"job": job.to_dict(), "seconds": round(hist["seconds"], 2),
+           "seconds_per_step": round(hist["seconds"] / len(hist["steps"]), 4),
+           "final": {k: v for k, v in last.items() if k != "step"}, "evals": hist["evals"],
+           "examples": hist["examples"]}
+    return out
+
+
+def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summary_path) -> None:
+    save_checkpoint(model_path, policy, {"kind": "rl", "job": job.to_dict(), "seconds": hist["seconds"]})
+    with atomic_path(history_path) as tmp:
+        tmp.write_text(history_csv(hist))
+    write_json(summary_path, summary(job, hist))
+
+
+# ----------------------------------------------------------------------------- `reasonrl train`
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a key of the rl: defaults (YAML value), e.g. --set method=rft --set beta=0.05")
+    p.add_argument("--params", default="params.yaml", help="params file holding the rl: defaults")
+    p.add_argument("--out", default="runs/oneoff", help="folder for model.pt, history.csv and summary.json")
+    p.add_argument("--models", default="models", help="folder holding <init>.pt and verifier_<name>.pt")
+    p.add_argument("--data", default="data", help="folder holding the evaluation sets (n12.jsonl, think.jsonl)")
+
+
+def parse_sets(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def run(args) -> int:
+    try:
+        params = load_params(args.params)
+        job = make_job(params.get("rl", {}), parse_sets(args.set), "rl",
+                       verifiers=list(params.get("verifiers", {}) or {}))
+    except ConfigError as e:
+        print(f"reasonrl train: {e}", file=sys.stderr)
+        return 2
+    set_threads_from_env()
+    device = resolve_device(str(params.get("device", "auto")))
+    sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in ("n12", "think")
+            if (Path(args.data) / f"{name}.jsonl").exists()}
+    verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
+    policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device)
+    out = Path(args.out)
+    write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
+    s = summary(job, hist)
+    print(f"trained {job.method} (reward {job.reward}) for {job.steps} steps in {s['seconds']:.1f} s "
+          f"({s['seconds_per_step']:.3f} s/step)")
+    for key in ("reward/proxy", "reward/true", "rollout/entropy", "rollout/length", "losses/kl"):
+        print(f"  final {key:<16} {s['final'][key]:.4f}")
+    if hist["evals"]:
+        first, last = hist["evals"][0], hist["evals"][-1]
+        if "acc" in last:
+            print(f"  eval acc        {first['acc']:.3f} at step 0 -> {last['acc']:.3f} at step {last['step']}")
+    print(f"outputs in {out}/")
+    return 0
