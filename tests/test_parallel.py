@@ -1,0 +1,273 @@
+"""`reasonrl repro`: parallel execution of a DVC pipeline on Dask, on small synthetic DVC repos.
+
+Each repo has two independent stages `sleep@a` and `sleep@b` (a foreach, so names contain `@`) that
+sleep and copy an input, and a `join` stage that needs both. Every stage appends its start and end
+times to a log outside the repo, so the tests measure overlap and order from the stages themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from reasonrl.parallel import stale_plan
+
+TIMEOUT = 120
+# `reasonrl repro` without the CLI's other subcommands (which import torch: ~3 s per call here).
+# test_stale_plan_is_the_downstream_closure goes through the real `reasonrl.cli`.
+REPRO = ("import argparse, sys; from reasonrl import parallel; p = argparse.ArgumentParser(); "
+         "parallel.add_arguments(p); sys.exit(parallel.run(p.parse_args(sys.argv[1:])))")
+
+
+def _record(log: Path, name: str, body: str) -> str:
+    """A stage command that logs `name start <time> <TORCH_NUM_THREADS>` and `name end <time>`."""
+    return (f'echo "{name} start $(date +%s.%N) $TORCH_NUM_THREADS" >> {log} && {body} '
+            f'&& echo "{name} end $(date +%s.%N)" >> {log}')
+
+
+def _stages(tmp: Path, failing: bool) -> dict:
+    log, dur = tmp / "times.log", tmp / "sleep_seconds"
+    stages = {
+        "sleep": {"foreach": ["a", "b"], "do": {
+            "cmd": _record(log, "sleep@${item}", f"sleep $(cat {dur}) && cat in_${{item}}.txt > ${{item}}.tmp "
+                           "&& mv ${item}.tmp ${item}.txt"),
+            "deps": ["in_${item}.txt"], "outs": ["${item}.txt"]}},
+        "join": {"cmd": _record(log, "join", "cat a.txt b.txt > join.txt"),
+                 "deps": ["a.txt", "b.txt"], "outs": ["join.txt"]},
+    }
+    if failing:  # `bad` fails while the flag file exists; `after_bad` and `final` depend on it
+        flag = tmp / "fail_flag"
+        stages["bad"] = {"cmd": _record(log, "bad", f"if [ -e {flag} ]; then echo boom-xyz >&2; exit 3; fi "
+                                        "&& echo bad > bad.txt"), "outs": ["bad.txt"]}
+        stages["after_bad"] = {"cmd": _record(log, "after_bad", "cat bad.txt > after_bad.txt"),
+                               "deps": ["bad.txt"], "outs": ["after_bad.txt"]}
+        stages["final"] = {"cmd": _record(log, "final", "cat join.txt after_bad.txt > final.txt"),
+                           "deps": ["join.txt", "after_bad.txt"], "outs": ["final.txt"]}
+    return stages
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for key, value in {"DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}.items():
+        monkeypatch.setenv(key, value)
+    for key in ("TORCH_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(key, raising=False)
+    return os.environ.copy()
+
+
+def sh(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+    assert not check or out.returncode == 0, f"{cmd} -> {out.returncode}\n{out.stdout}\n{out.stderr}"
+    return out
+
+
+def make_repo(tmp: Path, seconds: float, failing: bool = False, remote: Path | None = None) -> Path:
+    repo = tmp / "repo"
+    repo.mkdir()
+    sh(["git", "init", "-q"], repo)
+    sh(["dvc", "init", "-q"], repo)
+    if remote:  # what `dvc remote add -d team <remote>` writes
+        (repo / ".dvc" / "config").write_text(f"[core]\n    remote = team\n['remote \"team\"']\n"
+                                              f"    url = {remote}\n")
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": _stages(tmp, failing)}, sort_keys=False))
+    for item in "ab":
+        (repo / f"in_{item}.txt").write_text(f"input {item}\n")
+    set_sleep(tmp, seconds)
+    if failing:
+        (tmp / "fail_flag").touch()
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "synthetic pipeline"], repo)
+    return repo
+
+
+def set_sleep(tmp: Path, seconds: float) -> None:
+    (tmp / "sleep_seconds").write_text(f"{seconds}\n")
+
+
+def repro(repo: Path, *args: str, cli: bool = False) -> subprocess.CompletedProcess:
+    cmd = ["-m", "reasonrl.cli", "repro"] if cli else ["-c", REPRO]
+    return sh([sys.executable, *cmd, *args], repo, check=False)
+
+
+def times(tmp: Path) -> dict[str, dict]:
+    """{stage: {"start": t, "end": t, "threads": str}} from the stages' own log (last run of each)."""
+    out: dict[str, dict] = {}
+    if not (tmp / "times.log").exists():
+        return out
+    for line in (tmp / "times.log").read_text().splitlines():
+        name, event, t, *threads = line.split()
+        out.setdefault(name, {})[event] = float(t)
+        if event == "start":
+            out[name]["threads"] = threads[0] if threads else ""
+    return out
+
+
+def started(tmp: Path) -> list[str]:
+    log = tmp / "times.log"
+    return [ln.split()[0] for ln in log.read_text().splitlines() if " start " in ln] if log.exists() else []
+
+
+def overlap(t: dict, a: str, b: str) -> float:
+    return min(t[a]["end"], t[b]["end"]) - max(t[a]["start"], t[b]["start"])
+
+
+def dvc_status(repo: Path) -> dict:
+    return json.loads(sh(["dvc", "status", "--json"], repo).stdout)
+
+
+def locked_stages(repo: Path) -> set[str]:
+    path = repo / "dvc.lock"
+    return set(yaml.safe_load(path.read_text())["stages"]) if path.exists() else set()
+
+
+def check_parallel_run(tmp: Path, repo: Path, out: subprocess.CompletedProcess, seconds: float) -> float:
+    assert out.returncode == 0, out.stderr
+    t = times(tmp)
+    ab = overlap(t, "sleep@a", "sleep@b")
+    print(f"overlap of sleep@a and sleep@b: {ab:.2f}s of {seconds}s each")
+    assert ab > seconds / 2, f"independent stages did not run concurrently: {t}"
+    assert t["join"]["start"] >= max(t["sleep@a"]["end"], t["sleep@b"]["end"])
+    assert {v["threads"] for v in t.values()} == {"1"}  # TORCH_NUM_THREADS=1 with 2 workers
+    assert dvc_status(repo) == {}
+    assert locked_stages(repo) == {"sleep@a", "sleep@b", "join"}
+    for line in ("start    sleep@a", "finished sleep@b", "finished join", "summary", "3 ran"):
+        assert line in out.stderr
+    return ab
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # from dvc internals, in this process
+def test_stale_plan_is_the_downstream_closure(tmp_path, env):
+    repo = make_repo(tmp_path, seconds=0)
+    _, plan = stale_plan(str(repo), [])
+    assert plan == {"sleep@a": [], "sleep@b": [], "join": ["sleep@a", "sleep@b"]}
+    sh(["dvc", "repro"], repo)
+    assert stale_plan(str(repo), [])[1] == {}
+    nothing = repro(repo, "-j", "2")
+    assert nothing.returncode == 0 and "nothing to reproduce" in nothing.stderr
+    (repo / "in_a.txt").write_text("changed\n")
+    # `dvc status` sees only sleep@a; join is stale too, because its input is about to change
+    assert set(dvc_status(repo)) == {"sleep@a"}
+    assert stale_plan(str(repo), [])[1] == {"sleep@a": [], "join": ["sleep@a"]}
+    assert stale_plan(str(repo), ["sleep@b"])[1] == {}
+    dry = repro(repo, "--dry", cli=True)
+    assert dry.returncode == 0 and dry.stdout.splitlines() == ["sleep@a", "join  (after sleep@a)"]
+    assert set(dvc_status(repo)) == {"sleep@a"}  # --dry ran nothing
+
+
+@pytest.mark.slow
+def test_local_cluster_runs_independent_stages_concurrently(tmp_path, env):
+    repo = make_repo(tmp_path, seconds=3)
+    check_parallel_run(tmp_path, repo, repro(repo, "-j", "2"), seconds=3)
+
+
+@pytest.mark.slow
+def test_failing_stage_stops_only_its_dependents(tmp_path, env):
+    repo = make_repo(tmp_path, seconds=0, failing=True)
+    out = repro(repo, "-j", "2")
+    assert out.returncode == 1
+    assert "FAILED   bad" in out.stderr and "boom-xyz" in out.stderr and "failed: bad" in out.stderr
+    assert "skipped  after_bad  (upstream bad failed)" in out.stderr
+    assert "skipped  final  (upstream bad failed)" in out.stderr
+    assert set(started(tmp_path)) == {"sleep@a", "sleep@b", "join", "bad"}
+    assert locked_stages(repo) == {"sleep@a", "sleep@b", "join"}  # dvc.lock is valid and kept them
+    assert set(dvc_status(repo)) == {"bad", "after_bad", "final"}
+
+    (tmp_path / "fail_flag").unlink()  # the fix; plain `dvc repro` resumes from dvc.lock
+    (tmp_path / "times.log").unlink()
+    sh(["dvc", "repro"], repo)
+    assert started(tmp_path) == ["bad", "after_bad", "final"]
+    assert dvc_status(repo) == {}
+
+
+@pytest.fixture
+def dask_cluster(tmp_path, env):
+    """A real `dask scheduler` and `dask worker` (2 single-threaded processes) on 127.0.0.1."""
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen(["dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs.append(subprocess.Popen(["dask", "worker", "--scheduler-file", str(sched_file),
+                                       "--nworkers", "2", "--nthreads", "1", "--no-dashboard",
+                                       "--memory-limit", "0"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from distributed import Client
+
+        with Client(scheduler_file=str(sched_file), timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+            yield client.scheduler.address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+@pytest.mark.slow
+def test_external_scheduler_and_workers(tmp_path, dask_cluster):
+    repo = make_repo(tmp_path, seconds=3)
+    out = repro(repo, "--scheduler", dask_cluster)
+    check_parallel_run(tmp_path, repo, out, seconds=3)
+    assert "tcp://127.0.0.1:" in out.stderr  # start lines name the worker
+
+
+@pytest.mark.slow
+def test_run_cache_roundtrip_through_a_local_remote(tmp_path, env):
+    repo = make_repo(tmp_path, seconds=0, remote=tmp_path / "remote")
+    sh(["dvc", "repro"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "results"], repo)
+    sh(["dvc", "push", "--run-cache"], repo)  # run records, and the outputs now in the workspace
+    # Then a result that is not committed: only the run-cache (pushed) knows it.
+    (repo / "in_a.txt").write_text("teammate's input\n")
+    sh(["dvc", "repro"], repo)
+    sh(["dvc", "push", "--run-cache"], repo)
+
+    clone = tmp_path / "clone"  # a fresh clone, with its own empty cache
+    sh(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
+    (tmp_path / "times.log").unlink()
+    sh(["dvc", "pull", "--run-cache"], clone)
+    assert "Data and pipelines are up to date" in sh(["dvc", "repro"], clone).stdout
+    assert started(tmp_path) == []
+    # `dvc pull --run-cache` fetched the run records but not their outputs: `--pull` fetches those
+    (clone / "in_a.txt").write_text("teammate's input\n")
+    out = repro(clone, "-j", "2", "--pull")
+    assert out.returncode == 0, out.stderr
+    assert "finished sleep@a" in out.stderr and "finished join" in out.stderr
+    assert "2 restored" in out.stderr
+    assert started(tmp_path) == []  # nothing reran: outputs came from the run-cache
+    assert (clone / "a.txt").read_text() == "teammate's input\n"
+    assert dvc_status(clone) == {}
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_workers_and_commits_nothing(tmp_path, env):
+    repo = make_repo(tmp_path, seconds=60)
+    cmd = [sys.executable, "-c", REPRO, "-j", "2"]
+    proc = subprocess.Popen(cmd, cwd=repo, start_new_session=True, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while set(started(tmp_path)) != {"sleep@a", "sleep@b"} and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert set(started(tmp_path)) == {"sleep@a", "sleep@b"}
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    _, err = proc.communicate(timeout=45)
+    assert proc.returncode == 130, err
+    assert "stopped  sleep@a" in err and "stopped  sleep@b" in err
+    left = [p.info for p in psutil.process_iter(["cmdline", "status"])
+            if p.info["status"] != psutil.STATUS_ZOMBIE and str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    assert left == []  # no stage command survives
+    assert not any((repo / f).exists() for f in ("a.txt", "b.txt", "join.txt"))
+    assert locked_stages(repo) == set()
+    assert set(dvc_status(repo)) == {"sleep@a", "sleep@b", "join"}
