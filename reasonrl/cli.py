@@ -14,13 +14,15 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="reasonrl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        mod = importlib.import_module(module)
         p = sub.add_parser(name, help=help_text, description=help_text)
-        mod.add_arguments(p)
-        p.set_defaults(_module=mod)
+        if argv and argv[0] == name:  # import only the chosen command's module: torch takes seconds to import
+            mod = importlib.import_module(module)
+            mod.add_arguments(p)
+            p.set_defaults(_module=mod)
     args = parser.parse_args(argv)
     return args._module.run(args)
 
