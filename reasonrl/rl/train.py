@@ -204,6 +204,7 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     record = {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
               "rollout/zero_var_frac": batch.zero_frac,
               "rollout/length": sum(map(len, batch.responses)) / len(batch.responses),
+              "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
               "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / len(batch.responses),
               "rollout/entropy": float((ent * m).sum() / m.sum()),
               "losses/kl": float((kl_k3(ref_logp - old_logp) * m).sum() / m.sum())}
@@ -213,6 +214,13 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     else:
         record.update(dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0))
     return record, batch
+
+
+def _mean_length(responses: list[str], true: torch.Tensor, correct: bool) -> float:
+    """Mean length of the responses that are (not) correct; 0 when there are none (Dr. GRPO's length bias
+    shows in the wrong ones)."""
+    lens = [len(r) for r, t in zip(responses, true.tolist()) if (t > 0.5) == correct]
+    return sum(lens) / len(lens) if lens else 0.0
 
 
 def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
