@@ -79,7 +79,7 @@ def _warm_policy():
     """A tiny policy with a little supervised training, so that some samples are right and some wrong."""
     cfg = ModelConfig(d_model=32, n_heads=2, n_layers=1)
     model = TinyReasoner(cfg, generator=torch.Generator().manual_seed(0))
-    train_phase(model, PhaseConfig(steps=80, batch_size=32, warmup=5, n_range=(3, 4)), 1.0)
+    train_phase(model, PhaseConfig(steps=80, batch_size=32, lr=3e-3, warmup=5, n_range=(3, 4)), 1.0)
     return model.eval()
 
 
