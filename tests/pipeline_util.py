@@ -17,9 +17,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TINY_VERIFIER = {"problems": 48, "samples": 4, "steps": 40, "batch_size": 16, "warmup": 1, "gold_frac": 0.3}
 
 
+# The exact toy's step counts must stay multiples of log_every and cover table_steps.
+TINY_EXACT = {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 8, "steps": 10, "log_every": 5, "table_steps": [5, 10],
+              "fixed_point_steps": 30, "frontier_betas": [3.0, 1.0, 0.3]}
+
+
 def shrink(node, key=None):
     """A tiny version of params.yaml: a few training steps, a few problems per evaluation set."""
     tiny = {"steps": 3, "count": 2, "batch_size": 8, "warmup": 1, "passk_N": 4, "B": 4, "G": 4}
+    if key == "exact" and isinstance(node, dict):
+        return {**node, **TINY_EXACT}
     if key == "verifiers" and isinstance(node, dict):
         return {name: {k: TINY_VERIFIER.get(k, v) for k, v in entry.items()} for name, entry in node.items()}
     if isinstance(node, dict):
