@@ -134,13 +134,111 @@ class TinyReasoner(nn.Module):
 
 def token_logprobs(model: TinyReasoner, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
-    predicted distribution at t (0 where the target is PAD). PAD is excluded from the distribution, as in sampling (it is never
-    an action), so these are the log-probs of the policy the samplers draw from."""
+    predicted distribution at t (0 where the target is PAD). PAD is excluded from the distribution, as in
+    sampling (it is never an action), so these are the log-probs of the policy the samplers draw from."""
     logits = model(X[:, :-1]).float()  # (B, T-1, V)
     logits[..., PAD_ID] = float("-inf")
     lp = logits.log_softmax(-1)
     # PAD targets (right padding) get 0 rather than -inf so that masking them out never makes NaN
     logp = lp.gather(-1, X[:, 1:, None]).squeeze(-1).masked_fill(X[:, 1:] == PAD_ID, 0.0)
+    p = lp.exp()
+    ent = -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
+    return logp, ent
+
+
+# ----------------------------------------------------------------------------- prefix sharing
+# The G responses of a group share their prompt: the prompt is run through the model once (P groups), and
+# the responses, laid out per group as one (P, G * T) block of tokens, attend to that shared prompt and to
+# their own earlier tokens. Nothing of the prompt is copied G times.
+
+
+def prompt_bias(lens: torch.Tensor, L: int) -> torch.Tensor:
+    """(P, 1, 1, L) additive attention bias: 0 on each prompt's own slots, -inf on its right padding."""
+    pad = torch.arange(L, device=lens.device)[None, :] >= lens[:, None]  # (P, L)
+    return torch.zeros(pad.shape, device=lens.device).masked_fill_(pad, float("-inf"))[:, None, None, :]
+
+
+def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):
+    """Run right-padded prompts X (P, L) once: ([(K, V) per layer, each (P, H, L, hd)], last (P, D)), where
+    last is the final hidden state (before ln_f) at each prompt's last character."""
+    L = X.shape[1]
+    if L > model.cfg.max_len:
+        raise ValueError(f"sequence length {L} exceeds max_len={model.cfg.max_len}")
+    pos = torch.arange(L, device=X.device)
+    x = model.embed(X)  # (P, L, D)
+    kv = []
+    for blk in model.blocks:
+        q, k, v = blk.qkv_heads(x, pos)
+        kv.append((k, v))
+        x = blk.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    return kv, x[torch.arange(X.shape[0], device=X.device), lens - 1]
+
+
+def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias: torch.Tensor,
+                      Ks: torch.Tensor, Vs: torch.Tensor, sbias: torch.Tensor | None = None) -> torch.Tensor:
+    """Softmax attention of each group's G rows over their shared prompt and their own tokens, as one softmax.
+
+    q: (P, H, G, T, hd); Kp, Vp: (P, H, L, hd) the prompt, pbias (P, 1, 1, L) from prompt_bias;
+    Ks, Vs: (P, H, G, S, hd) the rows' own keys and values; sbias: (T, S) additive (causal) bias or None.
+    Returns (P, H, G, T, hd)."""
+    P, H, G, T, hd = q.shape
+    L, S = Kp.shape[2], Ks.shape[3]
+    q = q * hd ** -0.5
+    sp = torch.matmul(q.reshape(P, H, G * T, hd), Kp.transpose(-1, -2)) + pbias  # (P, H, G*T, L): no copy of Kp
+    if T == 1:  # decoding: P*H*G products of a 1-row matrix are faster as elementwise multiply-and-sum
+        ss = (q * Ks).sum(-1)[:, :, :, None]  # (P, H, G, 1, S)
+    else:
+        ss = torch.matmul(q, Ks.transpose(-1, -2))  # (P, H, G, T, S)
+    if sbias is not None:
+        ss = ss + sbias
+    a = torch.cat([sp.view(P, H, G, T, L), ss], dim=-1).softmax(-1)  # (P, H, G, T, L + S)
+    ap, as_ = a.split([L, S], dim=-1)
+    own = (as_[:, :, :, 0, :, None] * Vs).sum(-2)[:, :, :, None] if T == 1 else torch.matmul(as_, Vs)
+    return torch.matmul(ap.reshape(P, H, G * T, L), Vp).view(P, H, G, T, hd) + own
+
+
+def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
+                         resp_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Logits of teacher-forced responses that share their group's prompt, each prompt computed once.
+
+    prompts: (P, L) right-padded prompt ids, lens (P,) their lengths; resp_in: (P, G, T) the response tokens fed
+    in (row g of group p continues prompt p at position lens[p]). Returns (first, rest): first (P, V) predicts
+    each group's first response token; rest (P, G, T, V) the token after each fed-in token. Equal, up to
+    floating-point summation order, to the full model on prompt + response."""
+    P, G, T = resp_in.shape
+    if int(lens.max()) + T > model.cfg.max_len:
+        raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
+    kv, last = prefill(model, prompts, lens)
+    first = model.head(model.ln_f(last))  # (P, V)
+    if T == 0:
+        return first, first.new_zeros(P, G, 0, first.shape[-1])
+    steps = torch.arange(T, device=prompts.device)
+    pos = (lens[:, None, None] + steps).expand(P, G, T).reshape(P, G * T)  # (P, G*T)
+    pbias = prompt_bias(lens, prompts.shape[1])
+    causal = torch.zeros(T, T, device=prompts.device).masked_fill_(steps[None, :] > steps[:, None], float("-inf"))
+    x = model.embed(resp_in.reshape(P, G * T))  # (P, G*T, D)
+    for blk, (Kp, Vp) in zip(model.blocks, kv):
+        q, k, v = blk.qkv_heads(x, pos)  # (P, H, G*T, hd)
+        att = grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)), v.unflatten(2, (G, T)),
+                                causal)
+        x = blk.finish(x, att.flatten(2, 3))
+    return first, model.head(model.ln_f(x)).view(P, G, T, -1)
+
+
+def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
+                          resp: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
+
+    prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
+    the log-prob of response token j given the prompt and the response before it, and the entropy of that
+    distribution; PAD is excluded from the distribution and PAD targets get log-prob 0, as in token_logprobs."""
+    P, G, R = resp.shape
+    first, rest = shared_prefix_logits(model, prompts, lens, resp[:, :, :-1])
+    logits = torch.cat([first[:, None, None, :].expand(P, G, 1, first.shape[-1]), rest], dim=2).float()
+    logits[..., PAD_ID] = float("-inf")  # (P, G, R, V)
+    lp = logits.log_softmax(-1).view(P * G, R, -1)
+    tgt = resp.reshape(P * G, R)
+    logp = lp.gather(-1, tgt[..., None]).squeeze(-1).masked_fill(tgt == PAD_ID, 0.0)
     p = lp.exp()
     ent = -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
     return logp, ent

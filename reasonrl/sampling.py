@@ -3,9 +3,13 @@
 `sample_reference` recomputes the whole sequence for every new token: slow, obviously right.
 `sample` keeps a key/value cache and computes only the new position; it must return exactly the
 same characters as the reference, greedy and seeded sampling alike (tests/test_sampling.py).
+`sample_groups` is the fast path for G samples per prompt: each distinct prompt is prefilled once and
+its G rows decode against that shared cache (broadcast, never copied), in a lean loop that stops once
+every row has written `$`; it returns the same responses as `sample` on the repeated prompt list
+(tests/test_perf.py).
 
-Both draw with `torch.multinomial` on the same (B, V) probabilities in the same order, so one
-generator gives the same draws in both.
+All three draw with `torch.multinomial` on the same (B, V) probabilities in the same order, so one
+generator gives the same draws in each.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .task import END, PAD_ID, Problem, decode, encode
+from .model import grouped_attention, prefill, prompt_bias
+from .task import END, END_ID, PAD_ID, Problem, decode, encode
 
 
 def response_of(text: str) -> str:
@@ -117,16 +122,102 @@ def sample(model, prompts: list[str], max_new: int, temperature: float = 1.0,
     return _continuations(X, lens, max_new)
 
 
+def _draw_(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
+    # _draw on a logits buffer the caller no longer needs: same probabilities, no copy
+    logits[:, PAD_ID] = float("-inf")
+    if temperature == 0:
+        return logits.argmax(-1)
+    if temperature != 1:
+        logits.div_(temperature)
+    return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(1)
+
+
+def _burn(rows: int, vocab: int, steps: int, temperature: float, generator: torch.Generator | None,
+          device) -> None:
+    """Consume exactly the generator draws that `steps` more sampling steps of `rows` rows would take:
+    torch.multinomial's draws depend on the shape of its input, never on the values."""
+    if temperature == 0 or steps <= 0:
+        return
+    flat = torch.ones(rows, vocab, device=device)
+    for _ in range(steps):
+        torch.multinomial(flat, 1, generator=generator)
+
+
+@torch.inference_mode()
+def sample_groups(model, prompts: list[str], group: int, max_new: int, temperature: float = 1.0,
+                  generator: torch.Generator | None = None, stop_at_end: bool = True) -> list[str]:
+    """Continuations of each prompt repeated `group` times in a row (len(prompts) * group of them, in the
+    order of `[p for p in prompts for _ in range(group)]`), each prompt prefilled once.
+
+    With stop_at_end=False the result equals `sample` on the repeated list, character for character.
+    With stop_at_end=True (the default) decoding stops after the step at which every row has written `$`,
+    so a continuation may be shorter than max_new, but `response_of` of each is the same as with
+    stop_at_end=False. The draws of the skipped steps are still consumed from the generator, so the
+    generator is left exactly where `sample` leaves it and the next draw from it is the same too.
+    """
+    if not prompts:
+        return []
+    if group < 1:
+        raise ValueError(f"group={group}: must be at least 1")
+    X, lens = _prompt_batch(model, prompts, max_new)  # (P, L + max_new)
+    P, G = len(prompts), group
+    R, L = P * G, X.shape[1] - max_new
+    cfg, dev = model.cfg, X.device
+    H, hd = cfg.n_heads, cfg.d_model // cfg.n_heads
+
+    kv, last = prefill(model, X[:, :L], lens)
+    logits = model.head(model.ln_f(last)).repeat_interleave(G, dim=0)  # (R, V): rows p*G .. p*G+G-1 share it
+    V = logits.shape[-1]
+    # everything the loop touches is made here once: caches, positions, the prompt mask, the output
+    pbias = prompt_bias(lens, L)  # (P, 1, 1, L)
+    pos = (lens[None, :, None] + torch.arange(max_new, device=dev)[:, None, None]).expand(max_new, P, G).contiguous()
+    own = [(last.new_empty(P, H, G, max_new, hd), last.new_empty(P, H, G, max_new, hd)) for _ in model.blocks]
+    out = torch.empty(max_new, R, dtype=torch.long, device=dev)  # token t of every row
+    done = torch.zeros(R, dtype=torch.bool, device=dev)
+    hit = torch.empty(R, dtype=torch.bool, device=dev)
+    steps = max_new
+    for t in range(max_new):
+        nxt = _draw_(logits, temperature, generator)  # (R,)
+        out[t] = nxt
+        if stop_at_end and t < max_new - 1:
+            done.logical_or_(torch.eq(nxt, END_ID, out=hit))
+            if bool(done.all()):
+                _burn(R, V, max_new - 1 - t, temperature, generator, dev)
+                steps = t + 1
+                break
+        if t == max_new - 1:
+            break
+        x = model.embed(nxt.view(P, G))  # (P, G, D): row g of group p, at position lens[p] + t
+        for blk, (Kp, Vp), (Ks, Vs) in zip(model.blocks, kv, own):
+            q, k, v = blk.qkv_heads(x, pos[t])  # (P, H, G, hd)
+            Ks[:, :, :, t] = k
+            Vs[:, :, :, t] = v
+            att = grouped_attention(q[:, :, :, None], Kp, Vp, pbias, Ks[:, :, :, : t + 1], Vs[:, :, :, : t + 1])
+            x = blk.finish(x, att[:, :, :, 0])  # (P, G, D)
+        logits = model.head(model.ln_f(x)).view(R, V)
+    return [decode(ids) for ids in out[:steps].T.tolist()]
+
+
 def sample_responses(model, problems: list[Problem], n_samples: int, temperature: float,
-                     generator: torch.Generator | None, chunk: int = 4096) -> list[list[str]]:
+                     generator: torch.Generator | None, chunk: int = 4096, shared: bool = True) -> list[list[str]]:
     """n_samples responses (cut at `$`) per problem; max_new is the batch's largest k plus 5,
-    room enough to see a walk overshoot."""
-    flat = [p.prompt for p in problems for _ in range(n_samples)]
-    if not flat:
+    room enough to see a walk overshoot.
+
+    Rows are sampled in chunks of whole groups: as many problems' n_samples rows as fit in `chunk` rows
+    (at least one problem). shared=True (the default) samples each chunk with `sample_groups` (one
+    prefill per prompt, early stop); shared=False with the plain `sample` on the repeated prompt list. Both
+    give the same responses and leave the generator in the same state.
+    """
+    if not problems or n_samples < 1:
         return [[] for _ in problems]
     max_new = max(p.k for p in problems) + 5
-    outs: list[str] = []
-    for i in range(0, len(flat), chunk):
-        outs += sample(model, flat[i: i + chunk], max_new, temperature, generator)
-    resps = [response_of(o) for o in outs]
+    per = max(1, chunk // n_samples)  # problems per chunk
+    resps: list[str] = []
+    for i in range(0, len(problems), per):
+        prompts = [p.prompt for p in problems[i: i + per]]
+        if shared:
+            outs = sample_groups(model, prompts, n_samples, max_new, temperature, generator)
+        else:
+            outs = sample(model, [p for p in prompts for _ in range(n_samples)], max_new, temperature, generator)
+        resps += [response_of(o) for o in outs]
     return [resps[i * n_samples: (i + 1) * n_samples] for i in range(len(problems))]
