@@ -1,16 +1,19 @@
 """The fast paths against their plain references: prefix-shared rollouts (same characters, same generator
-state)."""
+state) and prefix-shared training (same log-probs, losses and gradients within 1e-5)."""
 
+import copy
 import functools
 import random
 
 import pytest
 import torch
 
-from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import PhaseConfig, train_phase
+from reasonrl.model import ModelConfig, TinyReasoner, shared_token_logprobs, token_logprobs
+from reasonrl.pretrain import PhaseConfig, encode_pairs, train_phase
+from reasonrl.rl import make_job
+from reasonrl.rl.train import Context, rl_step
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference, sample_responses
-from reasonrl.task import make_problem
+from reasonrl.task import PAD_ID, encode, make_problem, sample_problem
 
 TOL = 1e-5
 
@@ -94,3 +97,122 @@ def test_sample_groups_edge_cases(tiny_model):
     with pytest.raises(ValueError, match="group"):
         sample_groups(tiny_model, ["ab"], 0, 3)
     assert sample_responses(tiny_model, [], 4, 1.0, _gen()) == []
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def _grads(model):
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def _close(a, b, tol=TOL):
+    """Every tensor pair within tol, absolutely, or relative to the tensor's largest entry when that exceeds 1."""
+    return all((x - y).abs().max().item() <= tol * max(1.0, y.abs().max().item()) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("G", [1, 4])
+def test_shared_token_logprobs_and_gradients_equal_full(G):
+    model = copy.deepcopy(_warm()).train()
+    probs = _problems(5, seed=6)
+    rng = random.Random(1)
+    resps = [[p.trace[: rng.randint(0, p.k)] + "|" + p.answer + "$"[: rng.randint(0, 1)] for _ in range(G)]
+             for p in probs]
+    pairs = [(p.prompt, r) for p, rs in zip(probs, resps) for r in rs]
+    X, M = encode_pairs(pairs)
+    m = M[:, 1:]
+    lp_full, ent_full = token_logprobs(model, X)  # (N, T-1)
+    prompts = torch.full((len(probs), max(len(p.prompt) for p in probs)), PAD_ID)
+    for i, p in enumerate(probs):
+        prompts[i, : len(p.prompt)] = torch.tensor(encode(p.prompt))
+    R = max(len(r) for _, r in pairs)
+    resp = torch.full((len(pairs), R), PAD_ID)
+    for i, (_, r) in enumerate(pairs):
+        resp[i, : len(r)] = torch.tensor(encode(r))
+    lens = torch.tensor([len(p.prompt) for p in probs])
+    lp, ent = shared_token_logprobs(model, prompts, lens, resp.view(len(probs), G, R))
+    # the same tokens: response column j of row i is full column len(prompt_i) - 1 + j
+    for i, (p, r) in enumerate(pairs):
+        a = len(p) - 1
+        assert (lp[i, : len(r)] - lp_full[i, a: a + len(r)]).abs().max() <= TOL
+        assert (ent[i, : len(r)] - ent_full[i, a: a + len(r)]).abs().max() <= TOL
+        assert (lp[i, len(r):] == 0).all()
+    # a loss that weighs every token differently: log-probs and entropies, all masked response tokens
+    w = torch.randn(len(pairs), generator=_gen(3))
+    mr = (resp != PAD_ID).float()
+    model.zero_grad()
+    ((lp_full * w[:, None] + 0.1 * ent_full) * m).sum().div(m.sum()).backward()
+    g_full = _grads(model)
+    model.zero_grad()
+    ((lp * w[:, None] + 0.1 * ent) * mr).sum().div(mr.sum()).backward()
+    assert _close(_grads(model), g_full)
+
+
+class RecordingSGD(torch.optim.SGD):
+    """SGD that keeps a copy of the (clipped) gradients of every step."""
+
+    def __init__(self, params, lr):
+        super().__init__(params, lr=lr)
+        self.seen = []
+
+    def step(self, closure=None):
+        self.seen.append([p.grad.clone() for g in self.param_groups for p in g["params"]])
+        return super().step(closure)
+
+
+def _run_step(shared: bool, lr: float, **overrides):
+    # GRPO on the random reward: every group has nonzero advantages, so every row carries gradient
+    base = dict(B=6, G=4, n_range=[3, 5], k_max=3, steps=1, reward="random")
+    if overrides.get("method", "grpo") != "grpo":
+        base["reward"] = "true"
+    job = make_job(base, overrides)
+    ref = copy.deepcopy(_warm()).requires_grad_(False)
+    policy = copy.deepcopy(_warm())
+    with torch.no_grad():  # policy and reference differ, so the KL terms are not zero
+        for p in policy.parameters():
+            p.add_(0.02 * torch.randn(p.shape, generator=_gen(9)))
+    ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(7), sample_gen=_gen(8),
+                  reward_gen=_gen(10), shared_prefix=shared)
+    opt = RecordingSGD(policy.parameters(), lr)
+    record, batch = rl_step(ctx, opt, 0)
+    return record, batch, opt.seen, list(policy.parameters()), ctx.sample_gen
+
+
+@pytest.mark.parametrize("overrides", [
+    {}, {"method": "rft"}, {"method": "sft"},
+    {"num_iterations": 3, "eps_high": 0.28},
+    {"beta": 0.5, "kl_estimator": "k3"}, {"beta": 0.5, "kl_estimator": "k2", "loss_agg": "seq_mean_token_mean"},
+    {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"},
+    {"num_iterations": 2, "beta": 0.3, "loss_agg": "seq_mean_token_sum", "advantage": "rloo"},
+    {"method": "rft", "num_iterations": 2, "beta": 0.3},
+])
+def test_rl_step_fast_equals_plain(overrides):
+    lr = 2.0 if overrides.get("num_iterations", 1) > 1 else 0.5  # big steps, so that later iterations clip
+    rec_p, batch_p, seen_p, w_p, gen_p = _run_step(False, lr, **overrides)
+    rec_f, batch_f, seen_f, w_f, gen_f = _run_step(True, lr, **overrides)
+    assert batch_f.responses == batch_p.responses
+    assert torch.equal(gen_f.get_state(), gen_p.get_state())
+    assert rec_f.keys() == rec_p.keys()
+    for k in rec_p:
+        assert abs(rec_f[k] - rec_p[k]) <= TOL * max(1.0, abs(rec_p[k])), k
+    assert len(seen_f) == len(seen_p) == overrides.get("num_iterations", 1)
+    for gf, gp in zip(seen_f, seen_p):  # every iteration's gradient
+        assert _close(gf, gp)
+    assert _close(w_f, w_p)
+    if overrides.get("num_iterations", 1) > 1 and overrides.get("method") != "rft":
+        assert rec_p["losses/clip_frac"] > 0  # the clipped branch was exercised
+    if overrides.get("beta"):
+        assert rec_p["losses/kl"] > 0
+    if overrides.get("method") == "rft":  # some rows dropped, some kept: the row selection was exercised
+        assert 0 < float(batch_p.true.sum()) < len(batch_p.true)
+
+
+def test_groups_must_share_their_prompt():
+    from reasonrl.rl.train import Batch, shared_prefix
+
+    rng = random.Random(0)
+    a, b = sample_problem(rng, (4, 5)), sample_problem(rng, (6, 7))
+    batch = Batch(problems=[a, b], responses=["a$", "b$"], proxy=torch.zeros(2), true=torch.zeros(2), group=2,
+                  zero_frac=0.0)
+    with pytest.raises(ValueError, match="groups of G"):
+        shared_prefix(batch, "cpu")

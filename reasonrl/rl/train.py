@@ -5,6 +5,15 @@ trace for SFT); score them (proxy reward used for training, true reward always r
 scores into per-sequence weights (group advantages, a correct-only mask, or ones); then take
 `num_iterations` clipped policy-gradient updates on that batch. With one iteration the ratio is
 exactly 1 and the update is REINFORCE with a group baseline.
+
+Two interchangeable computations of the same step, chosen by `Context.shared_prefix`:
+- fast (default): the G samples of a group are drawn against one prefill of their prompt
+  (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
+  to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
+  and is the first update's forward (the weights have not moved yet, so it is the same computation).
+- plain: every sequence is prompt + response, computed in full (`sample`, `token_logprobs`). It is
+  the reference the fast path is tested against (tests/test_perf.py): same responses and generator
+  state, and losses and gradients equal up to floating-point summation order.
 """
 
 from __future__ import annotations
@@ -18,10 +27,10 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from ..model import token_logprobs
+from ..model import shared_token_logprobs, token_logprobs
 from ..pretrain import encode_pairs
 from ..sampling import sample_responses
-from ..task import ANSWER_MARK, END, Problem, make_problem
+from ..task import ANSWER_MARK, END, PAD_ID, Problem, encode, make_problem
 from .job import Job
 from .variants import (
     ADVANTAGES,
@@ -45,6 +54,7 @@ class Context:
     rng: random.Random  # training problems
     sample_gen: torch.Generator  # policy samples
     reward_gen: torch.Generator  # the random reward's coin flips
+    shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
 
 
 @dataclass
@@ -92,7 +102,7 @@ def collect_samples(ctx: Context) -> Batch:
     zero_frac = None
     for _ in range(1 + (job.max_resample if job.dynamic_sampling else 0)):
         probs = draw_problems(ctx.rng, job, job.B)
-        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen)
+        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.shared_prefix)
         flat_p = [p for p in probs for _ in range(G)]
         flat_r = [r for rs in groups for r in rs]
         proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
@@ -147,6 +157,69 @@ METHODS: dict[str, MethodSpec] = {
 }
 
 
+# ----------------------------------------------------------------------------- the batch as model input
+# Both layouts give logprobs(model) -> (logp, ent), each (N, T), and a mask m (N, T) that is 1 exactly on the
+# response tokens; everything downstream (surrogate, KL, aggregation, records) is per token and masked, so it
+# does not care which columns hold which token.
+
+
+class FullSequences:
+    """Plain layout: row i is prompt + response, right-padded; column t predicts character t + 1."""
+
+    def __init__(self, X: torch.Tensor, m: torch.Tensor):
+        self.X, self.m = X, m  # (N, T + 1), (N, T)
+
+    def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
+        return token_logprobs(model, self.X)
+
+    def select(self, rows: torch.Tensor) -> FullSequences:
+        return FullSequences(self.X[rows], self.m[rows])
+
+
+class SharedPrefix:
+    """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
+    column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows."""
+
+    def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, rows: torch.Tensor | None = None):
+        self.prompts, self.lens, self.resp, self.rows = prompts, lens, resp, rows
+        m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
+        self.m = m if rows is None else m[rows]
+
+    def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
+        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp)
+        return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
+
+    def select(self, rows: torch.Tensor) -> SharedPrefix:
+        # the forward still runs on whole groups (the prompt is shared); only the selected rows enter the loss
+        return SharedPrefix(self.prompts, self.lens, self.resp, rows if self.rows is None else self.rows[rows])
+
+
+def _pad(seqs: list[list[int]], device) -> torch.Tensor:
+    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return X.to(device)
+
+
+def full_sequences(batch: Batch, device) -> FullSequences:
+    X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)), device)
+    return FullSequences(X, M[:, 1:])  # m: 1 where the predicted token belongs to the response
+
+
+def shared_prefix(batch: Batch, device) -> SharedPrefix:
+    G = batch.group
+    prompts = [p.prompt for p in batch.problems[::G]]
+    if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
+        raise ValueError("batch: rows must come in groups of G with the same prompt")
+    resp = _pad([encode(r) for r in batch.responses], device)  # (N, R)
+    lens = torch.tensor([len(p) for p in prompts], device=device)
+    return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1))
+
+
+SEQUENCES: dict[bool, Callable[[Batch, torch.device], FullSequences | SharedPrefix]] = {
+    False: full_sequences, True: shared_prefix}
+
+
 def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
     """Per-token PPO loss -min(ratio * A, clip(ratio) * A) and the mask of clipped tokens.
     logp, old_logp: (N, T); adv: (N,)."""
@@ -157,18 +230,21 @@ def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
     return loss, clipped
 
 
-def update(ctx: Context, opt: torch.optim.Optimizer, X: torch.Tensor, m: torch.Tensor, w: torch.Tensor,
-           old_logp: torch.Tensor, ref_logp: torch.Tensor, step: int) -> dict:
-    """num_iterations clipped updates on one batch (X, m: (N, T); w: (N,)); returns losses/* means."""
+def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | SharedPrefix, w: torch.Tensor,
+           old_logp: torch.Tensor, ref_logp: torch.Tensor, step: int, first: torch.Tensor | None = None) -> dict:
+    """num_iterations clipped updates on one batch (seqs.m, old_logp, ref_logp: (N, T); w: (N,)); returns
+    losses/* means. `first`: the policy's log-probs of seqs with their graph, computed at the current weights,
+    used as the first iteration's forward instead of running it again."""
     job = ctx.job
     agg = LOSS_AGG[job.loss_agg]
+    m = seqs.m
     stats = dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
     ctx.policy.train()
-    for _ in range(job.num_iterations):
-        logp, _ = token_logprobs(ctx.policy, X)  # (N, T-1)
+    for it in range(job.num_iterations):
+        logp = first if it == 0 and first is not None else seqs.logprobs(ctx.policy)[0]  # (N, T)
         per_token, clipped = clipped_surrogate(logp, old_logp, w, job.eps_low, job.eps_high)
         pg = agg(per_token, m)
-        kl_term = torch.zeros((), device=X.device)
+        kl_term = torch.zeros((), device=m.device)
         if job.beta > 0 and job.kl_in == "loss":
             kl_term = job.beta * agg(KL_ESTIMATORS[job.kl_estimator](ref_logp - logp), m)
         loss = pg + kl_term
@@ -191,16 +267,18 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     job = ctx.job
     spec = METHODS[job.method]
     batch = spec.collect(ctx)
-    X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)),
-                        next(ctx.policy.parameters()).device)
-    m = M[:, 1:]  # (N, T-1): 1 where the predicted token belongs to the response
+    seqs = SEQUENCES[ctx.shared_prefix](batch, next(ctx.policy.parameters()).device)
+    m = seqs.m  # (N, T): 1 on the response tokens
+    reuse = ctx.shared_prefix  # keep the graph: this forward doubles as the first update's
+    with torch.set_grad_enabled(reuse):
+        logp, ent = seqs.logprobs(ctx.policy)  # the sampling policy
+    old_logp, ent = logp.detach(), ent.detach()
     with torch.no_grad():
-        old_logp, ent = token_logprobs(ctx.policy, X)  # the sampling policy
-        ref_logp, _ = token_logprobs(ctx.ref, X)
-    r = batch.proxy.to(X.device)
+        ref_logp, _ = seqs.logprobs(ctx.ref)
+    r = batch.proxy.to(m.device)
     if job.beta > 0 and job.kl_in == "reward":  # sequence-level k1 KL as a reward penalty
         r = r - job.beta * ((old_logp - ref_logp) * m).sum(dim=1)
-    w = spec.weights(job, r, batch).to(X.device)
+    w = spec.weights(job, r, batch).to(m.device)
     record = {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
               "rollout/zero_var_frac": batch.zero_frac,
               "rollout/length": sum(map(len, batch.responses)) / len(batch.responses),
@@ -210,7 +288,9 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
               "losses/kl": float((kl_k3(ref_logp - old_logp) * m).sum() / m.sum())}
     rows = torch.nonzero(w != 0).squeeze(1) if spec.drop_zero_weight else torch.arange(len(w), device=w.device)
     if len(rows):  # RFT with no correct sample skips the update
-        record.update(update(ctx, opt, X[rows], m[rows], w[rows], old_logp[rows], ref_logp[rows], step))
+        first = (logp if len(rows) == len(w) else logp[rows]) if reuse else None
+        sub = seqs if len(rows) == len(w) else seqs.select(rows)
+        record.update(update(ctx, opt, sub, w[rows], old_logp[rows], ref_logp[rows], step, first))
     else:
         record.update(dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0))
     return record, batch
@@ -236,10 +316,12 @@ def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
 
 
 def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
-             evaluate: Callable[[torch.nn.Module], dict] | None = None, progress: bool = True):
+             evaluate: Callable[[torch.nn.Module], dict] | None = None, progress: bool = True,
+             shared_prefix: bool = True):
     """Train `policy` in place; returns the history {"steps", "evals", "examples", "seconds"}.
 
     `evaluate(policy)` (optional) is called at step 0, every eval_every steps and at the end.
+    shared_prefix=False runs the plain reference computation (same numbers up to float summation order).
     Raises FloatingPointError naming the step if the loss becomes NaN or infinite.
     """
     if job.verifier is not None and verifier is None:
@@ -249,7 +331,7 @@ def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
     ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy).eval().requires_grad_(False), verifier=verifier,
                   rng=random.Random(job.seed + 100),
                   sample_gen=torch.Generator(next(policy.parameters()).device).manual_seed(job.seed + 100),
-                  reward_gen=torch.Generator().manual_seed(job.seed + 200))
+                  reward_gen=torch.Generator().manual_seed(job.seed + 200), shared_prefix=shared_prefix)
     opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
     hist = {"steps": [], "evals": [], "examples": []}
     t0 = time.perf_counter()
