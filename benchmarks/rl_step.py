@@ -1,14 +1,24 @@
-"""Seconds per RL step at the default job size (B = 32, G = 8, n in [4, 12]), one thread.
+"""The plain and the fast RL step side by side on the same job, in one run, one thread.
 
-    python benchmarks/rl_step.py [--steps 5] [--init models/base_cot_L2.pt]
+    python benchmarks/rl_step.py [--steps 4] [--ref-steps 1] [--init models/base_cot_L2.pt]
+
+Default job (B = 32 prompts, G = 8 samples each, n in [4, 12], k <= 7). Two contexts start from the same
+weights and seeds: `plain` (every sequence computed in full: `sample`, `token_logprobs`) and `fast`
+(prefix-shared rollouts and training, `shared_prefix=True`, the default of `train_rl`). Their steps are
+interleaved so that the machine's load falls on both alike; both draw the same responses (checked).
+On the first --ref-steps steps the same prompts are also sampled with `sample_reference` (full recompute
+per token). Peak memory is the peak RSS of a fresh child process running --rss-steps steps of one path.
 
 Uses the trained cot_L2 base when it exists (realistic response lengths), else a fresh model.
-Prints the mean seconds of rollout (sampling + rewards) and of the whole step.
 """
 
 import argparse
 import copy
+import json
 import random
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,36 +26,152 @@ import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
 from reasonrl.rl import make_job
-from reasonrl.rl.train import METHODS, Context, rl_step
+from reasonrl.rl import train as T
+from reasonrl.sampling import response_of, sample_reference
+
+PATHS = ("plain", "fast")
+
+
+def load_policy(init: str):
+    if Path(init).exists():
+        return load_checkpoint(init)[0], init
+    model = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
+    return model, "an untrained model (no checkpoint found)"
+
+
+def make_context(policy, shared: bool, steps: int) -> tuple[T.Context, torch.optim.Optimizer]:
+    job = make_job({}, {"steps": steps})
+    policy = copy.deepcopy(policy)
+    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
+                    rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
+                    reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared)
+    return ctx, torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+
+
+def timed_collect(times: list[float]):
+    """rl_step's collect for grpo, timed: rollout = sampling + rewards."""
+    inner = T.METHODS["grpo"]
+
+    def collect(ctx):
+        t0 = time.perf_counter()
+        batch = inner.collect(ctx)
+        times.append(time.perf_counter() - t0)
+        return batch
+
+    return T.MethodSpec(collect, inner.weights, inner.drop_zero_weight)
+
+
+def reference_rollout(ctx: T.Context) -> tuple[float, list[str]]:
+    """Seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
+    job = ctx.job
+    probs = T.draw_problems(_copy_rng(ctx.rng), job, job.B)
+    gen = torch.Generator().set_state(ctx.sample_gen.get_state())
+    flat = [p.prompt for p in probs for _ in range(job.G)]
+    t0 = time.perf_counter()
+    outs = sample_reference(ctx.policy, flat, max(p.k for p in probs) + 5, job.temperature, gen)
+    return time.perf_counter() - t0, [response_of(o) for o in outs]
+
+
+def _copy_rng(rng: random.Random) -> random.Random:
+    r = random.Random()
+    r.setstate(rng.getstate())
+    return r
+
+
+def rss_child(path: str, init: str, steps: int) -> None:
+    """Run `steps` steps of one path in this (fresh) process and print its peak RSS in MB as JSON."""
+    torch.set_num_threads(1)
+    policy, _ = load_policy(init)
+    ctx, opt = make_context(policy, path == "fast", steps)
+    for step in range(steps):
+        T.rl_step(ctx, opt, step)
+    print(json.dumps({"path": path, "peak_rss_mb": peak_rss_self_mb()}))
+
+
+def peak_rss_self_mb() -> float:
+    """This process's peak RSS. VmHWM belongs to the process image, so unlike ru_maxrss it does not carry
+    the parent's high-water mark over fork and exec."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KB (may include the parent's)
+
+
+def peak_rss(path: str, init: str, steps: int) -> float:
+    out = subprocess.run([sys.executable, __file__, "--rss-child", path, "--init", init, "--rss-steps", str(steps)],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["peak_rss_mb"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=4, help="RL steps per path (interleaved)")
+    ap.add_argument("--ref-steps", type=int, default=1, help="steps whose prompts are also run by sample_reference")
+    ap.add_argument("--rss-steps", type=int, default=3, help="steps run by each peak-memory child")
     ap.add_argument("--init", default="models/base_cot_L2.pt")
+    ap.add_argument("--json", help="also write the numbers to this file")
+    ap.add_argument("--rss-child", choices=PATHS, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.rss_child:
+        return rss_child(args.rss_child, args.init, args.rss_steps)
     torch.set_num_threads(1)
-    if Path(args.init).exists():
-        policy, _ = load_checkpoint(args.init)
-        source = args.init
-    else:
-        policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
-        source = "an untrained model (no checkpoint found)"
-    job = make_job({}, {"steps": args.steps})
-    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
-                  sample_gen=torch.Generator().manual_seed(0), reward_gen=torch.Generator().manual_seed(1))
-    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
-    rollout, whole = [], []
-    for step in range(args.steps):
-        t0 = time.perf_counter()
-        METHODS["grpo"].collect(ctx)
-        rollout.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        rl_step(ctx, opt, step)
-        whole.append(time.perf_counter() - t0)
-    print(f"GRPO step, B = {job.B}, G = {job.G}, n in {list(job.n_range)}, 1 thread, from {source}")
-    print(f"  rollout (sampling + rewards)  {sum(rollout) / len(rollout):.3f} s")
-    print(f"  whole RL step                 {sum(whole) / len(whole):.3f} s   (mean of {args.steps})")
+    policy, source = load_policy(args.init)
+    ctxs = {p: make_context(policy, p == "fast", args.steps) for p in PATHS}
+    roll = {p: [] for p in PATHS}
+    whole = {p: [] for p in PATHS}
+    ref_times, fast_roll_at_ref = [], []
+    saved = T.METHODS["grpo"]
+    try:
+        for step in range(args.steps):
+            if step < args.ref_steps:
+                t_ref, ref_resps = reference_rollout(ctxs["fast"][0])
+            batches = {}
+            for p in PATHS:
+                ctx, opt = ctxs[p]
+                T.METHODS["grpo"] = timed_collect(roll[p])
+                t0 = time.perf_counter()
+                _, batches[p] = T.rl_step(ctx, opt, step)
+                whole[p].append(time.perf_counter() - t0)
+            T.METHODS["grpo"] = saved
+            assert batches["plain"].responses == batches["fast"].responses, f"step {step}: responses differ"
+            if step < args.ref_steps:
+                assert ref_resps == batches["fast"].responses, "sample_reference drew different responses"
+                ref_times.append(t_ref)
+                fast_roll_at_ref.append(roll["fast"][-1])
+    finally:
+        T.METHODS["grpo"] = saved
+    rss = {p: peak_rss(p, args.init, args.rss_steps) for p in PATHS}
+
+    def mean(x):
+        return sum(x) / len(x)
+
+    res = {p: {"rollout_s": mean(roll[p]), "whole_s": mean(whole[p])} for p in PATHS}
+    for p in PATHS:
+        res[p]["training_s"] = res[p]["whole_s"] - res[p]["rollout_s"]
+        res[p]["peak_rss_mb"] = rss[p]
+    ref_ratio = mean(ref_times) / mean(fast_roll_at_ref) if ref_times else float("nan")
+    res["reference_rollout_s"] = mean(ref_times) if ref_times else None
+    res["ratio_rollout_vs_reference"] = ref_ratio
+    res["ratio_whole_step"] = res["plain"]["whole_s"] / res["fast"]["whole_s"]
+
+    job = ctxs["fast"][0].job
+    print(f"GRPO step, B = {job.B}, G = {job.G}, n in {list(job.n_range)}, 1 thread, from {source};"
+          f" mean of {args.steps} interleaved steps per path")
+    print(f"  {'':32s}{'plain':>10s}{'fast':>10s}{'ratio':>9s}")
+    for key, label in (("rollout_s", "rollout (sampling + rewards), s"), ("training_s", "training, s"),
+                       ("whole_s", "whole RL step, s"), ("peak_rss_mb", f"peak RSS ({args.rss_steps} steps), MB")):
+        a, b = res["plain"][key], res["fast"][key]
+        print(f"  {label:32s}{a:10.3f}{b:10.3f}{a / b:8.2f}x")
+    if ref_times:
+        print(f"  sample_reference on the same prompts: {mean(ref_times):.3f} s per rollout"
+              f" (mean of {len(ref_times)}); fast rollout is {ref_ratio:.1f}x faster (target >= 10x)")
+    print(f"  whole RL step: fast is {res['ratio_whole_step']:.2f}x faster than plain (target >= 2.5x);"
+          f" responses identical in every step")
+    if args.json:
+        Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
 
 
 if __name__ == "__main__":
