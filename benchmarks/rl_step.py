@@ -8,6 +8,8 @@ weights and seeds: `plain` (every sequence computed in full: `sample`, `token_lo
 interleaved so that the machine's load falls on both alike; both draw the same responses (checked).
 On the first --ref-steps steps the same prompts are also sampled with `sample_reference` (full recompute
 per token). Peak memory is the peak RSS of a fresh child process running --rss-steps steps of one path.
+Times are wall-clock; the CPU seconds of the whole step (this process runs one thread) are shown too, as
+they are less disturbed by other work on a shared machine.
 
 Uses the trained cot_L2 base when it exists (realistic response lengths), else a fresh model.
 """
@@ -48,28 +50,29 @@ def make_context(policy, shared: bool, steps: int) -> tuple[T.Context, torch.opt
     return ctx, torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 
-def timed_collect(times: list[float]):
-    """rl_step's collect for grpo, timed: rollout = sampling + rewards."""
+def timed_collect(times: list[float], cpu: list[float]):
+    """rl_step's collect for grpo, timed (wall and CPU seconds): rollout = sampling + rewards."""
     inner = T.METHODS["grpo"]
 
     def collect(ctx):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         batch = inner.collect(ctx)
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
         return batch
 
     return T.MethodSpec(collect, inner.weights, inner.drop_zero_weight)
 
 
-def reference_rollout(ctx: T.Context) -> tuple[float, list[str]]:
-    """Seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
+def reference_rollout(ctx: T.Context) -> tuple[float, float, list[str]]:
+    """Wall and CPU seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
     job = ctx.job
     probs = T.draw_problems(_copy_rng(ctx.rng), job, job.B)
     gen = torch.Generator().set_state(ctx.sample_gen.get_state())
     flat = [p.prompt for p in probs for _ in range(job.G)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     outs = sample_reference(ctx.policy, flat, max(p.k for p in probs) + 5, job.temperature, gen)
-    return time.perf_counter() - t0, [response_of(o) for o in outs]
+    return time.perf_counter() - t0, time.process_time() - c0, [response_of(o) for o in outs]
 
 
 def _copy_rng(rng: random.Random) -> random.Random:
@@ -121,26 +124,31 @@ def main() -> None:
     policy, source = load_policy(args.init)
     ctxs = {p: make_context(policy, p == "fast", args.steps) for p in PATHS}
     roll = {p: [] for p in PATHS}
+    roll_cpu = {p: [] for p in PATHS}
     whole = {p: [] for p in PATHS}
-    ref_times, fast_roll_at_ref = [], []
+    cpu = {p: [] for p in PATHS}  # CPU seconds of this (one-thread) process: less sensitive to other load
+    ref_times, ref_cpu, fast_roll_at_ref, fast_cpu_at_ref = [], [], [], []
     saved = T.METHODS["grpo"]
     try:
         for step in range(args.steps):
             if step < args.ref_steps:
-                t_ref, ref_resps = reference_rollout(ctxs["fast"][0])
+                t_ref, c_ref, ref_resps = reference_rollout(ctxs["fast"][0])
             batches = {}
             for p in PATHS:
                 ctx, opt = ctxs[p]
-                T.METHODS["grpo"] = timed_collect(roll[p])
-                t0 = time.perf_counter()
+                T.METHODS["grpo"] = timed_collect(roll[p], roll_cpu[p])
+                t0, c0 = time.perf_counter(), time.process_time()
                 _, batches[p] = T.rl_step(ctx, opt, step)
                 whole[p].append(time.perf_counter() - t0)
+                cpu[p].append(time.process_time() - c0)
             T.METHODS["grpo"] = saved
             assert batches["plain"].responses == batches["fast"].responses, f"step {step}: responses differ"
             if step < args.ref_steps:
                 assert ref_resps == batches["fast"].responses, "sample_reference drew different responses"
                 ref_times.append(t_ref)
+                ref_cpu.append(c_ref)
                 fast_roll_at_ref.append(roll["fast"][-1])
+                fast_cpu_at_ref.append(roll_cpu["fast"][-1])
     finally:
         T.METHODS["grpo"] = saved
     rss = {p: peak_rss(p, args.init, args.rss_steps) for p in PATHS}
@@ -148,26 +156,33 @@ def main() -> None:
     def mean(x):
         return sum(x) / len(x)
 
-    res = {p: {"rollout_s": mean(roll[p]), "whole_s": mean(whole[p])} for p in PATHS}
+    res = {p: {"rollout_s": mean(roll[p]), "rollout_cpu_s": mean(roll_cpu[p]), "whole_s": mean(whole[p]),
+               "whole_cpu_s": mean(cpu[p])} for p in PATHS}
     for p in PATHS:
         res[p]["training_s"] = res[p]["whole_s"] - res[p]["rollout_s"]
         res[p]["peak_rss_mb"] = rss[p]
     ref_ratio = mean(ref_times) / mean(fast_roll_at_ref) if ref_times else float("nan")
+    ref_ratio_cpu = mean(ref_cpu) / mean(fast_cpu_at_ref) if ref_times else float("nan")
     res["reference_rollout_s"] = mean(ref_times) if ref_times else None
+    res["reference_rollout_cpu_s"] = mean(ref_cpu) if ref_times else None
     res["ratio_rollout_vs_reference"] = ref_ratio
+    res["ratio_rollout_vs_reference_cpu"] = ref_ratio_cpu
     res["ratio_whole_step"] = res["plain"]["whole_s"] / res["fast"]["whole_s"]
 
     job = ctxs["fast"][0].job
     print(f"GRPO step, B = {job.B}, G = {job.G}, n in {list(job.n_range)}, 1 thread, from {source};"
           f" mean of {args.steps} interleaved steps per path")
     print(f"  {'':32s}{'plain':>10s}{'fast':>10s}{'ratio':>9s}")
-    for key, label in (("rollout_s", "rollout (sampling + rewards), s"), ("training_s", "training, s"),
-                       ("whole_s", "whole RL step, s"), ("peak_rss_mb", f"peak RSS ({args.rss_steps} steps), MB")):
+    for key, label in (("rollout_s", "rollout (sampling + rewards), s"), ("rollout_cpu_s", "rollout, CPU s"),
+                       ("training_s", "training, s"),
+                       ("whole_s", "whole RL step, s"), ("whole_cpu_s", "whole RL step, CPU s"),
+                       ("peak_rss_mb", f"peak RSS ({args.rss_steps} steps), MB")):
         a, b = res["plain"][key], res["fast"][key]
         print(f"  {label:32s}{a:10.3f}{b:10.3f}{a / b:8.2f}x")
     if ref_times:
-        print(f"  sample_reference on the same prompts: {mean(ref_times):.3f} s per rollout"
-              f" (mean of {len(ref_times)}); fast rollout is {ref_ratio:.1f}x faster (target >= 10x)")
+        print(f"  sample_reference on the same prompts: {mean(ref_times):.3f} s ({mean(ref_cpu):.3f} CPU s) per"
+              f" rollout (mean of {len(ref_times)}); the fast rollout is {ref_ratio:.1f}x faster"
+              f" ({ref_ratio_cpu:.1f}x in CPU time) (target >= 10x)")
     print(f"  whole RL step: fast is {res['ratio_whole_step']:.2f}x faster than plain (target >= 2.5x);"
           f" responses identical in every step")
     if args.json:
