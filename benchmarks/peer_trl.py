@@ -1,0 +1,206 @@
+"""reasonrl against TRL's GRPOTrainer on the same GRPO job, side by side in one run, on CPU, offline.
+
+    pip install -e '.[bench]'
+    python benchmarks/peer_trl.py [--steps 4] [--defaults-steps 2]
+
+The job, for both: B = 32 prompts of hop world (n in [4, 12], k <= 7) x G = 8 completions, temperature 1,
+at most 12 new tokens (reasonrl: the batch's largest k + 5), true (verifiable) reward, group-normalised
+advantages, token-mean loss, no KL (beta 0), one optimizer step (AdamW, lr 1e-3, constant, grad clip 1)
+per 32 x 8 completions, one pass over them (mu = 1), one thread, fp32. Both models start untrained (so
+every completion runs to the token budget, the same work on both sides) and have the same size:
+reasonrl's TinyReasoner (d 128, 4 heads, 2 layers, GELU MLP 4x, tied head) and a GPT-2 of the same shape
+in transformers. TRL gets a character tokenizer built here (no download; PAD = id 0, `$` = end of
+sequence, so generation stops there); TRL decodes completions without special tokens, so the reward
+reads the `$` from the completion ids.
+
+TRL is configured as a careful CPU user would: fp32, no gradient checkpointing, no vLLM, dropout off,
+per_device_train_batch_size = 256 with no accumulation (one optimizer step per generation batch).
+Its defaults (bf16 and gradient checkpointing) are run for --defaults-steps steps too and reported
+separately, labelled. Seconds per step are the mean over the steps after the first (warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import tempfile
+import time
+import warnings
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded: model and tokenizer are built here
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import torch  # noqa: E402
+
+from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
+from reasonrl.rl import make_job  # noqa: E402
+from reasonrl.rl import train as T  # noqa: E402
+from reasonrl.task import END, END_ID, ITOS, PAD_ID, Problem, decode, is_correct  # noqa: E402
+
+B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
+
+
+# ----------------------------------------------------------------------------- reasonrl
+
+
+def reasonrl_seconds(steps: int) -> tuple[list[float], list[float]]:
+    job = make_job({}, {"steps": steps, "B": B, "G": G, "lr": LR, "beta": 0.0, "temperature": 1.0})
+    policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
+    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
+                    rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
+                    reward_gen=torch.Generator().manual_seed(1))
+    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+    out, cpu = [], []
+    for step in range(steps):
+        t0, c0 = time.perf_counter(), time.process_time()
+        T.rl_step(ctx, opt, step)
+        out.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return out, cpu
+
+
+# ----------------------------------------------------------------------------- TRL
+
+
+def char_tokenizer():
+    """A character-level fast tokenizer with reasonrl's ids: PAD 0, letters, digits, `> , ? = | $`."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": PAD_ID, **{c: i for i, c in ITOS.items()}}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token=END, padding_side="left")
+
+
+def gpt2_like(vocab_size: int):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = ModelConfig()
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(
+        vocab_size=vocab_size, n_positions=cfg.max_len, n_embd=cfg.d_model, n_layer=cfg.n_layers,
+        n_head=cfg.n_heads, n_inner=4 * cfg.d_model, activation_function="gelu", resid_pdrop=0.0,
+        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=END_ID, eos_token_id=END_ID, pad_token_id=PAD_ID,
+        tie_word_embeddings=True))
+
+
+def problems_dataset(count: int):
+    from datasets import Dataset
+
+    rng = random.Random(0)
+    probs = T.draw_problems(rng, make_job({}, {}), count)
+    return Dataset.from_dict({"prompt": [p.prompt for p in probs],
+                              "problem": [json.dumps(p.to_dict()) for p in probs]})
+
+
+def true_reward(prompts, completions, completion_ids, problem, **_):
+    """1 for a correct response. The text TRL passes has `$` stripped (a special token), so decode the ids."""
+    return [float(is_correct(Problem.from_dict(json.loads(p)), decode(ids)))
+            for p, ids in zip(problem, completion_ids)]
+
+
+class StepTimer:
+    def __init__(self):
+        self.seconds: list[float] = []
+        self.cpu: list[float] = []
+        self.setup: dict = {}
+        self._t0 = self._c0 = 0.0
+
+    def callback(self):
+        from transformers import TrainerCallback
+
+        timer = self
+
+        class _CB(TrainerCallback):
+            def on_step_begin(self, args, state, control, **kw):
+                timer._t0, timer._c0 = time.perf_counter(), time.process_time()
+
+            def on_step_end(self, args, state, control, **kw):
+                timer.seconds.append(time.perf_counter() - timer._t0)
+                timer.cpu.append(time.process_time() - timer._c0)
+
+        return _CB()
+
+
+def trl_seconds(steps: int, careful: bool) -> tuple[list[float], list[float], dict]:
+    from transformers.utils import logging as hf_logging
+    from trl import GRPOConfig, GRPOTrainer
+
+    hf_logging.set_verbosity_error()
+    tok = char_tokenizer()
+    model = gpt2_like(len(tok))
+    precision = dict(bf16=False, gradient_checkpointing=False) if careful else {}  # else TRL's defaults
+    with tempfile.TemporaryDirectory() as tmp:
+        args = GRPOConfig(
+            output_dir=tmp, use_cpu=True, seed=0, max_steps=steps, learning_rate=LR, lr_scheduler_type="constant",
+            weight_decay=0.0, max_grad_norm=1.0, per_device_train_batch_size=B * G, gradient_accumulation_steps=1,
+            num_generations=G, max_completion_length=MAX_NEW, temperature=1.0, top_k=0, top_p=1.0, beta=0.0,
+            num_iterations=1, epsilon=0.2, loss_type="dapo", scale_rewards="group", disable_dropout=True,
+            generation_kwargs={"suppress_tokens": [PAD_ID]},  # PAD is never an action, as in reasonrl
+            logging_steps=1, save_strategy="no", report_to=[], disable_tqdm=True, dataloader_num_workers=0,
+            **precision)
+        timer = StepTimer()
+        trainer = GRPOTrainer(model=model, reward_funcs=true_reward, args=args,
+                              train_dataset=problems_dataset(B * (steps + 1)), processing_class=tok,
+                              callbacks=[timer.callback()])
+        trainer.train()
+        m = trainer.model
+        timer.setup = {"bf16": bool(args.bf16), "params_dtype": str(next(m.parameters()).dtype),
+                       "gradient_checkpointing": bool(getattr(m, "is_gradient_checkpointing", False))}
+    return timer.seconds, timer.cpu, timer.setup
+
+
+def mean_after_first(xs: list[float]) -> float:
+    xs = xs[1:] if len(xs) > 1 else xs
+    return sum(xs) / len(xs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=4, help="steps per contender (the first is warm-up)")
+    ap.add_argument("--defaults-steps", type=int, default=2, help="steps of TRL with its defaults (0 = skip)")
+    ap.add_argument("--json", help="also write the numbers to this file")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")
+    ours, ours_cpu = reasonrl_seconds(args.steps)
+    trl, trl_cpu, setup = trl_seconds(args.steps, careful=True)
+    res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
+           "reasonrl_cpu_s_per_step": mean_after_first(ours_cpu), "trl_fp32_cpu_s_per_step": mean_after_first(trl_cpu),
+           "reasonrl_steps": ours, "trl_fp32_steps": trl, "trl_fp32_setup": setup}
+    res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
+    res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
+    if args.defaults_steps:
+        d, dcpu, dsetup = trl_seconds(args.defaults_steps, careful=False)
+        res["trl_defaults_s_per_step"], res["trl_defaults_steps"] = mean_after_first(d), d
+        res["trl_defaults_cpu_s_per_step"] = mean_after_first(dcpu)
+        res["trl_defaults_setup"] = dsetup
+    import transformers
+    import trl as trl_pkg
+
+    print(f"GRPO, B = {B} prompts x G = {G} completions, <= {MAX_NEW} new tokens, temperature 1, fp32, 1 thread,"
+          f" untrained equal-size 2-layer decoders; torch {torch.__version__}, trl {trl_pkg.__version__},"
+          f" transformers {transformers.__version__}")
+    print(f"  {'':46s}{'s/step':>8s}{'CPU s/step':>12s}")
+    print(f"  {'reasonrl (fast path)':46s}{res['reasonrl_s_per_step']:8.3f}{res['reasonrl_cpu_s_per_step']:12.3f}")
+    print(f"  {'TRL GRPOTrainer, fp32, no grad checkpointing':46s}{res['trl_fp32_s_per_step']:8.3f}"
+          f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
+    print(f"  {'ratio TRL / reasonrl':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x")
+    if args.defaults_steps:
+        print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
+              f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")
+    print(f"  (mean over steps 2..{args.steps}; first step is warm-up)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
