@@ -1,11 +1,149 @@
-"""Evaluation of a model on fixed problem sets."""
+"""Evaluation of a model on fixed problem sets.
+
+- `greedy_accuracy`, `failure_mix`: greedy decoding; accuracy per hop count, and the share of each
+  outcome type of `classify` (correct, overshoot, early, lookup, miscopy, malformed).
+- `pass_curve`: N samples per problem, the unbiased pass@k estimator `pass_at_k` averaged over
+  problems, beside `random_guess_baseline` (guessing a letter of the ring k times).
+- `think_profile`: how often sampled responses write a trace, and how accurate they are with and
+  without one, per hop count.
+- `distinct_answers`, `sample_entropy`: diversity of a model's own samples.
+
+Dicts keyed by k use string keys ("3") so they can be written as JSON metrics as they are.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 
-from .sampling import response_of, sample
-from .task import Problem, is_correct
+import torch
+
+from .config import check
+from .model import token_logprobs
+from .pretrain import encode_pairs
+from .sampling import response_of, sample, sample_responses
+from .task import ANSWER_MARK, END, Problem, is_correct, parse_answer, step_labels
+
+FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
+THINKS = re.compile(r"^[a-p]+\|")  # a response that writes at least one trace letter before `|`
+
+
+@dataclass
+class EvalConfig:
+    """The `eval:` params section: sampling evaluation of a model on a fixed set."""
+
+    passk_N: int = 64
+    passk_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
+    temperature: float = 1.0
+    seed: int = 7
+    entropy_samples: int = 16
+
+    def __post_init__(self):
+        check(self.passk_N >= 1, "passk_N", f"must be at least 1, got {self.passk_N}")
+        check(bool(self.passk_ks) and all(k >= 1 for k in self.passk_ks), "passk_ks",
+              f"must be a non-empty list of k >= 1, got {self.passk_ks}")
+        check(self.temperature > 0, "temperature", f"must be positive, got {self.temperature}")
+        check(self.entropy_samples >= 1, "entropy_samples", f"must be at least 1, got {self.entropy_samples}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Estimators and baselines
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples of which c are correct: 1 - C(n-c, k) / C(n, k).
+
+    Computed in exact integer arithmetic and rounded once, so it is the correctly rounded value
+    for any n (no overflow or cancellation at n = 1024)."""
+    if n < 1:
+        raise ValueError(f"n={n}: need at least one sample")
+    if not 0 <= c <= n:
+        raise ValueError(f"c={c}: number correct must be in [0, n={n}]")
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k}: must be in [1, n={n}]")
+    total = math.comb(n, k)
+    return (total - math.comb(n - c, k)) / total  # int / int is correctly rounded in Python
+
+
+def random_guess_baseline(ring_size: int, k: int) -> float:
+    """pass@k of guessing a uniformly random letter of a ring of `ring_size` letters: 1 - (1 - 1/n)^k."""
+    if ring_size < 1:
+        raise ValueError(f"ring_size={ring_size}: must be at least 1")
+    if k < 0:
+        raise ValueError(f"k={k}: must be >= 0")
+    return 1.0 - (1.0 - 1.0 / ring_size) ** k
+
+
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """Area under the ROC curve (ties count one half); None when one class is absent."""
+    pos = sum(1 for y in labels if y)
+    neg = len(labels) - pos
+    if pos == 0 or neg == 0:
+        return None
+    order = sorted(range(len(scores)), key=lambda i: scores[i])
+    # average 1-based rank of each group of tied scores, then the Mann-Whitney U of the positives
+    rank_sum, i = 0.0, 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        mid = (i + j) / 2 + 1
+        rank_sum += mid * sum(1 for t in order[i: j + 1] if labels[t])
+        i = j + 1
+    return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+
+def trace_of(response: str) -> str:
+    """The part of a response before its first `|` (a trailing `$` of an unfinished one dropped)."""
+    head = response.split(ANSWER_MARK, 1)[0]
+    return head[:-1] if ANSWER_MARK not in response and head.endswith(END) else head
+
+
+def classify(problem: Problem, response: str) -> str:
+    """The outcome type of one response, one of FAILURE_TYPES.
+
+    A wrong answer with a wrong lookup in its trace is `lookup` even if the trace also has the wrong
+    length: the lookup error happened first. An empty trace (a wrong direct answer) is `early`."""
+    answer = parse_answer(response)
+    if answer == problem.answer:
+        return "correct"
+    if answer is None:
+        return "malformed"
+    trace = trace_of(response)
+    if not all(step_labels(problem, trace)):
+        return "lookup"
+    if len(trace) > problem.k:
+        return "overshoot"
+    if len(trace) < problem.k:
+        return "early"
+    return "miscopy"
+
+
+def failure_mix_of(problems: list[Problem], responses: list[str]) -> dict[str, float]:
+    """Fraction of responses of each type in FAILURE_TYPES (all types present, summing to 1)."""
+    if not problems:
+        raise ValueError("problems: empty evaluation set")
+    counts = dict.fromkeys(FAILURE_TYPES, 0)
+    for p, r in zip(problems, responses):
+        counts[classify(p, r)] += 1
+    return {t: c / len(problems) for t, c in counts.items()}
+
+
+def distinct_answers(responses: list[list[str]]) -> float:
+    """Mean number of distinct parsed answers per problem (an unparsable answer counts as one value)."""
+    if not responses:
+        raise ValueError("responses: empty")
+    return sum(len({parse_answer(r) for r in rs}) for rs in responses) / len(responses)
+
+
+# ---------------------------------------------------------------------------------------------
+# Greedy evaluation
 
 
 def greedy_responses(model, problems: list[Problem], chunk: int = 1024) -> list[str]:
@@ -30,3 +168,106 @@ def greedy_accuracy(model, problems: list[Problem]) -> dict:
         by_k[p.k].append(h)
     return {"acc": sum(hits) / len(hits),
             "by_k": {str(k): sum(v) / len(v) for k, v in sorted(by_k.items())}}
+
+
+def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
+    """Fraction of each outcome type (FAILURE_TYPES) under greedy decoding."""
+    return failure_mix_of(problems, greedy_responses(model, problems))
+
+
+# ---------------------------------------------------------------------------------------------
+# Sampling evaluation
+
+
+def sample_set(model, problems: list[Problem], N: int, temperature: float = 1.0, seed: int = 7) -> list[list[str]]:
+    """N responses per problem, drawn from a generator seeded with `seed` (on the model's device)."""
+    if N < 1:
+        raise ValueError(f"N={N}: must be at least 1")
+    device = next(model.parameters()).device
+    gen = torch.Generator(device=device).manual_seed(seed)
+    return sample_responses(model, problems, N, temperature, gen, chunk=2048)
+
+
+def pass_curve_of(problems: list[Problem], responses: list[list[str]], ks: list[int]) -> tuple[dict, list[int]]:
+    """({k: mean pass@k}, per-problem correct counts) from N samples per problem; k > N is skipped."""
+    if not problems:
+        raise ValueError("problems: empty evaluation set")
+    N = len(responses[0])
+    if any(len(rs) != N for rs in responses):
+        raise ValueError("responses: every problem needs the same number of samples")
+    counts = [sum(is_correct(p, r) for r in rs) for p, rs in zip(problems, responses)]
+    curve = {str(k): sum(pass_at_k(N, c, k) for c in counts) / len(counts) for k in ks if k <= N}
+    return curve, counts
+
+
+def pass_curve(model, problems: list[Problem], N: int, ks: list[int], temperature: float = 1.0,
+               seed: int = 7) -> tuple[dict, list[int]]:
+    """pass@k curve: ({k: mean unbiased pass@k}, per-problem correct counts out of N samples)."""
+    return pass_curve_of(problems, sample_set(model, problems, N, temperature, seed), ks)
+
+
+def baseline_curve(problems: list[Problem], ks: list[int]) -> dict:
+    """{k: mean random-guess pass@k over the problems' ring sizes}."""
+    return {str(k): sum(random_guess_baseline(p.n, k) for p in problems) / len(problems) for k in ks}
+
+
+@torch.inference_mode()
+def sample_entropy(model, problems: list[Problem], responses: list[list[str]], per_problem: int = 16,
+                   chunk: int = 512) -> float:
+    """Mean entropy (nats) of the model's next-token distribution over the tokens of its own sampled
+    responses (the first `per_problem` of each problem), weighted by token."""
+    pairs = [(p.prompt, r) for p, rs in zip(problems, responses) for r in rs[:per_problem] if r]
+    if not pairs:
+        raise ValueError("responses: nothing to measure")
+    device = next(model.parameters()).device
+    total, tokens = 0.0, 0.0
+    for i in range(0, len(pairs), chunk):
+        X, M = encode_pairs(pairs[i: i + chunk], device)
+        _, ent = token_logprobs(model, X)  # (B, T-1): entropy of the distribution that chose X[:, t+1]
+        m = M[:, 1:]
+        total += float((ent * m).sum())
+        tokens += float(m.sum())
+    return total / tokens
+
+
+def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, temperature: float = 1.0) -> dict:
+    """Thinking behaviour of N samples per problem.
+
+    {"think": share of responses with a trace, "acc", "len": mean response length,
+     "acc_think" / "acc_direct": accuracy of responses with / without a trace (0 when there are none),
+     "by_k": {k: {"think", "acc", "trace": mean trace length of the thinking responses}}}"""
+    if not problems:
+        raise ValueError("problems: empty evaluation set")
+    responses = sample_set(model, problems, N, temperature, seed)
+    tot = dict.fromkeys(("n", "think", "acc", "acc_think", "len"), 0)
+    per_k: dict[int, dict] = {}
+    for p, rs in zip(problems, responses):
+        d = per_k.setdefault(p.k, dict.fromkeys(("n", "think", "acc", "trace"), 0))
+        for r in rs:
+            thinks, ok = bool(THINKS.match(r)), is_correct(p, r)
+            tot["n"] += 1
+            tot["think"] += thinks
+            tot["acc"] += ok
+            tot["acc_think"] += ok and thinks
+            tot["len"] += len(r)
+            d["n"] += 1
+            d["think"] += thinks
+            d["acc"] += ok
+            d["trace"] += len(trace_of(r)) if thinks else 0
+    n_direct = tot["n"] - tot["think"]
+    return {"think": tot["think"] / tot["n"], "acc": tot["acc"] / tot["n"], "len": tot["len"] / tot["n"],
+            "acc_think": tot["acc_think"] / tot["think"] if tot["think"] else 0.0,
+            "acc_direct": (tot["acc"] - tot["acc_think"]) / n_direct if n_direct else 0.0,
+            "by_k": {str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"],
+                              "trace": d["trace"] / d["think"] if d["think"] else 0.0}
+                     for k, d in sorted(per_k.items())}}
+
+
+def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
+    """One sampling pass (cfg.passk_N per problem) summarised: pass@k curve and its random-guess
+    baseline, per-problem correct counts, distinct answers and token entropy of the samples."""
+    responses = sample_set(model, problems, cfg.passk_N, cfg.temperature, cfg.seed)
+    curve, counts = pass_curve_of(problems, responses, cfg.passk_ks)
+    return {"pass_at_k": curve, "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
+            "counts": counts, "distinct_answers": distinct_answers(responses),
+            "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples)}

@@ -1,0 +1,20 @@
+"""Stage `verifier@<name>`: train the learned verifier `verifiers.<name>` on samples of its base."""
+
+import sys
+
+from reasonrl.config import to_dict
+from reasonrl.io import write_json
+from reasonrl.model import load_checkpoint
+from reasonrl.pipeline import section, stage_setup
+from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier
+
+name = sys.argv[1]
+params, device = stage_setup()
+cfg = section(params, f"verifiers.{name}", VerifierConfig)
+base, _ = load_checkpoint(f"models/base_{cfg.init}.pt", device)
+verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}")
+save_verifier(f"models/verifier_{name}.pt", verifier, {"kind": cfg.kind, "name": name, "params": to_dict(cfg),
+                                                         "summary": summary})
+metrics = {"kind": cfg.kind, "init": cfg.init, **summary["heldout"], "probes": summary["probes"],
+           "data": summary["data"], "final_loss": summary["final_loss"], "train_seconds": summary["seconds"]}
+write_json(f"reports/metrics/verifier_{name}.json", metrics)

@@ -1,0 +1,182 @@
+import itertools
+import math
+import random
+from fractions import Fraction
+
+import pytest
+import torch
+
+from reasonrl.evaluate import (
+    FAILURE_TYPES,
+    EvalConfig,
+    auc,
+    baseline_curve,
+    classify,
+    distinct_answers,
+    failure_mix,
+    failure_mix_of,
+    greedy_accuracy,
+    pass_at_k,
+    pass_curve,
+    pass_curve_of,
+    random_guess_baseline,
+    sample_entropy,
+    sample_set,
+    sampling_report,
+    think_profile,
+)
+from reasonrl.task import build_problem, make_eval_set, make_problem
+
+# ring a>b>c>d>e>f>a, start a, k = 3: walk a b c d, trace "bcd", answer d
+P = build_problem((("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f"), ("f", "a")), "a", 3)
+
+
+def brute_pass_at_k(n, c, k):
+    """Share of the k-subsets of n samples (c of them correct) holding at least one correct one."""
+    samples = [True] * c + [False] * (n - c)
+    subsets = list(itertools.combinations(range(n), k))
+    return sum(any(samples[i] for i in s) for s in subsets) / len(subsets)
+
+
+def test_pass_at_k_matches_brute_force_over_subsets():
+    for n in range(1, 9):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert pass_at_k(n, c, k) == pytest.approx(brute_pass_at_k(n, c, k), abs=1e-12)
+
+
+def test_pass_at_k_hand_values():
+    assert pass_at_k(4, 1, 2) == 0.5  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(5, 2, 4) == 1.0  # any 4 of 5 samples include a correct one
+
+
+def test_pass_at_k_is_exact_up_to_n_1024():
+    rng = random.Random(0)
+    cases = [(1024, 1, 1), (1024, 1, 1023), (1024, 1, 512), (1024, 1023, 1), (1024, 512, 512), (1024, 3, 1000)]
+    cases += [(n, rng.randint(0, n), rng.randint(1, n)) for n in (2, 17, 100, 513, 1024) for _ in range(20)]
+    for n, c, k in cases:
+        exact = 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+        got = pass_at_k(n, c, k)
+        assert got == float(exact), (n, c, k)  # correctly rounded, not merely close
+        assert 0.0 <= got <= 1.0 and math.isfinite(got)
+    # a tiny probability survives (a naive 1 - product would lose it to cancellation)
+    assert pass_at_k(1024, 1, 1) == 1 / 1024
+
+
+def test_pass_at_k_edges_and_bad_arguments():
+    for n in (1, 7, 64, 1024):
+        for k in (1, n // 2 or 1, n):
+            assert pass_at_k(n, 0, k) == 0.0
+            assert pass_at_k(n, n, k) == 1.0
+    with pytest.raises(ValueError, match="k="):
+        pass_at_k(4, 1, 5)
+    with pytest.raises(ValueError, match="k="):
+        pass_at_k(4, 1, 0)
+    with pytest.raises(ValueError, match="c="):
+        pass_at_k(4, 5, 1)
+    with pytest.raises(ValueError, match="c="):
+        pass_at_k(4, -1, 1)
+
+
+def test_random_guess_baseline():
+    assert random_guess_baseline(12, 1) == pytest.approx(1 / 12)
+    assert random_guess_baseline(2, 2) == pytest.approx(0.75)
+    assert random_guess_baseline(12, 0) == 0.0
+    probs = make_eval_set(12, 3, 4, seed=1)
+    assert baseline_curve(probs, [1, 64]) == {"1": pytest.approx(1 / 12), "64": pytest.approx(1 - (11 / 12) ** 64)}
+
+
+def test_classify_reaches_every_failure_type():
+    assert P.trace == "bcd" and P.answer == "d"
+    cases = {
+        "bcd|d$": "correct",
+        "bcde|e$": "overshoot",  # one hop too many, every lookup right
+        "bc|c$": "early",  # stopped a hop short
+        "bce|e$": "lookup",  # c > e is not an edge
+        "bcd|b$": "miscopy",  # right trace, the answer copied wrong
+        "bcd": "malformed",  # never wrote `|`
+        "bcd|$": "malformed",
+        "bcd|dd$": "malformed",
+        "|d$": "correct",  # a direct answer that is right
+        "|e$": "early",  # a direct answer that is wrong has an empty trace
+        "bcefa|a$": "lookup",  # a wrong lookup wins over a wrong length
+    }
+    for response, want in cases.items():
+        assert classify(P, response) == want, response
+    assert {classify(P, r) for r in cases} == set(FAILURE_TYPES)
+
+
+def test_failure_mix_of_and_distinct_answers():
+    mix = failure_mix_of([P] * 4, ["bcd|d$", "bcd|d$", "bcde|e$", "bcd"])
+    assert mix == {"correct": 0.5, "overshoot": 0.25, "early": 0.0, "lookup": 0.0, "miscopy": 0.0,
+                   "malformed": 0.25}
+    # answers {d, e} and {d, None}: two distinct each
+    assert distinct_answers([["bcd|d$", "bcde|e$", "bcd|d$"], ["|d$", "bcd"]]) == 2.0
+
+
+def test_pass_curve_of_hand_built():
+    responses = [["bcd|d$", "bc|c$", "bcd", "bcd|d$"], ["bc|c$"] * 4]  # 2 of 4 correct, 0 of 4
+    curve, counts = pass_curve_of([P, P], responses, [1, 2, 4, 8])
+    assert counts == [2, 0]
+    assert curve == {"1": 0.25, "2": pytest.approx((1 - 1 / 6) / 2), "4": 0.5}  # k = 8 > N is skipped
+
+
+def test_auc_hand_built():
+    assert auc([0.1, 0.4, 0.35, 0.8], [False, False, True, True]) == 0.75
+    assert auc([0.5, 0.5, 0.5], [True, False, False]) == 0.5  # ties count one half
+    assert auc([0.9, 0.1], [True, False]) == 1.0
+    assert auc([0.3, 0.2], [True, True]) is None
+
+
+def test_model_evaluations_shapes_and_determinism(tiny_model):
+    probs = [p for k in (2, 3) for p in make_eval_set(6, k, 3, seed=0)]
+    g = greedy_accuracy(tiny_model, probs)
+    assert set(g) == {"acc", "by_k"} and set(g["by_k"]) == {"2", "3"}
+    mix = failure_mix(tiny_model, probs)
+    assert list(mix) == list(FAILURE_TYPES) and sum(mix.values()) == pytest.approx(1.0)
+    curve, counts = pass_curve(tiny_model, probs, 6, [1, 2, 4, 8], seed=3)
+    assert list(curve) == ["1", "2", "4"] and all(0 <= c <= 6 for c in counts) and len(counts) == len(probs)
+    assert list(curve.values()) == sorted(curve.values())  # pass@k grows with k
+    assert (curve, counts) == pass_curve(tiny_model, probs, 6, [1, 2, 4, 8], seed=3)
+    responses = sample_set(tiny_model, probs, 4, seed=1)
+    ent = sample_entropy(tiny_model, probs, responses)
+    assert 0 < ent <= math.log(tiny_model.cfg.vocab_size - 1) + 1e-6
+    assert ent == pytest.approx(sample_entropy(tiny_model, probs, responses, chunk=5), rel=1e-5)
+    think = think_profile(tiny_model, probs, N=4, seed=2)
+    assert set(think) == {"think", "acc", "len", "acc_think", "acc_direct", "by_k"}
+    assert set(think["by_k"]) == {"2", "3"} and set(think["by_k"]["2"]) == {"think", "acc", "trace"}
+    assert think == think_profile(tiny_model, probs, N=4, seed=2)
+    rep = sampling_report(tiny_model, probs, EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], entropy_samples=2))
+    assert list(rep["pass_at_k"]) == list(rep["random_baseline"]) == ["1", "2", "4"]
+    assert 1 <= rep["distinct_answers"] <= 4
+
+
+def test_think_profile_counts_traces(tiny_model, monkeypatch):
+    import reasonrl.evaluate as ev
+
+    probs = [P, make_problem(random.Random(0), 6, 2)]
+    fake = [["bcd|d$", "|d$", "bc|c$", "|a$"], ["|" + probs[1].answer + "$"] * 4]
+    monkeypatch.setattr(ev, "sample_set", lambda *a, **k: fake)
+    t = think_profile(tiny_model, probs, N=4)
+    assert t["think"] == 2 / 8 and t["acc"] == 6 / 8 and t["acc_think"] == 0.5 and t["acc_direct"] == 5 / 6
+    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "trace": 2.5}
+    assert t["by_k"]["2"] == {"think": 0.0, "acc": 1.0, "trace": 0.0}
+    assert t["len"] == pytest.approx(sum(len(r) for rs in fake for r in rs) / 8)
+
+
+def test_eval_config_validation():
+    from reasonrl.config import ConfigError, from_dict
+
+    with pytest.raises(ConfigError, match="eval.passk_N"):
+        from_dict(EvalConfig, {"passk_N": 0}, "eval")
+    with pytest.raises(ConfigError, match="eval.passk_k: unknown key"):
+        from_dict(EvalConfig, {"passk_k": [1]}, "eval")
+
+
+def test_sample_set_is_seeded(tiny_model):
+    probs = make_eval_set(6, 2, 3, seed=0)
+    torch.manual_seed(123)  # the global RNG must not matter
+    a = sample_set(tiny_model, probs, 3, seed=5)
+    torch.manual_seed(456)
+    assert a == sample_set(tiny_model, probs, 3, seed=5)
