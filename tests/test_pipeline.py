@@ -1,10 +1,10 @@
 """Smoke `dvc repro` of the whole DAG on tiny params, then incremental-rebuild checks."""
 
+import functools
 import json
 
 import pytest
 import yaml
-
 from pipeline_util import ROOT, copy_repo, rerun_after, run, set_params, shrink, stages_that_would_run
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ def all_stages() -> set[str]:
     for name, stage in dvc["stages"].items():
         if "foreach" in stage:
             group = stage["foreach"]
-            keys = params[group[2:-1]] if isinstance(group, str) else group
+            keys = functools.reduce(dict.get, group[2:-1].split("."), params) if isinstance(group, str) else group
             names |= {f"{name}@{k}" for k in keys}
         else:
             names.add(name)
@@ -47,7 +47,10 @@ def test_changing_one_mixed_base_reruns_only_it(tiny_repo):
     def update(p):
         p["mixed"]["think2"]["stage2"]["steps"] = 4
 
-    assert rerun_after(tiny_repo, update) == {"mixed@think2"}
+    rerun = rerun_after(tiny_repo, update)
+    # the base, and the zero study's run from it (its eval, the report; the index when its numbers change)
+    study = {"mixed@think2", "rl@zero_think2", "eval@zero_think2", "report_zero"}
+    assert study <= rerun <= study | {"report_index"}
 
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):
@@ -56,3 +59,53 @@ def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_r
 
     rerun = rerun_after(tiny_repo, update)
     assert {"data", "base@cot_L2", "base@direct_L2", "mixed@think2", "mixed@noskill"} <= rerun
+
+
+def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
+    for name in ("orm", "prm_full"):
+        m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
+        assert m["kind"] == name and m["auc"] > 0.5, m
+    m = json.loads((tiny_repo / "reports/metrics/eval_base_cot_L2.json").read_text())
+    assert set(m["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
+    assert list(m["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
+    csv = (tiny_repo / "reports/eval/passk_base_direct_L2.csv").read_text().splitlines()
+    assert csv[0] == "k,pass_at_k,random_baseline" and len(csv) == 4
+
+
+def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
+    def update(p):
+        p["verifiers"]["orm"]["seed"] = 1
+
+    rerun = rerun_after(tiny_repo, update)
+    assert "verifier@orm" in rerun
+    # later stages that use the ORM (RL runs with reward: orm, their evaluations and reports) may follow
+    assert {s for s in rerun if s.split("@")[0].split("_")[0] not in ("rl", "eval", "report")} == {"verifier@orm"}
+
+
+def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
+    index = (tiny_repo / "reports/index.md").read_text()
+    for study in ("methods", "passk", "zero", "hacking", "ablations"):
+        manifest = json.loads((tiny_repo / f"reports/{study}/manifest.json").read_text())
+        assert json.loads((tiny_repo / f"reports/metrics/{study}.json").read_text())
+        for fig in manifest["figures"]:
+            assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
+    m = json.loads((tiny_repo / "reports/metrics/passk_GRPO.json").read_text())
+    assert set(m["sets"]) == {"n8", "n12", "n16"} and list(m["sets"]["n12"]["pass_at_k"]) == ["1", "2", "4"]
+
+
+def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny_repo):
+    def update(p):
+        p["runs_orm"]["hack_orm"]["beta"] = 0.1
+
+    assert rerun_after(tiny_repo, update) == {"rl_orm@hack_orm", "eval_orm@hack_orm", "report_hacking",
+                                              "report_index"}
+
+
+def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
+    out = run(["dvc", "plots", "show", "--json"], tiny_repo)  # exits 0 even when a plot fails to load
+    shown = json.loads(out.stdout)
+    assert not shown.get("errors") and "failed" not in out.stderr, shown.get("errors")
+    assert {"methods_true_reward", "hacking_proxy_vs_true", "zero_think_rate", "ablations_zero_variance",
+            "ablations_wrong_length", "passk_n12", "reports/rl/grpo_s0.csv"} <= set(shown["data"])
+    run(["dvc", "plots", "show", "-o", str(tmp_path / "plots")], tiny_repo)
+    assert (tmp_path / "plots/index.html").stat().st_size > 0

@@ -1,0 +1,13 @@
+"""The studies: each answers one research question from the outputs of its RL runs.
+
+One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `index`, all built on
+`common`. A study module has the same shape everywhere:
+
+- `SECTION` and `Config`: its params section and the dataclass it loads into;
+- `inputs(cfg)` / `outputs(cfg)`: the files it reads and writes, relative to the repository root (the
+  report stage's deps and outs in dvc.yaml list the same files; tests/test_report.py checks that);
+- `report(cfg, root)`: read the inputs, write figures, a markdown table, the study's metrics and a
+  manifest (figures with captions, tables, runs) that the index is built from.
+
+`passk_eval` is the sampling measurement behind the passk study (stage passk@<model>).
+"""

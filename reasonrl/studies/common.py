@@ -1,0 +1,299 @@
+"""Shared pieces of the study reports: where a run's outputs live and how to load them, band plots,
+failure-mix bars, markdown tables, and the manifest each study leaves for the index."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..config import from_dict, load_params  # noqa: E402
+from ..io import atomic_path, read_json, write_json, write_text  # noqa: E402
+
+SMOOTH = 10  # per-step training curves are drawn as a trailing moving average over this many steps
+TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
+STEP = "RL step"
+
+# Colours of the outcome types of evaluate.classify; an unknown type gets grey.
+FAILURE_COLORS = {"correct": "tab:green", "overshoot": "tab:orange", "early": "gold", "lookup": "tab:red",
+                  "miscopy": "tab:purple", "malformed": "tab:gray"}
+
+
+# ----------------------------------------------------------------------------- where outputs live
+
+def history_path(run: str) -> str:
+    return f"reports/rl/{run}.csv"
+
+
+def summary_path(run: str) -> str:
+    return f"reports/rl/{run}.json"
+
+
+def run_metrics_path(run: str) -> str:
+    return f"reports/metrics/run_{run}.json"
+
+
+def base_metrics_path(base: str) -> str:
+    return f"reports/metrics/eval_base_{base}.json"
+
+
+def study_metrics_path(study: str) -> str:
+    return f"reports/metrics/{study}.json"
+
+
+def manifest_path(study: str) -> str:
+    return f"reports/{study}/manifest.json"
+
+
+def run_inputs(runs: Iterable[str], metrics: bool = True) -> list[str]:
+    """The files `load_run` reads for each run, in order, without repeats."""
+    out: list[str] = []
+    for run in runs:
+        for path in (history_path(run), summary_path(run)) + ((run_metrics_path(run),) if metrics else ()):
+            if path not in out:
+                out.append(path)
+    return out
+
+
+# ----------------------------------------------------------------------------- loading
+
+@dataclass
+class Run:
+    name: str
+    history: pd.DataFrame  # one row per step, indexed by step; columns as in the RL record
+    evals: pd.DataFrame  # one row per in-training evaluation, indexed by step; nested keys joined by "."
+    summary: dict  # reports/rl/<run>.json
+    metrics: dict | None  # reports/metrics/run_<run>.json (the eval@ stage), when asked for
+
+    @property
+    def job(self) -> dict:
+        return self.summary["job"]
+
+
+def evals_frame(evals: list[dict]) -> pd.DataFrame:
+    """In-training evaluations as a frame indexed by step ({"by_k": {"3": x}} -> column "by_k.3")."""
+    if not evals:
+        return pd.DataFrame(index=pd.Index([], name="step"))
+    return pd.json_normalize(evals, sep=".").set_index("step").sort_index()
+
+
+def load_run(root: Path, name: str, metrics: bool = True) -> Run:
+    history = pd.read_csv(root / history_path(name)).set_index("step").sort_index()
+    summary = read_json(root / summary_path(name))
+    return Run(name=name, history=history, evals=evals_frame(summary["evals"]), summary=summary,
+               metrics=read_json(root / run_metrics_path(name)) if metrics else None)
+
+
+def load_runs(root: Path, names: Iterable[str], metrics: bool = True) -> dict[str, Run]:
+    return {name: load_run(root, name, metrics) for name in dict.fromkeys(names)}
+
+
+def tail_mean(series: pd.Series, frac: float = TAIL) -> float:
+    """Mean of the last `frac` of a per-step series (at least its last value)."""
+    n = max(1, math.ceil(len(series) * frac))
+    return float(series.iloc[-n:].mean())
+
+
+def eval_column(run: Run, column: str) -> pd.Series:
+    if column not in run.evals:
+        raise KeyError(f"{summary_path(run.name)}: the run's evaluations have no {column!r} "
+                       f"(its eval is {run.job.get('eval')!r}); give the run the eval this study needs")
+    return run.evals[column]
+
+
+def describe(run: Run, keys: Iterable[str]) -> str:
+    """'name (key value, key value)' from the run's job, for tables and the index."""
+    return f"{run.name} (" + ", ".join(f"{k} {run.job[k]}" for k in keys) + ")"
+
+
+# ----------------------------------------------------------------------------- numbers
+
+def mean_sd(values: Iterable[float], fmt: str = ".3f") -> str:
+    """'m ± sd' (sample standard deviation; one value gives just the value)."""
+    s = pd.Series(list(values), dtype=float)
+    return f"{s.mean():{fmt}}" if len(s) < 2 else f"{s.mean():{fmt}} ± {s.std():{fmt}}"
+
+
+def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:
+    """The outcome-type shares averaged over several evaluations (types in the first one's order)."""
+    return {t: sum(m[t] for m in mixes) / len(mixes) for t in mixes[0]}
+
+
+# ----------------------------------------------------------------------------- figures
+
+@dataclass
+class Curve:
+    label: str
+    series: list[pd.Series]  # one per seed, each indexed by step; drawn as mean and min–max band
+    smooth: int = 1  # trailing moving average over this many steps before aggregating
+    style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
+
+
+@dataclass
+class Panel:
+    title: str
+    ylabel: str
+    curves: list[Curve]
+    xlabel: str = STEP
+
+
+def band_stats(series: list[pd.Series], smooth: int = 1) -> pd.DataFrame:
+    """Mean, min and max over series aligned on their index, each smoothed first (trailing window)."""
+    wide = pd.concat([s.rolling(smooth, min_periods=1).mean() for s in series], axis=1).sort_index()
+    return pd.DataFrame({"mean": wide.mean(axis=1), "lo": wide.min(axis=1), "hi": wide.max(axis=1)})
+
+
+def band(ax, curve: Curve) -> None:
+    """The mean line of a curve, and its min–max band when it has more than one series."""
+    st = band_stats(curve.series, curve.smooth)
+    (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
+    if len(curve.series) > 1:
+        ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
+
+
+def palette(labels: Iterable[str]) -> dict[str, str]:
+    """A fixed colour per label, so a label keeps its colour in every panel of a figure."""
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    return {label: colors[i % len(colors)] for i, label in enumerate(labels)}
+
+
+def smoothed(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
+    """A per-step training curve (moving average of SMOOTH steps)."""
+    return Curve(label, series, SMOOTH, {"color": color, **style})
+
+
+def evaluated(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
+    """A curve of in-training evaluations (a point every eval_every steps, not smoothed)."""
+    return Curve(label, series, 1, {"color": color, "marker": "o", "ms": 3, **style})
+
+
+def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
+    """Panels in a grid (size: inches per panel), each with its curves, labelled axes and a legend."""
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
+    for ax, p in zip(axes.flat, panels):
+        for c in p.curves:
+            band(ax, c)
+        ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def legend_below(fig, ax) -> None:
+    """One legend for the whole figure, centred under its panels (for panels whose curves fill every corner)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(handles, labels, loc="lower center", ncols=min(len(labels), 6), fontsize=9, frameon=False)
+
+
+def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str) -> None:
+    """Horizontal stacked bars, one per label (top to bottom in the given order), one segment per
+    outcome type; the legend sits right of the axes so it never covers a bar or the axis label."""
+    labels = list(mixes)[::-1]
+    left = [0.0] * len(labels)
+    for t in next(iter(mixes.values())):
+        shares = [mixes[label][t] for label in labels]
+        ax.barh(labels, shares, left=left, color=FAILURE_COLORS.get(t, "tab:gray"), label=t)
+        left = [a + b for a, b in zip(left, shares)]
+    ax.set(xlim=(0, 1), xlabel="share of greedy responses on the n = 12 set", title=title)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+
+
+def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path) -> None:
+    fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
+    failure_bars(ax, mixes, title)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def save_figure(fig, path: Path) -> None:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- tables and manifest
+
+def code(text: str) -> str:
+    """Text as a markdown code span that is safe inside a table cell (| escaped, backticks dropped)."""
+    return "`" + str(text).replace("`", "'").replace("|", "\\|") + "`"
+
+
+def cell(value) -> str:
+    """A table cell: floats with 3 decimals (small ones in scientific notation), a missing value empty,
+    anything else as written."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.2e}" if 0 < abs(value) < 0.01 else f"{value:.3f}"
+    return str(value)
+
+
+def md_table(df: pd.DataFrame, title: str, note: str = "") -> str:
+    """A markdown table under a heading; cells are formatted here (no number parsing of text such as
+    "+0.020"), numeric columns right-aligned."""
+    align = ["right" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "left"
+             for c in df]
+    body = df.map(cell).to_markdown(index=False, disable_numparse=True, colalign=align)
+    return f"### {title}\n\n{body}\n" + (f"\n{note}\n" if note else "")
+
+
+def write_markdown(path: Path, title: str, intro: str, parts: list[str]) -> None:
+    write_text(path, f"## {title}\n\n{intro}\n\n" + "\n".join(parts))
+
+
+@dataclass
+class Manifest:
+    """What a study produced, for the index: figure paths are relative to reports/."""
+
+    study: str
+    title: str
+    question: str
+    answer: str  # one line with the key numbers
+    runs: list[str]  # run descriptions (name and the settings the study varies)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (path, one sentence with the key number)
+    tables: list[str] = field(default_factory=list)
+
+    def write(self, root: Path) -> None:
+        write_json(root / manifest_path(self.study), {
+            "study": self.study, "title": self.title, "question": self.question, "answer": self.answer,
+            "runs": self.runs, "figures": [{"file": f, "caption": c} for f, c in self.figures],
+            "tables": self.tables})
+
+
+# ----------------------------------------------------------------------------- the stage entry
+
+def params_section(params: dict, dotted: str) -> dict:
+    node = params
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(f"params: missing section {dotted!r}")
+        node = node[part]
+    return node
+
+
+def load_config(module, params: dict):
+    """The study's config: `module.load_config(params)` when it has one, else its SECTION."""
+    if hasattr(module, "load_config"):
+        return module.load_config(params)
+    return from_dict(module.Config, params_section(params, module.SECTION), module.SECTION)
+
+
+def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:
+    """Stage entry of report_<study>: load the study's config and write its report under root."""
+    cfg = load_config(module, load_params(params_path))
+    module.report(cfg, Path(root))
+    print(f"{module.__name__.rsplit('.', 1)[-1]}: {len(module.outputs(cfg))} outputs written", file=sys.stderr)

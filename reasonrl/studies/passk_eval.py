@@ -1,0 +1,47 @@
+"""The measurement behind the passk study (stage passk@<label>): N samples per problem of one model on
+several fixed sets -> pass@k for k up to N, the random-guess baseline, distinct answers and entropy."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..config import check
+from ..evaluate import EvalConfig, sampling_report
+from ..task import Problem
+
+
+@dataclass
+class Config:
+    """The `passk:` params section."""
+
+    base: str = "base"  # the label (a key of models) every other curve is compared with
+    sets: list[str] = field(default_factory=lambda: ["n8", "n12", "n16"])  # data/<set>.jsonl
+    eval: EvalConfig = field(default_factory=EvalConfig)  # N, ks, temperature, seed, entropy samples
+    models: dict[str, str] = field(default_factory=dict)  # label -> checkpoint models/<name>.pt
+
+    def __post_init__(self):
+        check(self.base in self.models, "base", f"{self.base!r} is not one of the models {list(self.models)}")
+        check(bool(self.sets), "sets", "must not be empty")
+
+
+def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
+    """{"N", "sets": {name: {ring_sizes, problems, pass_at_k, random_baseline, distinct_answers, entropy}}}."""
+    out = {}
+    for name, problems in sets.items():
+        print(f"passk: {name}, {len(problems)} problems x {cfg.passk_N} samples", file=sys.stderr)
+        rep = sampling_report(model, problems, cfg)
+        out[name] = {"ring_sizes": sorted({p.n for p in problems}), "problems": len(problems),
+                     "pass_at_k": rep["pass_at_k"], "random_baseline": rep["random_baseline"],
+                     "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"]}
+    return {"N": cfg.passk_N, "sets": out}
+
+
+def curve_csv(result: dict) -> str:
+    """Plot data: one row per k, a pass@k column per set, then a random-guess column per set."""
+    sets = result["sets"]
+    ks = list(next(iter(sets.values()))["pass_at_k"])
+    cols = ["k", *sets, *(f"random_{s}" for s in sets)]
+    rows = [[k, *(f"{d['pass_at_k'][k]:.6f}" for d in sets.values()),
+             *(f"{d['random_baseline'][k]:.6f}" for d in sets.values())] for k in ks]
+    return "\n".join(",".join(map(str, r)) for r in [cols, *rows]) + "\n"

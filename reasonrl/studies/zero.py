@@ -1,0 +1,197 @@
+"""Study `zero`: the R1-Zero question — does RL create thinking or select it?
+
+GRPO from each mixed base (eval: think), so every run's evaluation at step 0 is its base's thinking
+profile ("before") and the last one is the trained policy's ("after"). Think rate and accuracy against
+step, the think rate per hop count before and after, accuracy when thinking vs when answering directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ..config import check
+from ..io import write_json
+from .common import (
+    Manifest,
+    Panel,
+    Run,
+    describe,
+    eval_column,
+    evaluated,
+    legend_below,
+    load_runs,
+    manifest_path,
+    md_table,
+    palette,
+    panel_figure,
+    run_inputs,
+    save_figure,
+    smoothed,
+    study_metrics_path,
+    write_markdown,
+)
+
+SECTION = "studies.zero"
+OUT = "reports/zero"
+
+
+@dataclass
+class Config:
+    runs: dict[str, str] = field(default_factory=dict)  # base label -> GRPO run from it (eval: think)
+    present: float = 0.01  # a base "already thinks" when its think rate before RL is at least this
+    rise: float = 0.05  # RL "acted" when the think rate rose by at least this (absolute)
+
+    def __post_init__(self):
+        check(bool(self.runs), "runs", "need at least one run")
+        check(0 <= self.present <= 1 and 0 <= self.rise <= 1, "present", "present and rise must be in [0, 1]")
+
+
+def inputs(cfg: Config) -> list[str]:
+    return run_inputs(cfg.runs.values(), metrics=False)
+
+
+def outputs(cfg: Config) -> list[str]:
+    return [f"{OUT}/training.png", f"{OUT}/by_hops.png", f"{OUT}/think_vs_direct.png", f"{OUT}/table.md",
+            manifest_path("zero"), study_metrics_path("zero")]
+
+
+def profile(run: Run, which: int) -> dict:
+    """The thinking profile of the first (which = 0, the base) or last (-1) evaluation; conditional
+    accuracies are None when no response of that kind exists."""
+    row = run.evals.iloc[which]
+    think = float(eval_column(run, "think").iloc[which])
+    return {"think": think, "acc": float(row["acc"]), "acc_think": float(row["acc_think"]) if think > 0 else None,
+            "acc_direct": float(row["acc_direct"]) if think < 1 else None,
+            "by_k": {int(c.split(".")[1]): float(row[c]) for c in run.evals if c.endswith(".think")}}
+
+
+def verdict(before: float, after: float, cfg: Config) -> tuple[str, str]:
+    """("created" | "selected" | "neither", a short phrase with the numbers)."""
+    change = f"{before:.1%} → {after:.1%}"
+    if after - before < cfg.rise:
+        return "neither", f"neither: think rate {change}"
+    kind = "created" if before < cfg.present else "selected"
+    return kind, f"{kind}: think rate {change}"
+
+
+def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
+    colors = palette(cfg.runs)
+
+    def curves(make, column, from_evals):
+        return [make(b, [eval_column(runs[r], column) if from_evals else runs[r].history[column]], colors[b])
+                for b, r in cfg.runs.items()]
+
+    panel_figure([
+        Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
+              curves(evaluated, "think", True)),
+        Panel("Accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
+              curves(evaluated, "acc", True)),
+        Panel("Think rate of the training samples", "share of responses with a trace",
+              curves(smoothed, "rollout/think_rate", False)),
+        Panel("True reward of the training samples", "mean reward per sample (0–1)",
+              curves(smoothed, "reward/true", False)),
+    ], "GRPO from each mixed base: thinking and accuracy during RL (per-step curves: 10-step moving average)", path)
+
+
+def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
+    fig, axes = plt.subplots(1, len(cfg.runs), figsize=(3.6 * len(cfg.runs), 3.8), squeeze=False, sharey=True)
+    for ax, b in zip(axes[0], cfg.runs):
+        for when, style in (("before", {"ls": "--", "marker": "o", "mfc": "none"}), ("after", {"marker": "o"})):
+            ks = sorted(prof[b][when]["by_k"])
+            ax.plot(ks, [prof[b][when]["by_k"][k] for k in ks], label=f"{when} RL", **style)
+        ax.set(title=f"base {b}", xlabel="hop count k", ylim=(-0.03, 1.03))
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("share of responses with a trace")
+    fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO")
+    legend_below(fig, axes[0][0])
+    save_figure(fig, path)
+
+
+def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
+    bars = [("acc_think", "before", "thinking, before"), ("acc_think", "after", "thinking, after"),
+            ("acc_direct", "before", "direct, before"), ("acc_direct", "after", "direct, after")]
+    colors = ["#9ecae1", "tab:blue", "#fdae6b", "tab:orange"]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(cfg.runs), 4.2))
+    width = 0.8 / len(bars)
+    for i, ((key, when, label), color) in enumerate(zip(bars, colors)):
+        xs = [j + (i - 1.5) * width for j in range(len(cfg.runs))]
+        ys = [prof[b][when][key] for b in cfg.runs]
+        ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label)
+        for x, y in zip(xs, ys):
+            if y is None:  # no response of this kind: say so rather than draw a bar of 0
+                ax.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+    ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
+    ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
+           title="Accuracy when thinking vs when answering directly (n/a: no such responses)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def table_rows(cfg: Config, prof: dict) -> list[dict]:
+    rows = []
+    for b, p in prof.items():
+        before, after = p["before"], p["after"]
+        rows.append({"base": b, "think before": before["think"], "think after": after["think"],
+                     "accuracy before": before["acc"], "accuracy after": after["acc"],
+                     "acc. thinking before → after": f"{fmt(before['acc_think'])} → {fmt(after['acc_think'])}",
+                     "acc. direct before → after": f"{fmt(before['acc_direct'])} → {fmt(after['acc_direct'])}",
+                     "does RL create or select thinking?": verdict(before["think"], after["think"], cfg)[1]})
+    return rows
+
+
+def answer(cfg: Config, prof: dict) -> str:
+    kinds = {b: verdict(p["before"]["think"], p["after"]["think"], cfg) for b, p in prof.items()}
+    parts = []
+    for kind, phrase in (("selected", "RL selects thinking in"), ("created", "creates it in"),
+                         ("neither", "neither creates nor selects it in")):
+        bases = [f"{b} ({p['before']['think']:.1%} → {p['after']['think']:.1%})" for b, p in prof.items()
+                 if kinds[b][0] == kind]
+        parts.append(f"{phrase} {', '.join(bases) if bases else 'none'}")
+    return "; ".join(parts) + "."
+
+
+def report(cfg: Config, root: Path) -> None:
+    runs = load_runs(root, cfg.runs.values(), metrics=False)
+    prof = {b: {"before": profile(runs[r], 0), "after": profile(runs[r], -1)} for b, r in cfg.runs.items()}
+    out = root / OUT
+    training_figure(cfg, runs, out / "training.png")
+    by_hops_figure(cfg, prof, out / "by_hops.png")
+    think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png")
+    write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof), [
+        md_table(pd.DataFrame(table_rows(cfg, prof)), "Thinking before (the mixed base) and after GRPO",
+                 f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem. 'created': the base thought "
+                 f"in under {cfg.present:.0%} of its responses and RL raised that by at least {cfg.rise:.0%} "
+                 "(absolute); 'selected': the base already thought at least that often; 'neither': the rate rose "
+                 f"by less than {cfg.rise:.0%}.")])
+    metrics = {b: {"think_before": p["before"]["think"], "think_after": p["after"]["think"],
+                   "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
+                   "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
+                   "verdict": verdict(p["before"]["think"], p["after"]["think"], cfg)[0]} for b, p in prof.items()}
+    write_json(root / study_metrics_path("zero"), metrics)
+    manifest(cfg, runs, prof).write(root)
+
+
+def manifest(cfg: Config, runs: dict[str, Run], prof: dict) -> Manifest:
+    think = ", ".join(f"{b} {p['before']['think']:.2f} → {p['after']['think']:.2f}" for b, p in prof.items())
+    acc = ", ".join(f"{b} {p['before']['acc']:.2f} → {p['after']['acc']:.2f}" for b, p in prof.items())
+    last = list(cfg.runs)[-1]
+    hops = prof[last]["after"]["by_k"]
+    return Manifest(
+        "zero", "R1-Zero: does RL create thinking or select it?",
+        "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
+        answer(cfg, prof), [describe(runs[r], ("init", "method")) for r in cfg.runs.values()],
+        [("zero/training.png", f"Think rate and accuracy against step from each mixed base; think rate {think}."),
+         ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
+          + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
+         ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "
+          f"overall accuracy {acc}.")],
+        ["zero/table.md"])
