@@ -110,3 +110,11 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
             "ablations_wrong_length", "passk_n12", "reports/rl/grpo_s0.csv"} <= set(shown["data"])
     run(["dvc", "plots", "show", "-o", str(tmp_path / "plots")], tiny_repo)
     assert (tmp_path / "plots/index.html").stat().st_size > 0
+
+
+def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_repo):
+    def update(p):
+        p["method"] = "rft"
+
+    assert stages_that_would_run(tiny_repo) == set()
+    assert rerun_after(tiny_repo, update) == {"rl_headline", "eval_headline"}
