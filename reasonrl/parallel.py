@@ -1,12 +1,12 @@
 """`reasonrl repro`: run the stale stages of a DVC pipeline in parallel on Dask.
 
 `dvc repro` runs stages one after another. Here DVC's own planner (the Python API) says which stages
-are stale and in which order; each stale stage becomes one Dask task, `dvc repro -s <stage>`, that
-depends on the tasks of its stale upstream stages, so the Dask scheduler starts a stage as soon as its
-upstream stages have finished. Several `dvc repro -s` processes at once are safe: DVC releases the repo
-lock while a stage's command runs (so `--wait-for-lock` only waits for the short bookkeeping phases)
-and holds per-output read/write locks, which never conflict because dependents start only after their
-upstream stages are done. Each stage's result lands in `dvc.lock` as soon as it finishes, so a failed
+are stale and in which order; each stale stage becomes one Dask task, `dvc repro -s <stage>`, submitted
+as soon as the tasks of its stale upstream stages have finished, and run by whichever worker is free.
+Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command
+runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output read/write
+locks, which never conflict because dependents start only after their upstream stages are done. Each
+stage's result lands in `dvc.lock` as soon as it finishes, so a failed
 or interrupted run resumes from there with `reasonrl repro` or `dvc repro`.
 """
 
@@ -44,7 +44,7 @@ _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_in
 
 
 class StageFailed(Exception):
-    """`dvc repro -s <stage>` exited non-zero (raised on the worker; dependents inherit it)."""
+    """`dvc repro -s <stage>` exited non-zero (raised on the worker; its dependents are skipped)."""
 
     def __init__(self, stage: str, returncode: int, tail: str):
         super().__init__(stage, returncode, tail)
@@ -146,18 +146,50 @@ def _sigint_ignored() -> Iterator[None]:
 
 def execute(client: Any, root: str, plan: dict[str, list[str]], env: dict[str, str],
             log_dir: str | None = None, dvc_args: list[str] | None = None) -> int:
-    """Submit one task per stage, with its upstream tasks as arguments; report; return the exit code."""
+    """Submit each stage as soon as its upstream stages have finished; report; return the exit code.
+
+    Stages go to Dask without data dependencies between their tasks: Dask places a task on the worker
+    that holds its inputs, which pinned every stage after a long one to that worker while others idled.
+    """
+    from distributed import as_completed
+
     run_id = uuid.uuid4().hex[:8]
     reporter = _Reporter()
     client.subscribe_topic(f"{TOPIC}-{run_id}", reporter.on_event)  # per run: a cluster may be shared
     t0 = time.monotonic()
-    futures: dict[str, Any] = {}
+    waiting = {stage: set(upstream) for stage, upstream in plan.items()}
+    dependents: dict[str, list[str]] = collections.defaultdict(list)
     for stage, upstream in plan.items():
+        for up in upstream:
+            dependents[up].append(stage)
+    futures: dict[str, Any] = {}
+    outcomes: dict[str, dict] = {}
+
+    def submit(stage: str) -> Any:
         futures[stage] = client.submit(run_stage, run_id, stage, root, env, log_dir, dvc_args or [],
-                                       *(futures[u] for u in upstream),
                                        key=f"{stage}-{run_id}", pure=False)
+        return futures[stage]
+
+    def settle(outcome: dict) -> None:
+        outcomes[outcome["stage"]] = outcome
+        reporter.report(outcome)
+
+    finished = as_completed([submit(s) for s, ups in waiting.items() if not ups])
+    stage_of = {f.key: s for s, f in futures.items()}
     try:
-        outcomes = _collect(futures, reporter)
+        for fut in finished:
+            stage = stage_of[fut.key]
+            settle(_outcome(stage, fut))
+            if outcomes[stage]["status"] == "FAILED":
+                for down in _downstream(stage, dependents):
+                    if down not in outcomes:
+                        settle({"stage": down, "status": "skipped", "reason": f"upstream {stage} failed"})
+                continue
+            for down in dependents[stage]:
+                waiting[down].discard(stage)
+                if not waiting[down] and down not in outcomes:
+                    finished.add(submit(down))
+                    stage_of[futures[down].key] = down
     except KeyboardInterrupt:
         reporter.stopping = True
         _stop(client, run_id, list(futures.values()))
@@ -166,24 +198,22 @@ def execute(client: Any, root: str, plan: dict[str, list[str]], env: dict[str, s
     return 0 if all(o["status"] not in ("FAILED", "skipped") for o in outcomes.values()) else 1
 
 
-def _collect(futures: dict[str, Any], reporter: _Reporter) -> dict[str, dict]:
-    from distributed import as_completed
-
-    name_of = {f.key: stage for stage, f in futures.items()}
-    outcomes: dict[str, dict] = {}
-    for fut in as_completed(futures.values()):
-        stage = name_of[fut.key]
-        outcomes[stage] = _outcome(stage, fut)
-        reporter.report(outcomes[stage])
-    return outcomes
+def _downstream(stage: str, dependents: dict[str, list[str]]) -> list[str]:
+    """Every stage that (transitively) depends on `stage`, each once."""
+    seen: dict[str, None] = {}
+    todo = list(dependents[stage])
+    while todo:
+        down = todo.pop()
+        if down not in seen:
+            seen[down] = None
+            todo.extend(dependents[down])
+    return list(seen)
 
 
 def _outcome(stage: str, fut: Any) -> dict:
     if fut.status == "finished":
         return fut.result()
     exc = fut.exception()
-    if isinstance(exc, StageFailed) and exc.stage != stage:
-        return {"stage": stage, "status": "skipped", "reason": f"upstream {exc.stage} failed"}
     if isinstance(exc, StageFailed):
         return {"stage": stage, "status": "FAILED", "returncode": exc.returncode, "tail": exc.tail}
     return {"stage": stage, "status": "FAILED", "returncode": None, "tail": f"{type(exc).__name__}: {exc}"}
@@ -207,8 +237,8 @@ def _stop(client: Any, run_id: str, futures: list) -> None:
 
 
 def run_stage(run_id: str, stage: str, root: str, env: dict[str, str], log_dir: str | None,
-              dvc_args: list[str], *upstream: dict) -> dict:
-    """Run `dvc repro -s <stage>` in `root` (a Dask task; `upstream` only orders it after its inputs)."""
+              dvc_args: list[str]) -> dict:
+    """Run `dvc repro -s <stage>` in `root` (a Dask task, submitted once its upstream stages are done)."""
     _quiet_worker_log()
     worker = _worker_address()
     _event(run_id, {"stage": stage, "status": "start", "worker": worker})

@@ -171,6 +171,27 @@ def test_local_cluster_runs_independent_stages_concurrently(tmp_path, env):
 
 
 @pytest.mark.slow
+def test_stages_after_a_quick_one_spread_over_the_idle_workers(tmp_path, env):
+    # `root` is quick; its two dependents are slow. Had their tasks depended on root's task, Dask would
+    # have put both on the worker holding root's result, one after the other, while the other idled.
+    log = tmp_path / "times.log"
+    stages = {"root": {"cmd": _record(log, "root", "echo r > root.txt"), "outs": ["root.txt"]},
+              "fan": {"foreach": ["a", "b"], "do": {
+                  "cmd": _record(log, "fan@${item}", "sleep 3 && cat root.txt > fan_${item}.txt"),
+                  "deps": ["root.txt"], "outs": ["fan_${item}.txt"]}}}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sh(["git", "init", "-q"], repo)
+    sh(["dvc", "init", "-q"], repo)
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    out = repro(repo, "-j", "2")
+    assert out.returncode == 0, out.stderr
+    t = times(tmp_path)
+    assert overlap(t, "fan@a", "fan@b") > 1.5, t
+    assert min(t["fan@a"]["start"], t["fan@b"]["start"]) >= t["root"]["end"]
+
+
+@pytest.mark.slow
 def test_failing_stage_stops_only_its_dependents(tmp_path, env):
     repo = make_repo(tmp_path, seconds=0, failing=True)
     out = repro(repo, "-j", "2")
