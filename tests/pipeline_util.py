@@ -68,23 +68,35 @@ def set_params(repo: Path, update) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def stages_that_would_run(repo: Path) -> set[str]:
-    """Stages `dvc repro --dry` lists: only the directly stale ones, not what they feed."""
-    out = run(["dvc", "repro", "--dry"], repo).stdout
-    return set(re.findall(r"Running stage '([^']+)'", out))
-
-
-def stages_rerun(repo: Path) -> set[str]:
-    """Run `dvc repro` and return every stage it executed or restored from the run-cache."""
-    out = run(["dvc", "repro"], repo).stdout
+def _listed(out: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", out)) | set(re.findall(r"Stage '([^']+)' is cached", out))
 
 
-def rerun_after(repo: Path, update) -> set[str]:
-    """The stages `dvc repro` reruns after `update` changes params.yaml; the repo is restored after."""
+def stages_that_would_run(repo: Path) -> set[str]:
+    """The stale stages `dvc repro --dry` lists: those whose own deps or params changed, not what they feed
+    (a dry run does not change any output, so nothing downstream looks stale)."""
+    return _listed(run(["dvc", "repro", "--dry"], repo).stdout)
+
+
+def stale_after(repo: Path, update) -> tuple[set[str], set[str]]:
+    """After `update` changes params.yaml: (the stages whose own deps or params changed, those stages and
+    everything downstream of them), both from `dvc repro --dry`; nothing runs and params.yaml is restored.
+    The second set is what `dvc repro` reruns when each rerun stage changes its outputs."""
     set_params(repo, update)
     try:
-        return stages_rerun(repo)
+        direct = stages_that_would_run(repo)
+        closure = _listed(run(["dvc", "repro", "--dry", "--force-downstream"], repo).stdout)
+        return direct, closure
+    finally:
+        run(["git", "checkout", "params.yaml"], repo)
+
+
+def rerun_after(repo: Path, update) -> set[str]:
+    """The stages `dvc repro` really reruns (or restores from the run-cache) after `update` changes
+    params.yaml; params.yaml and the outputs are restored after."""
+    set_params(repo, update)
+    try:
+        return _listed(run(["dvc", "repro"], repo).stdout)
     finally:
         run(["git", "checkout", "params.yaml"], repo)
         run(["dvc", "repro"], repo)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import yaml
-from pipeline_util import ROOT, copy_repo, rerun_after, run, set_params, shrink, stages_that_would_run
+from pipeline_util import ROOT, copy_repo, rerun_after, run, set_params, shrink, stages_that_would_run, stale_after
 
 pytestmark = pytest.mark.slow
 
@@ -48,18 +48,20 @@ def test_changing_one_mixed_base_reruns_only_it(tiny_repo):
     def update(p):
         p["mixed"]["think2"]["stage2"]["steps"] = 4
 
-    rerun = rerun_after(tiny_repo, update)
-    # the base, and the zero study's run from it (its eval, the report; the index when its numbers change)
-    study = {"mixed@think2", "rl@zero_think2", "eval@zero_think2", "report_zero"}
-    assert study <= rerun <= study | {"report_index"}
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"mixed@think2"}
+    # the base, and the zero study's run from it, its eval, the study's report and the index
+    assert closure == {"mixed@think2", "rl@zero_think2", "eval@zero_think2", "report_zero", "report_index"}
 
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):
     def update(p):
         p["data"]["sets"]["n8"]["count"] = 3
 
-    rerun = rerun_after(tiny_repo, update)
-    assert {"data", "base@cot_L2", "base@direct_L2", "mixed@think2", "mixed@noskill"} <= rerun
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"data"}
+    assert {"base@cot_L2", "base@direct_L2", "mixed@think2", "mixed@noskill", "passk@base"} <= closure
+    assert not closure & {"exact", "report_exact"}  # the exact toy reads no evaluation set
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
@@ -77,10 +79,10 @@ def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
     def update(p):
         p["verifiers"]["orm"]["seed"] = 1
 
-    rerun = rerun_after(tiny_repo, update)
-    assert "verifier@orm" in rerun
-    # later stages that use the ORM (RL runs with reward: orm, their evaluations and reports) may follow
-    assert {s for s in rerun if s.split("@")[0].split("_")[0] not in ("rl", "eval", "report")} == {"verifier@orm"}
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"verifier@orm"}
+    assert closure == {"verifier@orm", "rl_orm@hack_orm", "rl_orm@hack_orm_guard", "eval_orm@hack_orm",
+                       "eval_orm@hack_orm_guard", "report_hacking", "report_index"}
 
 
 def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
@@ -98,8 +100,9 @@ def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny
     def update(p):
         p["runs_orm"]["hack_orm"]["beta"] = 0.1
 
-    assert rerun_after(tiny_repo, update) == {"rl_orm@hack_orm", "eval_orm@hack_orm", "report_hacking",
-                                              "report_index"}
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"rl_orm@hack_orm"}
+    assert closure == {"rl_orm@hack_orm", "eval_orm@hack_orm", "report_hacking", "report_index"}
 
 
 def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
@@ -116,4 +119,6 @@ def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_rep
     def update(p):
         p["method"] = "rft"
 
+    assert stale_after(tiny_repo, update) == ({"rl_headline"}, {"rl_headline", "eval_headline"})
+    # and a real `dvc repro` reruns exactly that chain (the only test here that runs stages again)
     assert rerun_after(tiny_repo, update) == {"rl_headline", "eval_headline"}
