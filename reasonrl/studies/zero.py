@@ -110,6 +110,9 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
     save_figure(fig, path)
 
 
+RARE = 0.01  # bars resting on fewer than this share of the responses are marked in the figure
+
+
 def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
     bars = [("acc_think", "before", "thinking, before"), ("acc_think", "after", "thinking, after"),
             ("acc_direct", "before", "direct, before"), ("acc_direct", "after", "direct, after")]
@@ -119,13 +122,17 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
     for i, ((key, when, label), color) in enumerate(zip(bars, colors)):
         xs = [j + (i - 1.5) * width for j in range(len(cfg.runs))]
         ys = [prof[b][when][key] for b in cfg.runs]
+        # share of the responses behind each bar: a bar resting on a handful of responses is marked
+        shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when]["think"] for b in cfg.runs]
         ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label)
-        for x, y in zip(xs, ys):
-            if y is None:  # no response of this kind: say so rather than draw a bar of 0
-                ax.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+        for x, y, share in zip(xs, ys, shares):
+            note = "n/a" if y is None else f"<{RARE:.0%}" if share < RARE else None
+            if note:
+                ax.text(x, (y or 0) + 0.02, note, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
     ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
-           title="Accuracy when thinking vs when answering directly (n/a: no such responses)")
+           title=f"Accuracy when thinking vs when answering directly\n(n/a: no such responses; "
+                 f"<{RARE:.0%}: under {RARE:.0%} of the responses)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
