@@ -174,9 +174,12 @@ def execute(client: Any, root: str, plan: dict[str, list[str]], env: dict[str, s
         outcomes[outcome["stage"]] = outcome
         reporter.report(outcome)
 
-    finished = as_completed([submit(s) for s, ups in waiting.items() if not ups])
-    stage_of = {f.key: s for s, f in futures.items()}
-    try:
+    finished = as_completed()
+    stage_of: dict[str, str] = {}
+    try:  # from the first submission on: a Ctrl-C at any point stops what has started
+        for stage in [s for s, ups in waiting.items() if not ups]:
+            finished.add(submit(stage))
+            stage_of[futures[stage].key] = stage
         for fut in finished:
             stage = stage_of[fut.key]
             settle(_outcome(stage, fut))
