@@ -277,7 +277,10 @@ def test_run_cache_roundtrip_through_a_local_remote(tmp_path, env):
 def test_ctrl_c_stops_workers_and_commits_nothing(tmp_path, env):
     repo = make_repo(tmp_path, seconds=60)
     cmd = [sys.executable, "-c", REPRO, "-j", "2"]
-    proc = subprocess.Popen(cmd, cwd=repo, start_new_session=True, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default, as under a terminal: a shell's background job (a CI script run with `&`)
+    # hands its children SIGINT ignored, and then no Ctrl-C reaches the runner at all
+    proc = subprocess.Popen(cmd, cwd=repo, start_new_session=True, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while set(started(tmp_path)) != {"sleep@a", "sleep@b"} and time.monotonic() < deadline:
         time.sleep(0.2)
