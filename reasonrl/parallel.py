@@ -6,8 +6,8 @@ as soon as the tasks of its stale upstream stages have finished, and run by whic
 Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command
 runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output read/write
 locks, which never conflict because dependents start only after their upstream stages are done. Each
-stage's result lands in `dvc.lock` as soon as it finishes, so a failed
-or interrupted run resumes from there with `reasonrl repro` or `dvc repro`.
+stage's result lands in `dvc.lock` as soon as it finishes, so a failed or interrupted run resumes from
+there with `reasonrl repro` or `dvc repro`.
 """
 
 from __future__ import annotations
