@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from .errors import install_excepthook, main_guard
+
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
     "repro": ("reasonrl.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
@@ -14,6 +16,8 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status of the command; a ReasonrlError is one `error: ...` stderr line and status 2."""
+    install_excepthook()  # errors raised while a command's module is imported
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="reasonrl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -24,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
             mod.add_arguments(p)
             p.set_defaults(_module=mod)
     args = parser.parse_args(argv)
-    return args._module.run(args)
+    return main_guard(args._module.run, args)
 
 
 if __name__ == "__main__":

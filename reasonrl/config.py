@@ -15,27 +15,32 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 
+from .errors import ConfigError, unknown_key_fix
+
+__all__ = ["ConfigError", "check", "from_dict", "load_params", "to_dict"]
+
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
-    """A params value that cannot be used; the message starts with the dotted key."""
-
-
-def check(ok: bool, key: str, message: str) -> None:
+def check(ok: bool, key: str, message: str, fix: str | None = None) -> None:
     """Raise ConfigError for `key` unless `ok`; used by dataclass __post_init__ validators."""
     if not ok:
-        raise ConfigError(f"{key}: {message}")
+        raise ConfigError(key, message, fix)
 
 
 def load_params(path: str | Path = "params.yaml") -> dict:
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"{path}: params file not found")
-    with open(path) as f:
-        data = yaml.safe_load(f) or {}
+        raise ConfigError(str(path), "params file not found", "run from the project root or pass its path")
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(str(path), f"not valid YAML{at}: {getattr(e, 'problem', None) or e}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+        raise ConfigError(str(path), "expected a mapping at the top level")
     return data
 
 
@@ -54,8 +59,8 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
             try:
                 return _coerce(value, option, key)
             except ConfigError as e:
-                errors.append(str(e))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: {value!r} matches none of {tp}")
+                errors.append(e)
+        raise (errors[0] if len(errors) == 1 else ConfigError(key, f"{value!r} matches none of {tp}"))
     if origin is Literal:
         allowed = get_args(tp)
         check(value in allowed, key, f"{value!r} is not one of {list(allowed)}")
@@ -89,7 +94,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
             try:
                 value = float(value)
             except ValueError:
-                raise ConfigError(f"{key}: expected a number, got {value!r}") from None
+                raise ConfigError(key, f"expected a number, got {value!r}") from None
         check(isinstance(value, (int, float)) and not isinstance(value, bool), key,
               f"expected a number, got {value!r}")
         return float(value)
@@ -106,18 +111,17 @@ def from_dict(cls: type[T], data: dict | None, where: str) -> T:
     """
     data = {} if data is None else data
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {data!r}")
+        raise ConfigError(where, f"expected a mapping, got {data!r}")
     names = [f.name for f in dataclasses.fields(cls)]
     for key in data:
         if key not in names:
-            raise ConfigError(f"{where}.{key}: unknown key; valid keys are {', '.join(names)}")
+            raise ConfigError(f"{where}.{key}", "unknown key", unknown_key_fix(str(key), names))
     hints = typing.get_type_hints(cls)
     kwargs = {k: _coerce(v, hints[k], f"{where}.{k}") for k, v in data.items()}
     try:
         return cls(**kwargs)
     except ConfigError as e:
-        msg = str(e)
-        raise ConfigError(msg if msg.startswith(where) else f"{where}.{msg}") from None
+        raise e.within(where) from None
 
 
 def to_dict(obj: Any) -> dict:

@@ -8,7 +8,6 @@ checkpoint can never execute code.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .config import check
+from .errors import CheckpointError, rebuild_fix
 from .io import atomic_path
 from .task import PAD_ID, VOCAB_SIZE
 
@@ -45,13 +45,6 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
-
-
-def set_threads_from_env() -> None:
-    """Honour TORCH_NUM_THREADS (set by `reasonrl repro -j N` so parallel stages don't oversubscribe)."""
-    n = os.environ.get("TORCH_NUM_THREADS")
-    if n:
-        torch.set_num_threads(int(n))
 
 
 class Rotary(nn.Module):
@@ -244,33 +237,47 @@ def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torc
     return logp, ent
 
 
-class CheckpointError(RuntimeError):
-    """A checkpoint that is missing, truncated or not one of ours."""
-
-
 FORMAT = "reasonrl-checkpoint-v1"
 
 
 def save_checkpoint(path: str | Path, model: TinyReasoner, meta: dict) -> None:
-    """Write the model's weights, config and `meta` (JSON-able) to `path` atomically."""
+    """Write the model's weights, config and `meta` (JSON-able) to `path` atomically. The intra-op
+    thread count it was computed with is stored beside them: it is part of what the numbers are."""
     blob = {"format": FORMAT, "model_config": json.dumps(asdict(model.cfg)), "meta": json.dumps(meta),
+            "threads": torch.get_num_threads(),
             "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
     with atomic_path(path) as tmp:
         torch.save(blob, tmp)
 
 
+def torch_load_reason(e: BaseException) -> str:
+    """The informative line of torch.load's error: the refused global of a pickle that references
+    code, else the first sentence (torch appends long migration notes and links)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    refused = [line for line in lines if "global" in line.lower() and ("unsupported" in line.lower()
+                                                                       or "blocked" in line.lower())]
+    if refused:
+        return "it references code, which weights_only loading refuses: " + refused[0].split(". ")[0].rstrip(".")
+    if isinstance(e, KeyError) or not lines:
+        return f"not a torch.save file ({type(e).__name__})"
+    return lines[0].split(". ")[0].rstrip(".")
+
+
 def load_blob(path: str | Path, fmt: str = FORMAT) -> dict:
-    """Safely load a checkpoint dict of format `fmt`; any problem is one CheckpointError naming the path."""
+    """Safely load a checkpoint dict of format `fmt`; any problem is one CheckpointError naming the
+    path, what torch said, and the stage that makes the file."""
     path = Path(path)
     if not path.exists():
-        raise CheckpointError(f"{path}: checkpoint not found")
+        raise CheckpointError(path.as_posix(), "checkpoint not found", rebuild_fix(path))
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
-        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CheckpointError(f"{path}: not a readable checkpoint ({reason[:120]})") from None
+        raise CheckpointError(path.as_posix(), f"not a readable checkpoint: {torch_load_reason(e)}",
+                              rebuild_fix(path)) from None
     if not isinstance(blob, dict) or blob.get("format") != fmt:
-        raise CheckpointError(f"{path}: not a {fmt} file")
+        found = blob.get("format") if isinstance(blob, dict) else None
+        raise CheckpointError(path.as_posix(), f"not a {fmt} file" + (f" (it is {found})" if found else ""),
+                              rebuild_fix(path))
     return blob
 
 
@@ -281,5 +288,6 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> tup
     try:
         model.load_state_dict(blob["state_dict"])
     except RuntimeError as e:
-        raise CheckpointError(f"{path}: weights do not match the stored config ({str(e).splitlines()[0]})") from None
+        raise CheckpointError(Path(path).as_posix(), "weights do not match the stored config "
+                              f"({str(e).splitlines()[0]})", rebuild_fix(path)) from None
     return model.to(device).eval(), json.loads(blob["meta"])

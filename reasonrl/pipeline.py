@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import torch
 
-from .config import check, from_dict, load_params
+from .config import ConfigError, check, from_dict, load_params
+from .errors import DataError, install_excepthook, rebuild_fix, unknown_key_fix
 from .io import read_jsonl
-from .model import resolve_device, set_threads_from_env
-from .task import MAX_K, MAX_N, Problem, make_eval_set
+from .model import resolve_device
+from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set
 
 T = TypeVar("T")
 
 
 @dataclass
 class EvalSetConfig:
-    n: int = 12
-    ks: list[int] = field(default_factory=lambda: [3, 4, 5, 6])
-    count: int = 50
-    seed: int = 21
+    n: int = 12  # ring size of every problem
+    ks: list[int] = field(default_factory=lambda: [3, 4, 5, 6])  # hop counts, `count` problems each
+    count: int = 50  # problems per hop count
+    seed: int = 21  # with (n, k) fixes the problems
 
     def __post_init__(self):
         check(2 <= self.n <= MAX_N, "n", f"must be in [2, {MAX_N}], got {self.n}")
@@ -33,7 +36,7 @@ class EvalSetConfig:
 
 @dataclass
 class DataConfig:
-    sets: dict[str, EvalSetConfig] = field(default_factory=dict)
+    sets: dict[str, EvalSetConfig] = field(default_factory=dict)  # name -> set, written to data/<name>.jsonl
 
 
 def build_eval_set(cfg: EvalSetConfig) -> list[Problem]:
@@ -41,21 +44,69 @@ def build_eval_set(cfg: EvalSetConfig) -> list[Problem]:
 
 
 def read_problems(path: str | Path) -> list[Problem]:
-    return [Problem.from_dict(d) for d in read_jsonl(path)]
+    """The problems of a JSONL file written by the `data` stage; a missing or damaged file is a DataError."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path.as_posix(), "data file not found", rebuild_fix(path))
+    try:
+        return [Problem.from_dict(d) for d in read_jsonl(path)]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as e:
+        raise DataError(path.as_posix(), f"not a problem set ({type(e).__name__}: {e})", rebuild_fix(path)) from None
 
 
 def section(params: dict, dotted: str, cls: type[T]) -> T:
     """Load params[a][b]... (dotted path) into dataclass `cls`, naming the path in every error."""
-    node = params
+    node, done = params, []
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
-            raise KeyError(f"params: missing section {dotted!r}")
+            valid = list(node) if isinstance(node, dict) else []
+            where = ".".join([*done, part])
+            raise ConfigError(where, "not defined in params.yaml", unknown_key_fix(part, valid) if valid else None)
         node = node[part]
+        done.append(part)
     return from_dict(cls, node, dotted)
 
 
-def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.device]:
-    """Read params, honour TORCH_NUM_THREADS, resolve `device`."""
+def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, offset: int = 0) -> None:
+    """ConfigError naming `key` unless a model of `max_len` positions holds the longest prompt +
+    response (`task.longest_sequence`) of problems up to (n_max, k_max); `offset` = -1 when the model
+    sees all but the last token (teacher-forced training)."""
+    need = longest_sequence(n_max, k_max, response) + offset
+    check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes "
+          f"({need} tokens: n = {n_max}, k = {min(k_max, n_max - 1)}, {response} response)",
+          f"set it to at least {need}")
+
+
+# ----------------------------------------------------------------------------- threads and determinism
+
+def check_threads(value) -> int:
+    check(isinstance(value, int) and not isinstance(value, bool) and value >= 1, "threads",
+          f"must be an integer >= 1, got {value!r}", "threads: 1 makes results independent of the machine's core count")
+    return value
+
+
+def apply_threads(threads: int, device: torch.device) -> None:
+    """Fix the intra-op thread count (float sums are split, so the count changes the last bits and a
+    chaotic run's end) and, on CUDA, choose only deterministic kernels."""
+    torch.set_num_threads(threads)
+    if device.type == "cuda":
+        # cuBLAS needs a fixed workspace to be deterministic; it reads this before its first call.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+
+
+def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.device, int]:
+    """Read params; apply `threads` (environment variables no longer change results) and the
+    deterministic settings; resolve `device`. Uncaught ReasonrlErrors become one stderr line."""
+    install_excepthook()
     params = load_params(params_path)
-    set_threads_from_env()
-    return params, resolve_device(str(params.get("device", "auto")))
+    threads = check_threads(params.get("threads", 1))
+    try:
+        device = resolve_device(str(params.get("device", "auto")))
+    except RuntimeError as e:
+        raise ConfigError("device", f"{params.get('device')!r} is not a device ({str(e).splitlines()[0]})",
+                          "use auto, cpu, cuda or cuda:<index>") from None
+    apply_threads(threads, device)
+    return params, device, threads

@@ -167,3 +167,20 @@ def step_labels(problem: Problem, trace: str) -> list[bool]:
 
 def is_correct(problem: Problem, response: str) -> bool:
     return parse_answer(response) == problem.answer
+
+
+SAMPLE_SLACK = 5  # a sampler draws k + SAMPLE_SLACK characters: trace, `|`, answer, `$` and room to overshoot
+
+
+def prompt_length(n: int, k: int) -> int:
+    """Characters in the prompt of any problem with ring size n and hop count k."""
+    return 4 * n + 2 + len(str(k))  # n edges `x>y`, n - 1 commas, `?`, start, k, `=`
+
+
+def longest_sequence(n_max: int, k_max: int, response: str) -> int:
+    """Characters of the longest prompt + response over problems with n <= n_max and k <= k_max (and
+    k < n): `cot` / `direct` responses are the training targets, `sampled` the k + SAMPLE_SLACK
+    characters a sampler draws."""
+    k = min(k_max, n_max - 1, MAX_K)
+    extra = {"cot": k + 3, "direct": 3, "sampled": k + SAMPLE_SLACK}[response]
+    return prompt_length(n_max, k) + extra

@@ -10,7 +10,7 @@ from reasonrl.pipeline import read_problems, section, stage_setup
 from reasonrl.pretrain import BaseConfig, train_base
 
 name = sys.argv[1]
-params, device = stage_setup()
+params, device, _ = stage_setup()
 cfg = section(params, f"bases.{name}", BaseConfig)
 model, summary = train_base(cfg, device, desc=f"base@{name}")
 metrics = {f"n{n}": greedy_accuracy(model, read_problems(f"data/n{n}.jsonl")) for n in (8, 12)}

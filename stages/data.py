@@ -3,7 +3,7 @@
 from reasonrl.io import write_jsonl
 from reasonrl.pipeline import DataConfig, build_eval_set, section, stage_setup
 
-params, _ = stage_setup()
+params, _, _ = stage_setup()
 cfg = section(params, "data", DataConfig)
 for name, set_cfg in cfg.sets.items():
     write_jsonl(f"data/{name}.jsonl", [p.to_dict() for p in build_eval_set(set_cfg)])

@@ -9,7 +9,7 @@ from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import read_problems, section, stage_setup
 
 name = sys.argv[1]
-params, device = stage_setup()
+params, device, _ = stage_setup()
 cfg = section(params, "eval", EvalConfig)
 model, meta = load_checkpoint(f"models/rl_{name}.pt", device)
 problems = read_problems("data/n12.jsonl")

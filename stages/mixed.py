@@ -10,7 +10,7 @@ from reasonrl.pipeline import read_problems, section, stage_setup
 from reasonrl.pretrain import MixedConfig, train_mixed
 
 name = sys.argv[1]
-params, device = stage_setup()
+params, device, _ = stage_setup()
 cfg = section(params, f"mixed.{name}", MixedConfig)
 model, summary = train_mixed(cfg, device, desc=f"mixed@{name}")
 metrics = {f"n{n}": greedy_accuracy(model, read_problems(f"data/n{n}.jsonl")) for n in (8, 12)}

@@ -11,7 +11,7 @@ from reasonrl.pipeline import read_problems, stage_setup
 from reasonrl.studies.passk_eval import Config, curve_csv, measure
 
 label = sys.argv[1]
-params, device = stage_setup()
+params, device, _ = stage_setup()
 cfg = from_dict(Config, params.get("passk"), "passk")
 model, _ = load_checkpoint(f"models/{cfg.models[label]}.pt", device)
 result = measure(model, {s: read_problems(f"data/{s}.jsonl") for s in cfg.sets}, cfg.eval)

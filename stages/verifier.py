@@ -9,7 +9,7 @@ from reasonrl.pipeline import section, stage_setup
 from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier
 
 name = sys.argv[1]
-params, device = stage_setup()
+params, device, _ = stage_setup()
 cfg = section(params, f"verifiers.{name}", VerifierConfig)
 base, _ = load_checkpoint(f"models/base_{cfg.init}.pt", device)
 verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}")

@@ -1,58 +1,69 @@
 """The RL job: every knob of one run, validated before any work starts.
 
-`rl:` in params.yaml holds the defaults (the reference's values); each run overrides some of them.
+`rl:` in params.yaml holds the defaults and is their one source (tests/test_config_defaults.py keeps
+the dataclass defaults below equal to it); each run overrides some of them. Named variants are checked
+against their registries (`advantage in ADVANTAGES`), never against a repeated list of names, so adding a
+variant is adding one function to one registry. `job_for` validates a pipeline run in one place: the
+`rl:` section on its own, the top-level `method`, the run group, the run name, its init and its reward.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
 
 from ..config import ConfigError, check, from_dict
+from ..errors import suggest
 
-Method = Literal["grpo", "rft", "sft"]
-Reward = Literal["true", "orm", "prm_full", "random"]
+# Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
+KL_PLACEMENTS = ("loss", "reward")  # kl_in: per-token estimator in the loss | sequence k1 in the reward
+EVALS = ("none", "n12", "think")  # in-training evaluations (rl/run.py make_evaluator)
 
 
 @dataclass
 class Job:
-    init: str = "base_cot_L2"  # starting checkpoint: models/<init>.pt
-    method: Method = "grpo"  # grpo: policy gradient; rft: likelihood of own correct samples; sft: gold traces
-    reward: Reward = "true"
+    init: str = "base_cot_L2"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
+    method: str = "grpo"  # key of train.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
+    reward: str = "true"  # key of variants.REWARDS: true | random | orm, prm_full (learned verifiers)
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
     overlong: int = 0  # soft penalty over the last `overlong` characters of the length budget (0 = off)
-    advantage: Literal["grpo", "rloo", "dr_grpo", "none"] = "grpo"
-    std_norm: bool = True  # grpo advantage divided by the group std
-    loss_agg: Literal["token_mean", "seq_mean_token_sum", "seq_mean_token_mean"] = "token_mean"
+    advantage: str = "grpo"  # key of variants.ADVANTAGES: grpo (mean, / std) | dr_grpo (mean) | rloo | none
+    loss_agg: str = "token_mean"  # key of variants.LOSS_AGG: how per-token losses become one number
     num_iterations: int = 1  # updates per rollout batch (mu); ratios are clipped when mu > 1
-    eps_low: float = 0.2
-    eps_high: float = 0.2
+    eps_low: float = 0.2  # PPO ratio clipped below at 1 - eps_low
+    eps_high: float = 0.2  # ... and above at 1 + eps_high (> eps_low: DAPO's clip-higher)
     beta: float = 0.0  # KL coefficient towards the starting model
-    kl_estimator: Literal["k1", "k2", "k3"] = "k3"
-    kl_in: Literal["loss", "reward"] = "loss"
+    kl_estimator: str = "k3"  # key of variants.KL_ESTIMATORS, used when kl_in = loss
+    kl_in: str = "loss"  # one of KL_PLACEMENTS: where the KL penalty goes
     dynamic_sampling: bool = False  # drop zero-variance groups and resample prompts
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
-    lr: float = 1e-3
-    steps: int = 200
+    lr: float = 1e-4  # AdamW learning rate, constant
+    steps: int = 200  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
-    n_range: tuple[int, int] = (4, 12)
-    k_max: int = 7
-    temperature: float = 1.0
-    seed: int = 0
-    eval: Literal["none", "n12", "think"] = "none"
-    eval_every: int = 25
+    n_range: tuple[int, int] = (4, 12)  # ring sizes of training problems (inclusive)
+    k_max: int = 7  # hop counts uniform in 1..min(n - 1, k_max)
+    temperature: float = 1.0  # sampling temperature
+    seed: int = 0  # seeds problems, samples and the random reward
+    eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
+    eval_every: int = 25  # steps between evaluations
 
     def __post_init__(self):
+        for key, names in choices().items():
+            value = getattr(self, key)
+            near = suggest(str(value), list(names))
+            check(value in names, key, f"{value!r} is not one of {list(names)}",
+                  f"did you mean {near!r}?" if near else None)
         lo, hi = self.n_range
         check(2 <= lo <= hi <= 16, "n_range", f"need 2 <= lo <= hi <= 16, got {list(self.n_range)}")
-        check(1 <= self.k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi})")
-        check(self.k_max <= 9, "k_max", "must be at most 9")
+        check(1 <= self.k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}),"
+              f" got {self.k_max}")
+        check(self.k_max <= 9, "k_max", f"must be at most 9, got {self.k_max}")
         check(self.method != "grpo" or self.G >= 2, "G", f"must be at least 2 for group advantages, got {self.G}")
-        check(self.G >= 1 and self.B >= 1, "B", "B and G must be at least 1")
+        check(self.G >= 1, "G", f"must be at least 1, got {self.G}")
+        check(self.B >= 1, "B", f"must be at least 1, got {self.B}")
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
         check(self.lr > 0, "lr", f"must be positive, got {self.lr}")
         check(self.num_iterations >= 1, "num_iterations", f"must be at least 1, got {self.num_iterations}")
@@ -77,12 +88,72 @@ class Job:
         return d
 
 
+def choices() -> dict:
+    """Field -> the names it may take: the registries themselves (imported here, not at module level:
+    train.py imports this module)."""
+    from .train import METHODS
+    from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, REWARDS
+
+    return {"method": METHODS, "reward": REWARDS, "advantage": ADVANTAGES, "loss_agg": LOSS_AGG,
+            "kl_estimator": KL_ESTIMATORS, "kl_in": KL_PLACEMENTS, "eval": EVALS}
+
+
 def make_job(defaults: dict | None = None, overrides: dict | None = None, where: str = "run",
-             verifiers: list[str] | None = None) -> Job:
+             verifiers: list[str] | None = None, defaults_where: str = "rl") -> Job:
     """The defaults (`rl:` section) with `overrides` on top; any unknown key or bad value raises
-    ConfigError naming it. `verifiers`: names that exist; a verifier reward outside them is rejected."""
-    merged = {**(defaults or {}), **(overrides or {})}
-    job = from_dict(Job, merged, where)
+    ConfigError naming it: under `where` when the run set it, under `defaults_where` when it came from
+    the defaults. `verifiers`: names that exist; a verifier reward outside them is rejected."""
+    defaults, overrides = defaults or {}, overrides or {}
+    if defaults:
+        from_dict(Job, defaults, defaults_where)  # the defaults are valid on their own, whatever a run overrides
+    try:
+        job = from_dict(Job, {**defaults, **overrides}, where)
+    except ConfigError as e:
+        key = e.where[len(where) + 1:].split(".")[0].split("[")[0] if e.where.startswith(where + ".") else ""
+        if key and key not in overrides and key in defaults:
+            raise ConfigError(f"{defaults_where}.{e.where[len(where) + 1:]}", e.what, e.fix) from None
+        raise
     if verifiers is not None and job.verifier is not None and job.verifier not in verifiers:
-        raise ConfigError(f"{where}.reward: verifier {job.verifier!r} is not defined; defined are {verifiers}")
+        raise ConfigError(f"{where}.reward", f"verifier {job.verifier!r} is not defined; defined are {verifiers}",
+                          f"add verifiers.{job.verifier} to params.yaml or choose another reward")
     return job
+
+
+# ----------------------------------------------------------------------------- runs of the pipeline
+
+# Run group -> the verifier its stage depends on (None: no verifier). A learned reward lives only in the
+# group whose stage depends on that verifier's checkpoint; every other reward lives in `runs`.
+RUN_GROUPS = {"runs": None, "runs_orm": "orm", "runs_prm": "prm_full"}
+HEADLINE = "headline"  # the `rl:` defaults with the top-level `method`
+
+
+def job_for(params: dict, group: str, name: str | None = None) -> tuple[Job, str]:
+    """(job, where) of run `name` of `group` (or the headline run): every check of a pipeline run."""
+    rl = params.get("rl")
+    check(isinstance(rl, dict), "rl", "missing or not a mapping", "params.yaml needs the rl: defaults section")
+    verifiers = list(params.get("verifiers") or {})
+    from_dict(Job, rl, "rl")  # the rl: section on its own, even where every run overrides a bad key
+    method = params.get("method")
+    methods = list(choices()["method"])
+    near = suggest(str(method), methods)
+    check(method in methods, "method", f"{method!r} is not one of {methods} (the headline run's method)",
+          f"did you mean {near!r}?" if near else None)
+    if group == HEADLINE:
+        return make_job(rl, {"method": method, "eval": "n12"}, "rl", verifiers), "rl"
+    groups = [*RUN_GROUPS, HEADLINE]
+    near = suggest(group, groups)
+    check(group in RUN_GROUPS, group, "not a run group",
+          (f"did you mean {near!r}? " if near else "") + f"groups are {', '.join(groups)}")
+    runs = params.get(group) or {}
+    near = suggest(str(name), list(runs))
+    check(name in runs, f"{group}.{name}", "no such run",
+          (f"did you mean {near!r}? " if near else "") + f"defined runs in {group}: {', '.join(runs) or 'none'}")
+    where, overrides = f"{group}.{name}", runs[name]
+    check(isinstance(overrides, dict), where, f"expected a mapping of rl: keys, got {overrides!r}")
+    check("init" in overrides, f"{where}.init", "required in every run",
+          "dvc.yaml depends on models/<init>.pt, so each run names its own")
+    job = make_job(rl, overrides, where, verifiers)
+    home = next((g for g, v in RUN_GROUPS.items() if v == job.verifier), None)
+    check(group == home, f"{where}.reward", f"{job.reward!r} is not allowed in {group}",
+          f"move the run to {home}: that group's stage depends on the reward's checkpoint")
+    return job, where

@@ -6,17 +6,17 @@ Used by the `rl` stages and by `reasonrl train`; paths are passed in, never buil
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import yaml
 
-from ..config import ConfigError, load_params
+from ..config import ConfigError, check, load_params
+from ..errors import install_excepthook
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
-from ..model import load_checkpoint, resolve_device, save_checkpoint, set_threads_from_env
-from ..pipeline import read_problems
-from ..task import Problem
+from ..model import load_checkpoint, resolve_device, save_checkpoint
+from ..pipeline import apply_threads, check_threads, read_problems
+from ..task import SAMPLE_SLACK, Problem, longest_sequence
 from .job import Job, make_job
 from .train import train_rl
 
@@ -34,10 +34,23 @@ def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
     return None
 
 
+def check_init_fits(job: Job, max_len: int, init_path, eval_problems: dict[str, list[Problem]], where: str) -> None:
+    """ConfigError naming `<where>.init` unless every rollout and evaluation sequence of `job` fits the
+    starting model's max_len: found before step 1, not at it."""
+    need = longest_sequence(job.n_range[1], job.k_max, "sampled")
+    if job.eval != "none" and eval_problems.get(job.eval):
+        probs = eval_problems[job.eval]
+        need = max(need, max(len(p.prompt) for p in probs) + max(p.k for p in probs) + SAMPLE_SLACK)
+    check(max_len >= need, f"{where}.init", f"{Path(init_path).as_posix()} has max_len {max_len}, shorter than "
+          f"the longest prompt + response of this run ({need})",
+          "train the init with a larger model.max_len, or lower n_range / k_max")
+
+
 def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
-            eval_problems: dict[str, list[Problem]], device="cpu", progress: bool = True):
+            eval_problems: dict[str, list[Problem]], device="cpu", progress: bool = True, where: str = "rl"):
     """Train `job` from the checkpoint at init_path; returns (policy, history)."""
     policy, _ = load_checkpoint(init_path, device)
+    check_init_fits(job, policy.cfg.max_len, init_path, eval_problems, where)
     verifier = None
     if job.verifier is not None:
         from ..verifiers import load_verifier
@@ -85,26 +98,34 @@ def parse_sets(items: list[str]) -> dict:
     out = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item}", "expected KEY=VALUE", "e.g. --set beta=0.05")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ConfigError(f"--set {item}", "the value is not YAML", "quote strings: --set init=base_x") from None
     return out
 
 
 def run(args) -> int:
+    install_excepthook()  # the CLI wraps run() too; this covers a direct call
+    params = load_params(args.params)
+    check(isinstance(params.get("rl"), dict), "rl", "missing or not a mapping",
+          f"{args.params} needs the rl: defaults section")
+    threads = check_threads(params.get("threads", 1))
     try:
-        params = load_params(args.params)
-        job = make_job(params.get("rl", {}), parse_sets(args.set), "rl",
-                       verifiers=list(params.get("verifiers", {}) or {}))
-    except ConfigError as e:
-        print(f"reasonrl train: {e}", file=sys.stderr)
-        return 2
-    set_threads_from_env()
-    device = resolve_device(str(params.get("device", "auto")))
+        device = resolve_device(str(params.get("device", "auto")))
+    except RuntimeError:
+        raise ConfigError("device", f"{params.get('device')!r} is not a device", "use auto, cpu or cuda") from None
+    # --set keys are named as the user typed them; the rl: defaults keep their own names
+    job = make_job(params["rl"], parse_sets(args.set), "--set", list(params.get("verifiers") or {}))
+    apply_threads(threads, device)
     sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in ("n12", "think")
             if (Path(args.data) / f"{name}.jsonl").exists()}
+    check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {args.data}/{job.eval}.jsonl",
+          "run `dvc repro data` or pass --data")
     verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
-    policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device)
+    policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
     out = Path(args.out)
     write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
     s = summary(job, hist)

@@ -131,7 +131,7 @@ def collect_gold(ctx: Context) -> Batch:
 
 def group_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
     """GRPO: the configured advantage of the (possibly KL-adjusted) rewards r within each group."""
-    return ADVANTAGES[job.advantage](r.view(-1, batch.group), std_norm=job.std_norm).reshape(-1)
+    return ADVANTAGES[job.advantage](r.view(-1, batch.group)).reshape(-1)
 
 
 def correct_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:

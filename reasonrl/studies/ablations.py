@@ -34,7 +34,7 @@ from .common import (
 
 SECTION = "studies.ablations"
 OUT = "reports/ablations"
-SETTINGS = ("std_norm", "loss_agg", "beta", "kl_in", "kl_estimator", "num_iterations", "eps_high",
+SETTINGS = ("advantage", "loss_agg", "beta", "kl_in", "kl_estimator", "num_iterations", "eps_high",
             "dynamic_sampling")
 
 
