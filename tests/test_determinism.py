@@ -1,0 +1,145 @@
+"""Same params, same numbers, however a stage is launched (issue #12).
+
+A tiny base and a tiny RL run go through the real stage scripts as subprocesses with the thread
+environment variables unset, set to 1 and set to 2: the checkpoints' weights and the metrics must be
+identical. A run with `threads: 2` in params is expected to differ, which shows that the comparison
+can see a thread-count change at all (so a stage that obeyed the environment again would fail here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow  # seven stage subprocesses: about 40 s of CPU
+
+ROOT = Path(__file__).resolve().parents[1]
+THREAD_VARS = ("TORCH_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+PARAMS = """
+threads: {threads}
+device: cpu
+data:
+  sets:
+    n8: {{n: 8, ks: [3], count: 4, seed: 21}}
+    n12: {{n: 12, ks: [3, 4], count: 4, seed: 21}}
+    think: {{n: 8, ks: [2], count: 2, seed: 31}}
+bases:
+  tiny:
+    mode: cot
+    model: {{d_model: 64, n_heads: 2, n_layers: 1, max_len: 96, tied_head: true}}
+    train: {{steps: 30, batch_size: 32, lr: 1.0e-3, warmup: 5, min_lr_frac: 0.1, weight_decay: 0.01,
+            grad_clip: 1.0, n_range: [4, 8], seed: 0}}
+method: grpo
+rl:
+  init: base_tiny
+  method: grpo
+  reward: "true"
+  guard: false
+  len_pen: 0.0
+  overlong: 0
+  advantage: grpo
+  loss_agg: token_mean
+  num_iterations: 2
+  eps_low: 0.2
+  eps_high: 0.2
+  beta: 0.05
+  kl_estimator: k3
+  kl_in: loss
+  dynamic_sampling: false
+  max_resample: 4
+  lr: 1.0e-3
+  steps: 4
+  B: 8
+  G: 4
+  n_range: [4, 8]
+  k_max: 5
+  temperature: 1.0
+  seed: 0
+  eval: n12
+  eval_every: 2
+runs:
+  tiny: {{init: base_tiny}}
+"""
+
+
+def _stage(cwd: Path, env_threads: str | None, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+    env["PYTHONPATH"] = str(ROOT)
+    if env_threads is not None:
+        env.update({k: env_threads for k in THREAD_VARS})
+    proc = subprocess.run([sys.executable, str(ROOT / "stages" / args[0]), *args[1:]], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _untimed(obj):
+    """obj without wall-clock entries (they differ on every run by nature)."""
+    if isinstance(obj, dict):
+        return {k: _untimed(v) for k, v in obj.items() if "second" not in k and not k.startswith("time/")}
+    if isinstance(obj, list):
+        return [_untimed(v) for v in obj]
+    return obj
+
+
+def _history(path: Path) -> list[list[str]]:
+    rows = [line.split(",") for line in path.read_text().splitlines()]
+    keep = [i for i, c in enumerate(rows[0]) if not c.startswith("time/")]
+    return [[r[i] for i in keep] for r in rows]
+
+
+def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, rl: bool = True) -> dict:
+    """Base and RL run in a fresh folder sharing the data; everything they computed."""
+    shutil.copytree(data, where)
+    (where / "params.yaml").write_text(PARAMS.format(threads=threads))
+    _stage(where, env_threads, "base.py", "tiny")
+    if rl:
+        _stage(where, env_threads, "rl.py", "runs", "tiny")
+    out = {}
+    for name in ("base_tiny", "rl_tiny") if rl else ("base_tiny",):
+        blob = torch.load(where / "models" / f"{name}.pt", weights_only=True)
+        out[name] = blob["state_dict"]
+        out[f"{name} threads"] = blob["threads"]
+    out["base metrics"] = _untimed(json.loads((where / "reports/metrics/base_tiny.json").read_text()))
+    if not rl:
+        return out
+    out["rl summary"] = _untimed(json.loads((where / "reports/rl/tiny.json").read_text()))
+    out["rl history"] = _history(where / "reports/rl/tiny.csv")
+    return out
+
+
+def _same_weights(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("det") / "data_only"
+    root.mkdir()
+    (root / "params.yaml").write_text(PARAMS.format(threads=1))
+    _stage(root, None, "data.py")
+    return root
+
+
+def test_thread_environment_does_not_change_results(data, tmp_path):
+    runs = {env: _launch(data, tmp_path / f"env_{env}", env) for env in (None, "1", "2")}
+    ref = runs[None]
+    assert ref["base_tiny threads"] == ref["rl_tiny threads"] == 1  # what they computed with is recorded
+    for env, got in runs.items():
+        for name in ("base_tiny", "rl_tiny"):
+            assert _same_weights(got[name], ref[name]), f"{name} weights differ with thread variables = {env}"
+        for key in ("base metrics", "rl summary", "rl history", "base_tiny threads"):
+            assert got[key] == ref[key], f"{key} differs with thread variables = {env}"
+    assert ref["rl history"][1][1:] != ref["rl history"][-1][1:]  # the run moved: there was something to compare
+
+    # the `threads` param is what decides: two threads change the last bits of this very computation
+    two = _launch(data, tmp_path / "param_2", None, threads=2, rl=False)
+    assert two["base_tiny threads"] == 2
+    assert not _same_weights(two["base_tiny"], ref["base_tiny"])
