@@ -72,8 +72,8 @@ def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, of
     response (`task.longest_sequence`) of problems up to (n_max, k_max); `offset` = -1 when the model
     sees all but the last token (teacher-forced training)."""
     need = longest_sequence(n_max, k_max, response) + offset
-    check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes "
-          f"({need} tokens: n = {n_max}, k = {min(k_max, n_max - 1)}, {response} response)",
+    check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes, {need} tokens "
+          f"at n = {n_max}, k = {min(k_max, n_max - 1)} with a {response} response",
           f"set it to at least {need}")
 
 

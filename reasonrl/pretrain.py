@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from .config import check
 from .model import ModelConfig, TinyReasoner
+from .pipeline import check_fits
 from .task import ANSWER_MARK, END, PAD_ID, encode, sample_problem
 
 
@@ -52,6 +53,10 @@ class BaseConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: PhaseConfig = field(default_factory=PhaseConfig)
 
+    def __post_init__(self):
+        hi = self.train.n_range[1]  # the model sees prompt + target but its last token
+        check_fits(self.model.max_len, "model.max_len", hi, hi - 1, self.mode, offset=-1)
+
 
 @dataclass
 class MixedConfig:
@@ -64,6 +69,9 @@ class MixedConfig:
     def __post_init__(self):
         check(0 <= self.p1 <= 1, "p1", f"must be in [0, 1], got {self.p1}")
         check(self.p2 is None or 0 <= self.p2 <= 1, "p2", f"must be null or in [0, 1], got {self.p2}")
+        hi = max(self.stage1.n_range[1], self.stage2.n_range[1] if self.p2 is not None else 2)
+        response = "cot" if self.p1 or self.p2 else "direct"
+        check_fits(self.model.max_len, "model.max_len", hi, hi - 1, response, offset=-1)
 
 
 def lr_at(step: int, cfg: PhaseConfig) -> float:
