@@ -34,11 +34,11 @@ THINKS = re.compile(r"^[a-p]+\|")  # a response that writes at least one trace l
 class EvalConfig:
     """The `eval:` params section: sampling evaluation of a model on a fixed set."""
 
-    passk_N: int = 64
-    passk_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
-    temperature: float = 1.0
-    seed: int = 7
-    entropy_samples: int = 16
+    passk_N: int = 64  # samples per problem for pass@k
+    passk_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])  # k values (k > passk_N skipped)
+    temperature: float = 1.0  # sampling temperature
+    seed: int = 7  # seeds the sampling generator
+    entropy_samples: int = 16  # samples per problem whose token entropy is measured
 
     def __post_init__(self):
         check(self.passk_N >= 1, "passk_N", f"must be at least 1, got {self.passk_N}")

@@ -23,12 +23,12 @@ from .task import PAD_ID, VOCAB_SIZE
 
 @dataclass
 class ModelConfig:
-    d_model: int = 128
-    n_heads: int = 4
-    n_layers: int = 2
-    max_len: int = 96
-    tied_head: bool = True
-    vocab_size: int = VOCAB_SIZE
+    d_model: int = 128  # residual width
+    n_heads: int = 4  # attention heads (head size must be even for rotary positions)
+    n_layers: int = 2  # transformer blocks
+    max_len: int = 96  # longest prompt + response the model can see
+    tied_head: bool = True  # output head shares the token embedding
+    vocab_size: int = VOCAB_SIZE  # fixed by the task's alphabet; not a param
 
     def __post_init__(self):
         check(self.d_model > 0, "d_model", f"must be positive, got {self.d_model}")

@@ -26,15 +26,15 @@ from .task import ANSWER_MARK, END, PAD_ID, encode, sample_problem
 
 @dataclass
 class PhaseConfig:
-    steps: int = 3000
-    batch_size: int = 64
-    lr: float = 1e-3
-    warmup: int = 100
+    steps: int = 1000  # optimizer steps, each on freshly sampled problems
+    batch_size: int = 64  # problems per step
+    lr: float = 1e-3  # peak AdamW learning rate
+    warmup: int = 100  # linear warmup steps
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0
-    n_range: tuple[int, int] = (4, 8)
-    seed: int = 0
+    weight_decay: float = 0.01  # AdamW weight decay
+    grad_clip: float = 1.0  # gradient norm clip
+    n_range: tuple[int, int] = (4, 8)  # ring sizes of training problems (k uniform in 1..n-1)
+    seed: int = 0  # seeds both the weights and the problem stream
 
     def __post_init__(self):
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
@@ -49,9 +49,9 @@ class PhaseConfig:
 
 @dataclass
 class BaseConfig:
-    mode: Literal["cot", "direct"] = "cot"
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: PhaseConfig = field(default_factory=PhaseConfig)
+    mode: Literal["cot", "direct"] = "cot"  # cot: target = trace|answer$ ; direct: target = |answer$
+    model: ModelConfig = field(default_factory=ModelConfig)  # the architecture
+    train: PhaseConfig = field(default_factory=PhaseConfig)  # the one training phase
 
     def __post_init__(self):
         hi = self.train.n_range[1]  # the model sees prompt + target but its last token
@@ -62,9 +62,10 @@ class BaseConfig:
 class MixedConfig:
     p1: float = 0.5  # trace fraction in phase 1
     p2: float | None = None  # trace fraction in phase 2; null = no phase 2
-    model: ModelConfig = field(default_factory=ModelConfig)
-    stage1: PhaseConfig = field(default_factory=lambda: PhaseConfig(steps=2000))
-    stage2: PhaseConfig = field(default_factory=lambda: PhaseConfig(steps=1000, lr=3e-4, warmup=20, seed=11))
+    model: ModelConfig = field(default_factory=ModelConfig)  # the architecture
+    stage1: PhaseConfig = field(default_factory=lambda: PhaseConfig(steps=2000))  # phase 1 (trace fraction p1)
+    stage2: PhaseConfig = field(  # phase 2 (trace fraction p2), continuing from phase 1's weights
+        default_factory=lambda: PhaseConfig(steps=1000, lr=3e-4, warmup=20, seed=11))
 
     def __post_init__(self):
         check(0 <= self.p1 <= 1, "p1", f"must be in [0, 1], got {self.p1}")

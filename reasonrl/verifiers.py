@@ -48,24 +48,24 @@ KINDS = ("orm", "prm_full")
 
 @dataclass
 class VerifierConfig:
-    kind: Literal["orm", "prm_full"] = "orm"
+    kind: Literal["orm", "prm_full"] = "orm"  # orm: the answer check only | prm_full: every trace step, then it
     init: str = "cot_L2"  # base whose samples are the training data
     model: ModelConfig | None = None  # null: the trunk starts from the base's architecture and weights
     problems: int = 6000  # problems drawn from the RL distribution (training + held-out)
     samples: int = 8  # responses sampled per problem
-    temperature: float = 1.5  # hotter than 1: a strong base rarely errs at 1, and a verifier must see errors
+    temperature: float = 1.0  # sampling temperature of the training data (1: the distribution RL samples)
     gold_frac: float = 0.0  # share of examples replaced by the gold response
     holdout: float = 0.2  # share of problems held out for the metrics
-    n_range: tuple[int, int] = (4, 12)
-    k_max: int = 7
-    steps: int = 1000
-    batch_size: int = 64
-    lr: float = 1e-3
-    warmup: int = 50
-    min_lr_frac: float = 0.1
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0
-    seed: int = 0
+    n_range: tuple[int, int] = (4, 12)  # ring sizes of the problems (the RL distribution)
+    k_max: int = 7  # largest hop count
+    steps: int = 1000  # optimizer steps
+    batch_size: int = 64  # responses per step, half correct and half wrong
+    lr: float = 1e-3  # peak AdamW learning rate
+    warmup: int = 50  # linear warmup steps
+    min_lr_frac: float = 0.1  # cosine decay ends at this fraction of lr
+    weight_decay: float = 0.01  # AdamW weight decay
+    grad_clip: float = 1.0  # gradient norm clip
+    seed: int = 0  # seeds the problems, the samples, the head and the batches
 
     def __post_init__(self):
         check(self.problems >= 2, "problems", f"must be at least 2 (training and held-out), got {self.problems}")
