@@ -8,6 +8,7 @@ checkpoint can never execute code.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -272,8 +273,10 @@ def load_blob(path: str | Path, fmt: str = FORMAT) -> dict:
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for truncated or foreign files
-        raise CheckpointError(path.as_posix(), f"not a readable checkpoint: {torch_load_reason(e)}",
-                              rebuild_fix(path)) from None
+        reason = torch_load_reason(e)
+        if not zipfile.is_zipfile(path):  # torch.save writes a zip whose directory is at the end
+            reason = f"truncated or damaged, no zip directory at its end (torch: {reason})"
+        raise CheckpointError(path.as_posix(), f"not a readable checkpoint: {reason}", rebuild_fix(path)) from None
     if not isinstance(blob, dict) or blob.get("format") != fmt:
         found = blob.get("format") if isinstance(blob, dict) else None
         raise CheckpointError(path.as_posix(), f"not a {fmt} file" + (f" (it is {found})" if found else ""),

@@ -117,8 +117,12 @@ def run(args) -> int:
         device = resolve_device(str(params.get("device", "auto")))
     except RuntimeError:
         raise ConfigError("device", f"{params.get('device')!r} is not a device", "use auto, cpu or cuda") from None
-    # --set keys are named as the user typed them; the rl: defaults keep their own names
-    job = make_job(params["rl"], parse_sets(args.set), "--set", list(params.get("verifiers") or {}))
+    try:
+        job = make_job(params["rl"], parse_sets(args.set), "--set", list(params.get("verifiers") or {}))
+    except ConfigError as e:  # name a --set key as the user typed it; the rl: defaults keep their own names
+        if e.where.startswith("--set."):
+            raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
+        raise
     apply_threads(threads, device)
     sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in ("n12", "think")
             if (Path(args.data) / f"{name}.jsonl").exists()}
