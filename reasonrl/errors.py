@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -62,13 +63,15 @@ def unknown_key_fix(word: str, valid: list[str]) -> str:
 
 # ----------------------------------------------------------------------------- which stage makes a file
 
-# file-name prefix -> the stage template that writes models/<prefix><name>.pt when dvc.lock is absent
-PRODUCERS = {"base_": "base@{}", "mixed_": "mixed@{}", "verifier_": "verifier@{}", "rl_": "rl@{}"}
+# output path -> the stage that writes it, used when dvc.lock is absent (a fresh clone has it)
+PRODUCERS = [(re.compile(r"^models/base_(.+)\.pt$"), "base@{}"), (re.compile(r"^models/mixed_(.+)\.pt$"), "mixed@{}"),
+             (re.compile(r"^models/verifier_(.+)\.pt$"), "verifier@{}"), (re.compile(r"^models/rl_(.+)\.pt$"), "rl@{}"),
+             (re.compile(r"^data/[^/]+\.jsonl$"), "data")]
 
 
 def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | None:
     """The DVC stage that writes `path` (relative to the project root): read from dvc.lock when it is
-    there (exact, whatever dvc.yaml's layout), else guessed from the file name."""
+    there (exact, whatever dvc.yaml's layout), else guessed from the path."""
     rel = Path(path).as_posix()
     try:
         import yaml
@@ -79,10 +82,10 @@ def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | No
                 return stage
     except (OSError, ValueError, AttributeError, ImportError):
         pass
-    stem = Path(path).stem
-    for prefix, template in PRODUCERS.items():
-        if stem.startswith(prefix):
-            return template.format(stem[len(prefix):])
+    for pattern, template in PRODUCERS:
+        m = pattern.match(rel)
+        if m:
+            return template.format(*m.groups())
     return None
 
 

@@ -11,7 +11,7 @@ from typing import TypeVar
 import torch
 
 from .config import ConfigError, check, from_dict, load_params
-from .errors import DataError, install_excepthook, rebuild_fix, unknown_key_fix
+from .errors import DataError, install_excepthook, rebuild_fix, suggest
 from .io import read_jsonl
 from .model import resolve_device
 from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set
@@ -59,9 +59,10 @@ def section(params: dict, dotted: str, cls: type[T]) -> T:
     node, done = params, []
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
-            valid = list(node) if isinstance(node, dict) else []
-            where = ".".join([*done, part])
-            raise ConfigError(where, "not defined in params.yaml", unknown_key_fix(part, valid) if valid else None)
+            valid = [str(k) for k in node] if isinstance(node, dict) else []
+            near = suggest(part, valid)
+            fix = (f"did you mean {near!r}? " if near else "") + f"defined: {', '.join(valid) or 'nothing'}"
+            raise ConfigError(".".join([*done, part]), "not defined in params.yaml", fix)
         node = node[part]
         done.append(part)
     return from_dict(cls, node, dotted)

@@ -61,11 +61,13 @@ class Evil:
 
 
 def _truncate(path: Path) -> None:
+    """cut to its first half"""
     data = (path.parent / "base_cot_L2.pt").read_bytes()
     path.write_bytes(data[: len(data) // 2])
 
 
 def _evil(path: Path) -> None:
+    """a pickle that calls os.system"""
     torch.save({"format": "reasonrl-checkpoint-v1", "state_dict": {}, "x": Evil()}, path)
 
 
@@ -82,11 +84,12 @@ class Case:
         parts = [f"`{k}: {yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}`"
                  for k, v in self.set.items()]
         if self.make:
-            parts.append(f"{self.make[0]} is {self.make[1].__name__.strip('_')}d")
+            parts.append(f"{self.make[0]} {self.make[1].__doc__}")
         if self.drop:
             parts.append(f"{self.drop} missing")
-        cmd = " ".join(self.cmd[2:]) if self.cmd[0] == "-m" else f"python stages/{' '.join(self.cmd)}"
-        return f"{', '.join(parts) or 'params as shipped'} — `{cmd.replace('--out runs/oneoff', '').strip()}`"
+        cmd = (" ".join(["reasonrl", self.cmd[2], *self.cmd[5:]]) if self.cmd[0] == "-m"
+               else f"python stages/{' '.join(self.cmd)}")
+        return f"{', '.join(parts) or 'valid params'} — `{cmd}`"
 
 
 CASES = [
@@ -138,7 +141,7 @@ CASES = [
          r"'grpo_s0'\?"),
     Case("undefined run group", ("rl.py", "run", "grpo_s0"), r"^run: not a run group \(did you mean 'runs'\?"),
     Case("undefined base", ("base.py", "cot_L3"), r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
-         r"'cot_L2'\?"),
+         r"'cot_L2'\? defined: cot_L2\)"),
     Case("threads: 0", RL, r"^threads: must be an integer >= 1, got 0", {"threads": 0}),
     Case("missing checkpoint", RL, r"^models/base_gone\.pt: checkpoint not found \(run `dvc repro base@gone`, "
          r"or `dvc checkout models/base_gone\.pt`", {"runs.grpo_s0.init": "base_gone"}),
@@ -148,7 +151,8 @@ CASES = [
     Case("pickle with a code reference", RL, r"^models/base_evil\.pt: not a readable checkpoint: it references "
          r"code, which weights_only loading refuses: .*(GLOBAL|global).*system",
          {"runs.grpo_s0.init": "base_evil"}, make=("models/base_evil.pt", _evil)),
-    Case("missing data file", RL, r"^data/think\.jsonl: data file not found \(run `dvc repro", drop="data/think.jsonl"),
+    Case("missing data file", RL, r"^data/think\.jsonl: data file not found \(run `dvc repro data`",
+         drop="data/think.jsonl"),
     Case("train --set G=1", (*TRAIN, "--set", "G=1"), r"^--set G: must be at least 2 for group advantages"),
     Case("train --set nosuch=1", (*TRAIN, "--set", "nosuch=1"), r"^--set nosuch: unknown key"),
     Case("train --set with a near miss", (*TRAIN, "--set", "bta=0.1"), r"^--set bta: unknown key \(did you mean "
@@ -257,12 +261,13 @@ def test_producing_stage_reads_dvc_lock_then_guesses(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert producing_stage("models/base_cot_L2.pt") == "base@cot_L2"  # no dvc.lock: from the name
     assert producing_stage("models/verifier_orm.pt") == "verifier@orm"
-    assert producing_stage("data/n12.jsonl") is None
+    assert producing_stage("data/n12.jsonl") == "data"
+    assert producing_stage("reports/x.json") is None
     (tmp_path / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
         "rl_orm@hack_orm": {"cmd": "x", "outs": [{"path": "models/rl_hack_orm.pt", "md5": "0"}]},
-        "data": {"cmd": "y", "outs": [{"path": "data/n12.jsonl", "md5": "1"}]}}}))
+        "sets": {"cmd": "y", "outs": [{"path": "data/n12.jsonl", "md5": "1"}]}}}))
     assert producing_stage("models/rl_hack_orm.pt") == "rl_orm@hack_orm"
-    assert producing_stage("data/n12.jsonl") == "data"
+    assert producing_stage("data/n12.jsonl") == "sets"
 
 
 def test_refused_pickle_names_the_global_not_the_migration_note(tmp_path):
