@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 TOPIC = "reasonrl-repro"
-# When stages share the machine, each gets one thread; TORCH_NUM_THREADS is the project's convention
-# (stage scripts pass it to torch.set_num_threads).
+# When stages share the machine, helper libraries get one thread each; torch's own count comes from the
+# `threads` param (stage_setup), so these variables cannot change results.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_NUM_THREADS")
 TAIL_LINES = 25
 INTERRUPT_GRACE_S = 30.0
