@@ -287,4 +287,5 @@ if __name__ == "__main__":  # the table of docs/errors.md
         for i, case in enumerate(CASES):
             proc, _, _ = run_case(case, base, Path(tmp) / f"c{i}")
             line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"(exit {proc.returncode})"
-            print(f"| {case.name}: {case.shown()} | `{line}` |".replace("\n", " "))
+            code = f"`` {line} ``" if "`" in line else f"`{line}`"  # a message may quote a command
+            print(f"| {case.name}: {case.shown()} | {code} |")
