@@ -38,6 +38,7 @@ from .config import check
 from .evaluate import FAILURE_TYPES, auc, classify, trace_of
 from .io import atomic_path
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob
+from .pipeline import check_fits
 from .pretrain import encode_pairs, lr_at
 from .sampling import sample_responses
 from .task import MAX_N, Problem, is_correct, parse_answer, sample_problem, step_labels, target
@@ -82,6 +83,8 @@ class VerifierConfig:
         check(self.warmup >= 0, "warmup", f"must be >= 0, got {self.warmup}")
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
+        if self.model is not None:  # it scores prompt + sampled response
+            check_fits(self.model.max_len, "model.max_len", hi, self.k_max, "sampled")
 
 
 class Verifier(nn.Module):
