@@ -39,11 +39,13 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
     job, where = job_for(_params(), "headline", "headline")
     assert (job.method, job.eval, where) == ("rft", "n12", "rl")
     assert job_for(_params(), "runs_orm", "o")[0].verifier == "orm"
+    # a study run does not read the headline's method, so `-S method=...` cannot touch it
+    assert job_for(_params(method="ppo"), "runs", "a")[0].method == "grpo"
 
 
 @pytest.mark.parametrize("group,name,changes,message", [
     ("runs", "b", {"rl__method": "ppo"}, r"^rl\.method: 'ppo' is not one of"),  # b overrides it; still caught
-    ("runs", "a", {"method": "ppo"}, r"^method: 'ppo'"),
+    ("headline", "headline", {"method": "ppo"}, r"^method: 'ppo'"),
     ("headline", "headline", {"method": "grp"}, r"^method: 'grp' .*did you mean 'grpo'"),
     ("runs", "nosuch", {}, r"^runs\.nosuch: no such run \(defined runs in runs: a, b\)"),
     ("rums", "a", {}, r"^rums: not a run group \(did you mean 'runs'\?"),

@@ -128,17 +128,19 @@ HEADLINE = "headline"  # the `rl:` defaults with the top-level `method`
 
 
 def job_for(params: dict, group: str, name: str | None = None) -> tuple[Job, str]:
-    """(job, where) of run `name` of `group` (or the headline run): every check of a pipeline run."""
+    """(job, where) of run `name` of `group` (or the headline run): every check of a pipeline run. It reads
+    only what the run's stage declares in dvc.yaml: `rl`, the run's entry, the verifier names, and for
+    the headline the top-level `method`."""
     rl = params.get("rl")
     check(isinstance(rl, dict), "rl", "missing or not a mapping", "params.yaml needs the rl: defaults section")
     verifiers = list(params.get("verifiers") or {})
     from_dict(Job, rl, "rl")  # the rl: section on its own, even where every run overrides a bad key
-    method = params.get("method")
-    methods = list(choices()["method"])
-    near = suggest(str(method), methods)
-    check(method in methods, "method", f"{method!r} is not one of {methods} (the headline run's method)",
-          f"did you mean {near!r}?" if near else None)
-    if group == HEADLINE:
+    if group == HEADLINE:  # only the headline reads the top-level `method` (dvc.yaml: only it reruns on -S method=)
+        method = params.get("method")
+        methods = list(choices()["method"])
+        near = suggest(str(method), methods)
+        check(method in methods, "method", f"{method!r} is not one of {methods} (the headline run's method)",
+              f"did you mean {near!r}?" if near else None)
         return make_job(rl, {"method": method, "eval": "n12"}, "rl", verifiers), "rl"
     groups = [*RUN_GROUPS, HEADLINE]
     near = suggest(group, groups)
