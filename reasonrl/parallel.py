@@ -1,13 +1,18 @@
 """`reasonrl repro`: run the stale stages of a DVC pipeline in parallel on Dask.
 
-`dvc repro` runs stages one after another. Here DVC's own planner (the Python API) says which stages
-are stale and in which order; each stale stage becomes one Dask task, `dvc repro -s <stage>`, submitted
-as soon as the tasks of its stale upstream stages have finished, and run by whichever worker is free.
+`dvc repro` runs stages one after another. Here DVC says which stages are stale (reasonrl.plan); each
+stale stage becomes one Dask task, `dvc repro -s <stage>`, started when its stale upstream stages have
+finished and a worker is free. Among the stages ready at that moment the runner starts first the one
+that completes a report, then the one with the longest chain of stages still waiting behind it
+(`plan.Schedule`), so results appear during the run, not only at its end.
+
 Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command
-runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output read/write
-locks, which never conflict because dependents start only after their upstream stages are done. Each
-stage's result lands in `dvc.lock` as soon as it finishes, so a failed or interrupted run resumes from
-there with `reasonrl repro` or `dvc repro`.
+runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks,
+which never conflict because dependents start only after their upstream stages are done. A stage's
+outcome comes from its exit status and DVC's own files: its dvc.lock entry and the run-cache
+(`plan.stage_status`). No state is kept on the workers beyond each task's own process: a run is told
+to stop through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or interrupted run
+resumes from there with `reasonrl repro` or `dvc repro`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import logging
 import os
 import signal
 import subprocess
@@ -27,31 +31,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
+
 TOPIC = "reasonrl-repro"
 # When stages share the machine, helper libraries get one thread each; torch's own count comes from the
 # `threads` param (stage_setup), so these variables cannot change results.
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "TORCH_NUM_THREADS")
 TAIL_LINES = 25
 INTERRUPT_GRACE_S = 30.0
-
-# Worker-side state: the `dvc repro` processes this worker runs, per run id, and the runs told to stop.
-_RUNNING: dict[tuple[str, str], subprocess.Popen] = {}
-_STOPPED: set[str] = set()
-_LOCK = threading.Lock()
+POLL_S = 0.5  # how often a running stage checks whether the run was told to stop
 # `dvc`, with Ctrl-C handled normally even where the worker ignores SIGINT (ignoring is inherited).
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
              "from dvc.cli import main; sys.exit(main(sys.argv[1:]))")
-
-
-class StageFailed(Exception):
-    """`dvc repro -s <stage>` exited non-zero (raised on the worker; its dependents are skipped)."""
-
-    def __init__(self, stage: str, returncode: int, tail: str):
-        super().__init__(stage, returncode, tail)
-        self.stage, self.returncode, self.tail = stage, returncode, tail
-
-    def __str__(self) -> str:
-        return f"stage {self.stage!r} failed (exit {self.returncode})"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one; "
                         "its workers must see the repository at the same path")
-    parser.add_argument("--dry", action="store_true", help="print the stale stages in order; run nothing")
+    parser.add_argument("--dry", action="store_true",
+                        help="print the stale stages in the order one worker would run them; run nothing")
     parser.add_argument("--repo", default=None, help="repository (default: the one containing the cwd)")
     parser.add_argument("--pull", action="store_true",
                         help="pass --pull to each `dvc repro -s`: outputs of runs found in the run-cache "
@@ -78,44 +70,26 @@ def run(args: argparse.Namespace) -> int:
         _log("error: -j must be at least 1")
         return 2
     try:
-        root, plan = stale_plan(args.repo, args.targets)
+        plan = stale_plan(args.repo, args.targets)
     except DvcException as exc:
         _log(f"error: {exc}")
         return 2
-    if not plan:
+    if not plan.stages:
         _log("nothing to reproduce: every stage is up to date")
         return 0
     if args.dry:
-        for stage, upstream in plan.items():
+        for stage in Schedule(plan.stages).order():
+            upstream = plan.stages[stage]
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = dict.fromkeys(THREAD_VARS, "1") if parallel else {}
-        return execute(client, root, plan, env, log_dir, ["--pull"] if args.pull else [])
+        return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [])
 
 
-def stale_plan(repo: str | None, targets: list[str]) -> tuple[str, dict[str, list[str]]]:
-    """(repo root, {stale stage: its stale upstream stages}) in an order where upstream comes first.
-
-    A stage is stale if DVC says it changed, or if any upstream stage is stale: before the upstream
-    reruns, `dvc status` cannot see that the downstream stage's inputs are about to change.
-    """
-    from dvc.dvcfile import PROJECT_FILE
-    from dvc.repo import Repo
-    from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
-
-    root = Repo.find_root(repo)
-    with contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock:
-        graph = get_active_graph(dvc_repo.index.graph)  # edges: stage -> upstream stage
-        order = plan_repro(graph, collect_stages(dvc_repo, targets or [PROJECT_FILE]))
-        stale: dict[Any, list[Any]] = {}
-        for stage in order:
-            upstream = [s for s in graph.successors(stage) if s in stale]
-            if upstream or stage.changed():
-                stale[stage] = upstream
-        return root, {s.addressing: [u.addressing for u in ups] for s, ups in stale.items()}
+# ---- running -------------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -127,201 +101,140 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
             yield client
         return
     # Workers ignore the terminal's Ctrl-C (the disposition is inherited); this process handles it and
-    # stops the stages itself, so no worker dies while its `dvc repro` child still runs.
-    with _sigint_ignored():
+    # tells the stages to stop, so no worker dies while its `dvc repro` child still runs.
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
         cluster = LocalCluster(n_workers=args.jobs, threads_per_worker=1, processes=True,
                                dashboard_address=None, memory_limit=0)
+    finally:
+        signal.signal(signal.SIGINT, old)
     with cluster, Client(cluster) as client:
         yield client
 
 
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
+def execute(client: Any, plan: Plan, env: dict[str, str], log_dir: str | None = None,
+            dvc_args: list[str] | None = None) -> int:
+    """Start stages as `Schedule` picks them, one per free worker thread; report; return the exit code.
 
-
-def execute(client: Any, root: str, plan: dict[str, list[str]], env: dict[str, str],
-            log_dir: str | None = None, dvc_args: list[str] | None = None) -> int:
-    """Submit each stage as soon as its upstream stages have finished; report; return the exit code.
-
-    Stages go to Dask without data dependencies between their tasks: Dask places a task on the worker
-    that holds its inputs, which pinned every stage after a long one to that worker while others idled.
+    Only as many tasks as there are worker threads are in Dask at once, so the schedule, not Dask's
+    queue, decides the order; and Dask's tasks have no data dependencies, so a task may run on any worker.
     """
-    from distributed import as_completed
+    from distributed import Event, as_completed, wait
 
     run_id = uuid.uuid4().hex[:8]
     reporter = _Reporter()
     client.subscribe_topic(f"{TOPIC}-{run_id}", reporter.on_event)  # per run: a cluster may be shared
+    stop = Event(f"{TOPIC}-stop-{run_id}", client=client)
     t0 = time.monotonic()
-    waiting = {stage: set(upstream) for stage, upstream in plan.items()}
-    dependents: dict[str, list[str]] = collections.defaultdict(list)
-    for stage, upstream in plan.items():
-        for up in upstream:
-            dependents[up].append(stage)
-    futures: dict[str, Any] = {}
-    outcomes: dict[str, dict] = {}
-
-    def submit(stage: str) -> Any:
-        futures[stage] = client.submit(run_stage, run_id, stage, root, env, log_dir, dvc_args or [],
-                                       key=f"{stage}-{run_id}", pure=False)
-        return futures[stage]
+    schedule, running, outcomes = Schedule(plan.stages), {}, {}
+    finished = as_completed()
 
     def settle(outcome: dict) -> None:
         outcomes[outcome["stage"]] = outcome
         reporter.report(outcome)
 
-    finished = as_completed()
-    stage_of: dict[str, str] = {}
+    def start_ready() -> None:
+        while schedule.ready and len(running) < max(1, sum(client.nthreads().values())):
+            stage = schedule.pop()
+            fut = client.submit(run_stage, run_id, stage, plan.root, plan.locks[stage], plan.run_cache, env,
+                                log_dir, dvc_args or [], key=f"{stage}-{run_id}", pure=False)
+            running[fut.key] = stage
+            finished.add(fut)
+
     try:  # from the first submission on: a Ctrl-C at any point stops what has started
-        for stage in [s for s, ups in waiting.items() if not ups]:
-            finished.add(submit(stage))
-            stage_of[futures[stage].key] = stage
+        start_ready()
         for fut in finished:
-            stage = stage_of[fut.key]
+            stage = running.pop(fut.key)
             settle(_outcome(stage, fut))
             if outcomes[stage]["status"] == "FAILED":
-                for down in _downstream(stage, dependents):
+                for down in schedule.failed(stage):
                     if down not in outcomes:
                         settle({"stage": down, "status": "skipped", "reason": f"upstream {stage} failed"})
-                continue
-            for down in dependents[stage]:
-                waiting[down].discard(stage)
-                if not waiting[down] and down not in outcomes:
-                    finished.add(submit(down))
-                    stage_of[futures[down].key] = down
+            else:
+                schedule.done(stage)
+            start_ready()
     except KeyboardInterrupt:
         reporter.stopping = True
-        _stop(client, run_id, list(futures.values()))
+        _log("interrupted: stopping the running stages (DVC records nothing for a stage that did not finish)")
+        stop.set()
+        with contextlib.suppress(KeyboardInterrupt, TimeoutError):
+            wait(list(finished.futures), timeout=INTERRUPT_GRACE_S + 10)
+        _log("stopped; `reasonrl repro` resumes from the stages recorded in dvc.lock")
         return 130
-    _summary(plan, outcomes, time.monotonic() - t0)
+    _summary(plan.stages, outcomes, time.monotonic() - t0)
     return 0 if all(o["status"] not in ("FAILED", "skipped") for o in outcomes.values()) else 1
-
-
-def _downstream(stage: str, dependents: dict[str, list[str]]) -> list[str]:
-    """Every stage that (transitively) depends on `stage`, each once."""
-    seen: dict[str, None] = {}
-    todo = list(dependents[stage])
-    while todo:
-        down = todo.pop()
-        if down not in seen:
-            seen[down] = None
-            todo.extend(dependents[down])
-    return list(seen)
 
 
 def _outcome(stage: str, fut: Any) -> dict:
     if fut.status == "finished":
         return fut.result()
-    exc = fut.exception()
-    if isinstance(exc, StageFailed):
-        return {"stage": stage, "status": "FAILED", "returncode": exc.returncode, "tail": exc.tail}
+    exc = fut.exception()  # the task itself failed (a lost worker, ...), not the stage
     return {"stage": stage, "status": "FAILED", "returncode": None, "tail": f"{type(exc).__name__}: {exc}"}
 
 
-def _stop(client: Any, run_id: str, futures: list) -> None:
-    from distributed import wait
-
-    _log("interrupted: stopping the running stages (DVC records nothing for a stage that did not finish)")
-    client.run(_signal_run, run_id, signal.SIGINT)
-    try:
-        not_done = wait(futures, timeout=INTERRUPT_GRACE_S).not_done
-    except (KeyboardInterrupt, TimeoutError):
-        not_done = True
-    if not_done:
-        client.run(_signal_run, run_id, signal.SIGKILL)
-    _log("stopped; `reasonrl repro` resumes from the stages recorded in dvc.lock")
+# ---- worker side: one stage --------------------------------------------------------------------------
 
 
-# ---- worker side ------------------------------------------------------------------------------------
+def run_stage(run_id: str, stage: str, root: str, lock: tuple[str, str], run_cache: str, env: dict[str, str],
+              log_dir: str | None, dvc_args: list[str]) -> dict:
+    """Run `dvc repro -s <stage>` in `root` (a Dask task) and say what happened: ran, restored (from the
+    run-cache), unchanged, or FAILED (with the exit status and the log's last lines)."""
+    from distributed import Event
 
-
-def run_stage(run_id: str, stage: str, root: str, env: dict[str, str], log_dir: str | None,
-              dvc_args: list[str]) -> dict:
-    """Run `dvc repro -s <stage>` in `root` (a Dask task, submitted once its upstream stages are done)."""
-    _quiet_worker_log()
     worker = _worker_address()
+    stop = Event(f"{TOPIC}-stop-{run_id}")
+    if stop.is_set():
+        return {"stage": stage, "status": "FAILED", "returncode": None, "tail": "interrupted before it started"}
     _event(run_id, {"stage": stage, "status": "start", "worker": worker})
+    lock_before, runs_before = read_lock_entry(*lock), run_cache_entries(run_cache)
     start = time.monotonic()
     cmd = [sys.executable, "-c", _DVC_MAIN, "--wait-for-lock", "repro", "-s", stage, *dvc_args]
-    returncode, status, tail = _run_dvc(run_id, stage, cmd, root, env, log_dir)
-    seconds = time.monotonic() - start
+    returncode, tail = _run_dvc(cmd, root, env, _log_path(log_dir, stage), stop)
     if returncode != 0:
-        _event(run_id, {"stage": stage, "status": "FAILED", "returncode": returncode, "tail": tail})
-        raise StageFailed(stage, returncode, tail)
-    outcome = {"stage": stage, "status": status, "seconds": seconds, "worker": worker}
+        outcome = {"stage": stage, "status": "FAILED", "returncode": returncode, "tail": tail}
+    else:
+        status = stage_status(lock_before, read_lock_entry(*lock), runs_before, run_cache)
+        outcome = {"stage": stage, "status": status, "seconds": time.monotonic() - start, "worker": worker}
     _event(run_id, outcome)
     return outcome
 
 
-def _run_dvc(run_id: str, stage: str, cmd: list[str], root: str, env: dict[str, str],
-             log_dir: str | None) -> tuple[int, str, str]:
+def _run_dvc(cmd: list[str], root: str, env: dict[str, str], log_path: str, stop: Any) -> tuple[int, str]:
+    """Run `cmd` in its own process group, keeping its output's last lines; stop it when `stop` is set:
+    SIGINT to the group (`dvc` ignores it while the command runs; the command gets it, and DVC records
+    nothing), SIGKILL after INTERRUPT_GRACE_S."""
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    status = "done"
-    with _LOCK:  # registering under the lock: an interrupt either sees this process or prevents it
-        if run_id in _STOPPED:
-            return -signal.SIGINT, "interrupted", "interrupted before it started"
-        proc = subprocess.Popen(cmd, cwd=root, env={**os.environ, **env}, text=True, errors="replace",
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        _RUNNING[(run_id, stage)] = proc
-    try:
-        with proc, _stage_log(log_dir, stage) as log:
+    with open(log_path, "w") as log, subprocess.Popen(
+            cmd, cwd=root, env={**os.environ, **env}, text=True, errors="replace", stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True) as proc:
+
+        def read() -> None:
             for line in proc.stdout:
                 tail.append(line.rstrip("\n"))
                 log.write(line)
-                status = _status(line, status)
-    finally:
-        with _LOCK:
-            _RUNNING.pop((run_id, stage), None)
-    return proc.returncode, status, "\n".join(tail)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        while proc.poll() is None:
+            if stop.wait(POLL_S):
+                for sig, grace in ((signal.SIGINT, INTERRUPT_GRACE_S), (signal.SIGKILL, None)):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, sig)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(grace)
+                        break
+        reader.join()
+    return proc.returncode, "\n".join(tail)
 
 
-def _status(line: str, status: str) -> str:
-    # What `dvc repro -s` did, from its log lines (informational only).
-    if line.startswith("Running stage"):
-        return "ran"
-    if "is cached - skipping run" in line:
-        return "restored"
-    if line.startswith("Pulling data for"):
-        return "pulled"
-    if "didn't change, skipping" in line:
-        return "unchanged"
-    return status
-
-
-def _stage_log(log_dir: str | None, stage: str) -> Any:
+def _log_path(log_dir: str | None, stage: str) -> str:
     if not log_dir:
-        return open(os.devnull, "w")
+        return os.devnull
     os.makedirs(log_dir, exist_ok=True)
-    safe = "".join(c if c.isalnum() or c in "@-_." else "_" for c in stage)
-    return open(os.path.join(log_dir, f"{safe}.log"), "w")
+    return os.path.join(log_dir, "".join(c if c.isalnum() or c in "@-_." else "_" for c in stage) + ".log")
 
 
-def _signal_run(run_id: str, sig: int) -> int:
-    """On a worker: stop run `run_id`'s stages. The signal goes to each stage's whole process group:
-    `dvc` ignores SIGINT while the command runs, the command gets it, and DVC records nothing."""
-    with _LOCK:
-        _STOPPED.add(run_id)
-        procs = [p for (rid, _), p in _RUNNING.items() if rid == run_id]
-    for proc in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-    return len(procs)
-
-
-class _NoStageFailures(logging.Filter):
-    # The client reports a failed stage with its log tail; the worker's log need not repeat it.
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (str(record.msg).startswith("Compute Failed") and "StageFailed(" in str(record.args))
-
-
-def _quiet_worker_log() -> None:
-    log = logging.getLogger("distributed.worker")
-    if not any(isinstance(f, _NoStageFailures) for f in log.filters):
-        log.addFilter(_NoStageFailures())
+# ---- reporting ---------------------------------------------------------------------------------------
 
 
 def _worker_address() -> str:
@@ -337,9 +250,6 @@ def _event(run_id: str, msg: dict) -> None:
 
     with contextlib.suppress(ValueError):
         get_worker().log_event(f"{TOPIC}-{run_id}", msg)
-
-
-# ---- reporting ---------------------------------------------------------------------------------------
 
 
 def _log(msg: str) -> None:
@@ -378,13 +288,9 @@ def _log_outcome(o: dict) -> None:
         _log(f"skipped  {o['stage']}  ({o['reason']})")
     elif o["status"] == "FAILED":
         _log(f"FAILED   {o['stage']}  (exit {o['returncode']}); last lines of its log:\n"
-             + _indent(o["tail"]))
+             + "\n".join("    | " + line for line in o["tail"].splitlines()))
     else:
         _log(f"finished {o['stage']}  in {o['seconds']:.1f}s ({o['status']})")
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    | " + line for line in text.splitlines())
 
 
 def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float) -> None:

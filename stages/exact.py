@@ -1,36 +1,20 @@
-"""Stage `exact`: the enumerable toy — gradient estimators, training to the analytic optimum, β sweep,
-KL placement. Reads params section `exact`, writes reports/exact/results.json and
-reports/metrics/exact.json."""
+"""Stage `exact`: the four demonstrations of the exact toy (reasonrl.studies.exact). Reads params section
+`exact`, writes reports/exact/results.json and reports/metrics/exact.json."""
 
-from __future__ import annotations
-
-import argparse
 import sys
+from dataclasses import asdict
 
 import torch
 from tqdm import tqdm
 
-from reasonrl.config import from_dict, load_params
-from reasonrl.exact import ExactConfig, headline_metrics, run_all
+from reasonrl.config import load_params
 from reasonrl.io import write_json
+from reasonrl.studies import exact
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-    parser.add_argument("--out", default="reports/exact/results.json")
-    parser.add_argument("--metrics", default="reports/metrics/exact.json")
-    args = parser.parse_args(argv)
-    cfg = from_dict(ExactConfig, load_params(args.params).get("exact"), "exact")
-    # One thread: results are bit-for-bit reproducible and the stage leaves the other core free.
-    torch.set_num_threads(1)
-    with tqdm(file=sys.stderr, bar_format="{elapsed} {desc}") as bar:
-        results = run_all(cfg, progress=bar.set_description_str)
-    write_json(args.out, results)
-    write_json(args.metrics, headline_metrics(results))
-    print(f"exact: {results['seconds']:.1f} s -> {args.out}, {args.metrics}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+cfg = exact.load_config(load_params("params.yaml"))
+torch.set_num_threads(1)  # bit-for-bit reproducible, and the other core stays free
+with tqdm(file=sys.stderr, bar_format="{elapsed} {desc}") as bar:
+    results = exact.run(cfg, progress=bar.set_description_str)
+write_json(exact.RESULTS, asdict(results))
+write_json(exact.METRICS, exact.headline_metrics(results))
+print(f"exact: {results.seconds:.1f} s -> {exact.RESULTS}, {exact.METRICS}", file=sys.stderr)

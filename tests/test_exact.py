@@ -1,7 +1,8 @@
-"""Tests of the exact toy (reasonrl/exact.py) and its two stage scripts."""
+"""Tests of the exact toy (reasonrl/exact.py), its study (reasonrl/studies/exact.py) and its two stages."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -15,6 +16,9 @@ import yaml
 
 from reasonrl import exact as E
 from reasonrl.config import ConfigError, from_dict
+from reasonrl.io import read_json, write_json
+from reasonrl.studies import exact as X
+from reasonrl.studies import exact_report
 
 torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def toy() -> E.Toy:
-    return E.make_toy(E.ExactConfig())
+    return X.build_toy(X.Config())
 
 
 def _away_from_ref(toy: E.Toy, seed: int = 5, scale: float = 0.3) -> E.ToyPolicy:
@@ -153,15 +157,12 @@ def test_rloo_estimator_is_unbiased(toy):
 def test_k3_in_loss_expected_gradient_is_the_per_state_reverse_kl(toy):
     # E_y~pi[∇ sum_t k3_t(y)] by enumeration equals ∇ sum_s stopgrad(d(s)) KL(pi_ref(.|s) || pi(.|s))
     policy, beta = _away_from_ref(toy), 0.5
+    ref_tok = E.gather_tokens(toy.ref_table)
     policy.zero_grad()
-    tok = E._gather_tokens(E.log_table(policy), None)  # (N, 6)
-    ref_tok = E._gather_tokens(toy.ref_table, None)
-    log_ratio = ref_tok - tok
-    weights = tok.sum(1).exp().detach()  # (N,) pi(y), sampling is not differentiated
-    (weights * (log_ratio.exp() - log_ratio - 1).sum(1)).sum().backward()
+    E.expected_k3_loss(E.all_token_logprobs(policy), ref_tok).backward()
     enumerated = E.flat_grad(policy)
     policy.zero_grad()
-    (-E.k3_expected_surrogate(policy, toy, beta)).backward()
+    (-X.k3_expected_surrogate(policy, toy, beta)).backward()
     surrogate_kl = E.flat_grad(policy)
     policy.zero_grad()
     (-(E.all_logprobs(policy).exp() * toy.reward).sum()).backward()
@@ -169,6 +170,39 @@ def test_k3_in_loss_expected_gradient_is_the_per_state_reverse_kl(toy):
     # -∇surrogate = -∇E[r] + beta ∇(KL part), so the KL part's gradient is the difference over beta
     assert enumerated.abs().max() > 1e-3  # away from the reference the KL gradient is not trivially 0
     assert torch.allclose(enumerated, (surrogate_kl - reward_only) / beta, atol=1e-10)
+
+
+def test_exact_kl_value_and_gradient(toy):
+    policy = _away_from_ref(toy)
+    ref_tok = E.gather_tokens(toy.ref_table)
+    kl = E.exact_kl(E.all_token_logprobs(policy), ref_tok)
+    with torch.no_grad():
+        lp = E.all_logprobs(policy)
+    assert kl.item() == pytest.approx(E.kl(lp, toy.ref_lp), abs=1e-12) and kl.item() > 0.05
+    # k3 is unbiased: its expectation under pi is the same KL
+    assert E.expected_k3_loss(E.all_token_logprobs(policy), ref_tok).item() == pytest.approx(kl.item(), rel=1e-10)
+    params = list(policy.parameters())
+    grad = torch.autograd.grad(kl, params)
+    p, flat, eps = params[2], 17, 1e-6
+    with torch.no_grad():
+        p.view(-1)[flat] += eps
+        up = E.exact_kl(E.all_token_logprobs(policy), ref_tok).item()
+        p.view(-1)[flat] -= 2 * eps
+        down = E.exact_kl(E.all_token_logprobs(policy), ref_tok).item()
+        p.view(-1)[flat] += eps
+    assert grad[2].view(-1)[flat].item() == pytest.approx((up - down) / (2 * eps), abs=1e-8)
+    # the expected gradient of a k3 loss is not the gradient of the KL: it ignores how pi(y) itself moves
+    k3_grad = torch.autograd.grad(E.expected_k3_loss(E.all_token_logprobs(policy), ref_tok), params)
+    flat_kl = torch.cat([g.reshape(-1) for g in grad])
+    assert torch.cat([g.reshape(-1) for g in k3_grad]).sub(flat_kl).norm() > 0.1 * flat_kl.norm()
+
+
+def test_exact_kl_on_three_sequences_by_hand():
+    # sequences "a", "b", "ab": pi = (0.5, 0.3, 0.2), pi_ref = (0.25, 0.25, 0.5), per-token factors below
+    tok = torch.log(torch.tensor([[0.5, 1.0], [0.3, 1.0], [0.5, 0.4]], dtype=torch.float64))
+    ref = torch.log(torch.tensor([[0.25, 1.0], [0.25, 1.0], [0.625, 0.8]], dtype=torch.float64))
+    want = 0.5 * math.log(2) + 0.3 * math.log(1.2) + 0.2 * math.log(0.4)
+    assert E.exact_kl(tok, ref).item() == pytest.approx(want, abs=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------------- optimum
@@ -190,10 +224,10 @@ def test_optimum_beats_reference_and_its_perturbations(toy):
 
 
 def test_rloo_with_kl_in_reward_reaches_the_optimum(toy):
-    cfg = E.ExactConfig()
+    cfg = X.Config()
     opt = E.optimal_logprobs(toy.ref_lp, toy.reward, 1.0)
     policy = E.clone_policy(toy.ref).requires_grad_(True)
-    E.rl_train(policy, toy, 1.0, 400, estimator="rloo", kl_mode="reward_k1", batch=cfg.batch, lr=cfg.lr,
+    X.rl_train(policy, toy, 1.0, 400, estimator="rloo", kl_mode="reward_k1", batch=cfg.batch, lr=cfg.lr,
                gen=torch.Generator().manual_seed(cfg.train_seed))
     with torch.no_grad():
         assert E.kl(E.all_logprobs(policy), opt) < 0.01
@@ -203,41 +237,61 @@ def test_rloo_with_kl_in_reward_reaches_the_optimum(toy):
 
 def test_config_rejects_unknown_keys_and_bad_values():
     with pytest.raises(ConfigError, match=r"exact\.stpes"):
-        from_dict(E.ExactConfig, {"stpes": 10}, "exact")
+        from_dict(X.Config, {"stpes": 10}, "exact")
     with pytest.raises(ConfigError, match=r"exact\.table_steps\[0\]"):
-        from_dict(E.ExactConfig, {"steps": 100, "table_steps": [150]}, "exact")
+        from_dict(X.Config, {"steps": 100, "table_steps": [150]}, "exact")
     with pytest.raises(ConfigError, match=r"exact\.train_estimators\[1\]"):
-        from_dict(E.ExactConfig, {"train_estimators": ["rloo", "ppo"]}, "exact")
+        from_dict(X.Config, {"train_estimators": ["rloo", "ppo"]}, "exact")
     with pytest.raises(ConfigError, match=r"exact\.batch"):
-        from_dict(E.ExactConfig, {"batch": 1}, "exact")
-    assert from_dict(E.ExactConfig, {"lr": "3e-3"}, "exact").lr == 3e-3
+        from_dict(X.Config, {"batch": 1}, "exact")
+    assert from_dict(X.Config, {"lr": "3e-3"}, "exact").lr == 3e-3
+
+
+TINY = {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "batch": 16, "steps": 20,
+        "log_every": 10, "table_steps": [10, 20], "fixed_point_steps": 20, "sweep_betas": [1.0, 0.3],
+        "frontier_betas": [1.0, 0.5]}
+
+
+def test_results_round_trip_and_the_report_writes_its_outputs(tmp_path):
+    cfg = from_dict(X.Config, TINY, "exact")
+    res = X.run(cfg)
+    write_json(tmp_path / X.RESULTS, dataclasses.asdict(res))
+    assert exact_report.load_results(tmp_path / X.RESULTS) == res  # every nested dataclass comes back
+    X.report(cfg, tmp_path)
+    for path in X.outputs(cfg):
+        assert (tmp_path / path).stat().st_size > 0, path
+    assert {p.name for p in (tmp_path / X.OUT).iterdir()} == {Path(p).name for p in X.outputs(cfg)} | {"results.json"}
+    man = read_json(tmp_path / "reports/exact/manifest.json")
+    assert [f["file"] for f in man["figures"]] == [f"exact/{n}.png" for n in X.FIGURES]
+    gold = next(r.gold for r in res.sweep.rows if r.policy == "RL" and r.beta == 0.3)
+    assert f"β=0.3 {gold:.3g}" in man["figures"][2]["caption"]
+    metrics = X.headline_metrics(res)
+    assert metrics["sweep_gold_beta0p3_rl"] == gold
+    assert metrics["final_kl_opt_rloo"] == res.training.curves["rloo"].kl_opt[-1]
+    assert metrics["kl_placement_kl_opt_k3_fixed_point"] == res.kl_placement.rows[1].kl_opt
 
 
 @pytest.mark.slow
 def test_stages_run_on_tiny_params(tmp_path):
-    params = {"exact": {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "batch": 16,
-                        "steps": 20, "log_every": 10, "table_steps": [10, 20], "fixed_point_steps": 20,
-                        "sweep_betas": [1.0, 0.3], "frontier_betas": [1.0, 0.5]}}
-    (tmp_path / "params.yaml").write_text(json.dumps(params))  # JSON is YAML
-    res, met = tmp_path / "results.json", tmp_path / "metrics.json"
+    (tmp_path / "params.yaml").write_text(json.dumps({"exact": TINY}))  # JSON is YAML
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, str(ROOT / "stages/exact.py"), "--params", str(tmp_path / "params.yaml"),
-                    "--out", str(res), "--metrics", str(met)], check=True, cwd=tmp_path, env=env)
-    metrics = json.loads(met.read_text())
+    for stage in ("exact", "report_exact"):
+        subprocess.run([sys.executable, str(ROOT / f"stages/{stage}.py")], check=True, cwd=tmp_path, env=env)
+    metrics = json.loads((tmp_path / X.METRICS).read_text())
     assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
-    subprocess.run([sys.executable, str(ROOT / "stages/report_exact.py"), "--results", str(res),
-                    "--out", str(tmp_path / "report")], check=True, cwd=tmp_path, env=env)
-    names = {p.name for p in (tmp_path / "report").iterdir()}
-    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png",
-            "gradient_quality.md", "training.md", "beta_sweep.md", "kl_placement.md"} <= names
+    cfg = from_dict(X.Config, TINY, "exact")
+    assert all((tmp_path / p).stat().st_size > 0 for p in X.outputs(cfg))
 
 
 def test_params_and_dvc_stages_match_the_defaults_and_the_report():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    assert from_dict(E.ExactConfig, params["exact"], "exact") == E.ExactConfig()
+    cfg = X.load_config(params)
+    assert cfg == X.Config()
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     assert stages["exact"]["params"] == ["exact"]
-    outs = {next(iter(o)) for o in stages["report_exact"]["outs"]}
-    assert outs == {f"reports/exact/{n}.{ext}" for n in ("gradient_quality", "training", "beta_sweep",
-                                                           "kl_placement") for ext in ("png", "md")} | {
-        "reports/exact/world.md"}
+    files = {key: {next(iter(o)) if isinstance(o, dict) else o for o in stages["report_exact"].get(key, [])}
+             for key in ("deps", "outs")}
+    assert files["outs"] == set(X.outputs(cfg))
+    assert set(X.inputs(cfg)) <= files["deps"]
+    exact_outs = {next(iter(o)) for key in ("outs", "metrics") for o in stages["exact"][key]}
+    assert exact_outs == {X.RESULTS, X.METRICS}

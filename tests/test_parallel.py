@@ -19,6 +19,7 @@ import psutil
 import pytest
 import yaml
 
+from reasonrl import plan as P
 from reasonrl.parallel import stale_plan
 
 TIMEOUT = 120
@@ -148,20 +149,114 @@ def check_parallel_run(tmp: Path, repo: Path, out: subprocess.CompletedProcess, 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # from dvc internals, in this process
 def test_stale_plan_is_the_downstream_closure(tmp_path, env):
     repo = make_repo(tmp_path, seconds=0)
-    _, plan = stale_plan(str(repo), [])
+    plan = stale_plan(str(repo), []).stages
     assert plan == {"sleep@a": [], "sleep@b": [], "join": ["sleep@a", "sleep@b"]}
     sh(["dvc", "repro"], repo)
-    assert stale_plan(str(repo), [])[1] == {}
+    assert stale_plan(str(repo), []).stages == {}
     nothing = repro(repo, "-j", "2")
     assert nothing.returncode == 0 and "nothing to reproduce" in nothing.stderr
     (repo / "in_a.txt").write_text("changed\n")
     # `dvc status` sees only sleep@a; join is stale too, because its input is about to change
     assert set(dvc_status(repo)) == {"sleep@a"}
-    assert stale_plan(str(repo), [])[1] == {"sleep@a": [], "join": ["sleep@a"]}
-    assert stale_plan(str(repo), ["sleep@b"])[1] == {}
+    assert stale_plan(str(repo), []).stages == {"sleep@a": [], "join": ["sleep@a"]}
+    assert stale_plan(str(repo), ["sleep@b"]).stages == {}
     dry = repro(repo, "--dry", cli=True)
     assert dry.returncode == 0 and dry.stdout.splitlines() == ["sleep@a", "join  (after sleep@a)"]
     assert set(dvc_status(repo)) == {"sleep@a"}  # --dry ran nothing
+
+
+# ----------------------------------------------------------------------------- the schedule, by hand
+
+# a1 -> a2 -> report_a (the longest chain); b -> report_b (b alone completes a report);
+# c1, c2 -> join_c (join_c: nothing depends on it, so it is a result too)
+DAG = {"a1": [], "c1": [], "c2": [], "b": [], "a2": ["a1"], "report_a": ["a2"], "report_b": ["b"],
+       "join_c": ["c1", "c2"]}
+DEEPEST_FIRST = ["b", "report_b", "a1", "a2", "report_a", "c1", "c2", "join_c"]
+
+
+def test_schedule_starts_reports_then_the_critical_path():
+    s = P.Schedule(DAG)
+    assert s.depth == {"a1": 3, "a2": 2, "report_a": 1, "b": 2, "report_b": 1, "c1": 2, "c2": 2, "join_c": 1}
+    assert s.order() == DEEPEST_FIRST
+    # with two workers: what is started as each stage finishes (the earliest-started finishes first)
+    s, started, running = P.Schedule(DAG), [], []
+    while s.ready or running:
+        while s.ready and len(running) < 2:
+            running.append(s.pop())
+            started.append(running[-1])
+        s.done(running.pop(0))
+    assert started == ["b", "a1", "report_b", "a2", "c1", "report_a", "c2", "join_c"]
+
+
+def test_schedule_skips_everything_behind_a_failure():
+    s = P.Schedule(DAG)
+    assert sorted(s.failed("a1")) == ["a2", "report_a"] and s.failed("report_b") == []
+    chain = P.Schedule({"x": [], "y": ["x"], "z": ["y"], "w": ["x", "z"]})
+    assert sorted(chain.failed("x")) == ["w", "y", "z"]
+    assert chain.order() == ["x", "y", "z", "w"]
+
+
+# ----------------------------------------------------------------------------- what DVC says and writes
+
+def test_stage_status_from_the_lock_entry_and_the_run_cache(tmp_path):
+    runs = tmp_path / "runs"
+    # a long command with quotes: YAML folds and escapes it, so its text is not in the entry's file
+    cmd = 'echo "a \'quoted\' start" >> log && ' + " && ".join(f"step{i} --flag={i}" for i in range(20))
+    entry = {"cmd": cmd, "deps": [{"path": "in", "md5": "1"}], "outs": [{"path": "out", "md5": "2" * 32}]}
+    old = {**entry, "deps": [{"path": "in", "md5": "0"}]}
+
+    def record(name: str, value: dict) -> str:
+        path = runs / name[:2] / name / "v"
+        path.parent.mkdir(parents=True)
+        path.write_text(yaml.safe_dump(value))
+        return str(path)
+
+    other = record("aa", old)
+    before = P.run_cache_entries(str(runs))
+    assert before == {other}
+    assert P.stage_status(entry, entry, before, str(runs)) == "unchanged"
+    assert P.stage_status(old, entry, before, str(runs)) == "ran"  # no entry at all: it was not cacheable
+    new = record("bb", entry)  # written during the stage: it ran
+    assert P.stage_status(old, entry, before, str(runs)) == "ran"
+    assert P.stage_status(old, entry, before | {new}, str(runs)) == "restored"  # it was there before
+    assert P.stage_status(None, entry, before | {new}, str(runs)) == "restored"
+
+
+def test_read_lock_entry(tmp_path):
+    lock = tmp_path / "dvc.lock"
+    assert P.read_lock_entry(str(lock), "s@a") is None
+    lock.write_text("schema: '2.0'\nstages:\n  s@a:\n    cmd: echo\n")
+    assert P.read_lock_entry(str(lock), "s@a") == {"cmd": "echo"}
+    assert P.read_lock_entry(str(lock), "s@b") is None
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # from dvc internals, in this process
+def test_dvc_python_api_is_what_the_planner_expects(tmp_path, env):
+    """Fails when DVC changes what `_dvc_stages` reads (Repo.index.graph, repo.stage.collect, Stage.changed,
+    Stage.frozen, Stage.dvcfile, repo.stage_cache) or the run-cache's file format."""
+    repo = make_repo(tmp_path, seconds=0)
+    sub = repo / "sub"
+    sub.mkdir()
+    (sub / "dvc.yaml").write_text(yaml.safe_dump({"stages": {
+        "frozen": {"cmd": "cat ../join.txt > f.txt", "deps": ["../join.txt"], "outs": ["f.txt"], "frozen": True},
+        "last": {"cmd": "cat f.txt > last.txt", "deps": ["f.txt"], "outs": ["last.txt"]}}}))
+    root, run_cache, stages = P._dvc_stages(str(repo), ["sub/dvc.yaml:last"])
+    assert (root, run_cache) == (str(repo), str(repo / ".dvc" / "cache" / "runs"))
+    # upstream first; a frozen stage's upstream is not needed, and it has none
+    assert stages == [("sub/dvc.yaml:frozen", [], True, str(sub / "dvc.yaml")),
+                      ("sub/dvc.yaml:last", ["sub/dvc.yaml:frozen"], True, str(sub / "dvc.yaml"))]
+    _, _, stages = P._dvc_stages(str(repo), [])
+    assert [(s, ups, changed) for s, ups, changed, _ in stages] == [
+        ("sleep@a", [], True), ("sleep@b", [], True), ("join", ["sleep@a", "sleep@b"], True)]
+    sh(["dvc", "repro", "join"], repo)
+    assert [changed for *_, changed, _ in P._dvc_stages(str(repo), [])[2]] == [False] * 3
+    plan = stale_plan(str(repo), ["sub/dvc.yaml"])
+    assert plan.locks == {"sub/dvc.yaml:frozen": (str(sub / "dvc.lock"), "frozen"),
+                          "sub/dvc.yaml:last": (str(sub / "dvc.lock"), "last")}
+    # a run-cache entry holds exactly the stage's dvc.lock entry
+    entry = P.read_lock_entry(str(repo / "dvc.lock"), "sleep@a")
+    assert entry["cmd"] and any(yaml.safe_load(Path(p).read_text()) == entry
+                                for p in P.run_cache_entries(run_cache))
 
 
 @pytest.mark.slow
@@ -295,3 +390,24 @@ def test_ctrl_c_stops_workers_and_commits_nothing(tmp_path, env):
     assert not any((repo / f).exists() for f in ("a.txt", "b.txt", "join.txt"))
     assert locked_stages(repo) == set()
     assert set(dvc_status(repo)) == {"sleep@a", "sleep@b", "join"}
+
+
+@pytest.mark.slow
+def test_one_worker_starts_stages_deepest_first(tmp_path, env):
+    log = tmp_path / "times.log"
+    stages = {}
+    for stage, ups in DAG.items():
+        deps = [f"{u}.txt" for u in ups]
+        stages[stage] = {"cmd": _record(log, stage, f"echo {stage} > {stage}.txt"), "outs": [f"{stage}.txt"],
+                         **({"deps": deps} if deps else {})}
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sh(["git", "init", "-q"], repo)
+    sh(["dvc", "init", "-q"], repo)
+    (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}, sort_keys=False))
+    dry = repro(repo, "--dry")
+    assert [line.split()[0] for line in dry.stdout.splitlines()] == DEEPEST_FIRST
+    out = repro(repo, "-j", "1")
+    assert out.returncode == 0, out.stderr
+    assert started(tmp_path) == DEEPEST_FIRST
+    assert "8 ran" in out.stderr

@@ -1,0 +1,450 @@
+"""Study `exact`: the four demonstrations on the enumerable toy (reasonrl.exact), each against exact numbers.
+
+a. `gradient_quality`: sampled policy-gradient estimators against the exact gradient at the reference;
+b. `training`: REINFORCE with the KL in the reward, exact J and KL(pi || pi*) along the way;
+c. `beta_sweep`: the trained policy and the analytic optimum at several beta (over-optimisation);
+d. `kl_placement`: KL in the reward (k1) or in the loss (k3), against pi* and the k3 fixed point.
+
+Stage `exact` runs them (`run`), writing `Results` to RESULTS and `headline_metrics` to METRICS; stage
+`report_exact` draws figures, tables and the index's manifest from RESULTS (`report`, in exact_report).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .. import exact as E
+from ..config import check, from_dict
+
+SECTION = "exact"
+OUT = "reports/exact"
+RESULTS = f"{OUT}/results.json"
+METRICS = "reports/metrics/exact.json"
+FIGURES = ("gradient_quality", "training", "beta_sweep", "kl_placement")  # a figure and a table each
+TABLES = ("world", *FIGURES)
+
+
+@dataclass
+class Config:
+    """The `exact:` section of params.yaml."""
+    world_seed: int = 0  # policy initialisation, crowd pair sampling and labels
+    hidden: int = 64  # width of the policy MLP
+    sft_steps: int = 300  # full-batch Adam steps fitting the reference to the data distribution
+    sft_lr: float = 0.01
+    bt_pairs: int = 4000  # crowd comparisons used to fit the reward model
+    crowd_length_bonus: float = 0.5  # labellers' extra utility per token
+    crowd_fancy_bonus: float = 0.5  # labellers' extra utility per fancy token
+    beta: float = 1.0  # KL coefficient of demonstrations a, b and d
+    grad_seed: int = 11
+    grad_trials: int = 200
+    grad_batch: int = 32
+    grad_estimators: list[str] = field(default_factory=lambda: list(E.BASELINES))
+    train_seed: int = 3
+    batch: int = 128
+    lr: float = 1.0e-3
+    steps: int = 400
+    log_every: int = 25
+    table_steps: list[int] = field(default_factory=lambda: [25, 50, 100, 200, 400])
+    train_estimators: list[str] = field(default_factory=lambda: ["none", "rloo", "grpo"])
+    sweep_betas: list[float] = field(default_factory=lambda: [3.0, 1.0, 0.3])
+    sweep_estimator: str = "rloo"
+    frontier_betas: list[float] = field(  # analytic optimum only (free): the reward/gold-vs-KL frontier
+        default_factory=lambda: [round(10 ** (1 - i / 20), 4) for i in range(41)])
+    kl_estimators: list[str] = field(default_factory=lambda: ["rloo", "grpo"])  # KL-placement comparison
+    fixed_point_steps: int = 1500  # full-batch Adam steps to the k3-in-loss fixed point
+    fixed_point_lr: float = 0.01
+
+    def __post_init__(self) -> None:
+        for key in ("hidden", "sft_steps", "bt_pairs", "grad_trials", "steps", "log_every", "fixed_point_steps",
+                    "sft_lr", "lr", "beta", "fixed_point_lr"):
+            check(getattr(self, key) > 0, key, "must be positive")
+        for key in ("grad_batch", "batch"):
+            check(getattr(self, key) >= 2, key, "must be at least 2 (leave-one-out needs a partner)")
+        for key in ("crowd_length_bonus", "crowd_fancy_bonus"):
+            check(math.isfinite(getattr(self, key)), key, "must be finite")
+        check(self.steps % self.log_every == 0, "steps", "must be a multiple of log_every")
+        for i, s in enumerate(self.table_steps):
+            check(0 < s <= self.steps and s % self.log_every == 0, f"table_steps[{i}]",
+                  f"{s} must be a multiple of log_every in (0, steps]")
+        names = list(E.BASELINES)
+        for key in ("grad_estimators", "train_estimators", "kl_estimators"):
+            check(len(getattr(self, key)) > 0, key, "must not be empty")
+            for i, name in enumerate(getattr(self, key)):
+                check(name in E.BASELINES, f"{key}[{i}]", f"{name!r} is not one of {names}")
+        check(self.sweep_estimator in E.BASELINES, "sweep_estimator", f"is not one of {names}")
+        for key in ("sweep_betas", "frontier_betas"):
+            check(len(getattr(self, key)) > 0, key, "must not be empty")
+            for i, b in enumerate(getattr(self, key)):
+                check(b > 0, f"{key}[{i}]", "must be positive")
+
+
+def build_toy(cfg: Config) -> E.Toy:
+    """The reference policy and the rewards of these params."""
+    return E.make_toy(seed=cfg.world_seed, hidden=cfg.hidden, sft_steps=cfg.sft_steps, sft_lr=cfg.sft_lr,
+                      bt_pairs=cfg.bt_pairs, length_bonus=cfg.crowd_length_bonus, fancy_bonus=cfg.crowd_fancy_bonus)
+
+
+# ----------------------------------------------------------------------------- what the demonstrations return
+
+@dataclass
+class Stats:
+    """Exact expectations under one policy."""
+    reward: float  # the reward model's score
+    gold: float
+    kl_ref: float  # KL(pi || pi_ref)
+    length: float  # tokens
+    fancy: float  # fancy tokens
+    points: float  # facts
+    entropy: float  # of the whole response, nats
+
+
+@dataclass
+class Measured(Stats):
+    """A policy measured exactly at one beta."""
+    J: float
+    kl_opt: float  # KL(pi || pi*) at that beta
+
+
+@dataclass
+class Likely:
+    """One of a policy's most likely responses."""
+    text: str
+    prob: float
+    reward: float
+    gold: float
+
+
+@dataclass
+class WorldSummary:
+    n_responses: int
+    n_prefixes: int
+    sft_kl: float  # KL(p_data || pi_ref)
+    crowd_agreement: float  # share of crowd labels agreeing with gold, where gold is not indifferent
+    rm_weights: dict[str, float]  # the reward model's reward per token
+    reference: Measured  # at cfg.beta
+    reference_top: list[Likely]
+    data: Stats
+
+
+@dataclass
+class Quality:
+    cosine: float  # mean cosine of an estimate to the exact gradient
+    rel_mse: float  # mean |g - ∇J|² / |∇J|²
+    norm_ratio: float  # |mean estimate| / |∇J|
+
+
+@dataclass
+class GradientQuality:
+    beta: float
+    trials: int
+    batch: int
+    exact_norm: float
+    J: float
+    estimators: dict[str, Quality]
+
+
+@dataclass
+class Curve:
+    """Exact measurements of one training run every log_every steps (kl_fp: only at cfg.beta)."""
+    step: list[int] = field(default_factory=list)
+    J: list[float] = field(default_factory=list)
+    kl_opt: list[float] = field(default_factory=list)
+    kl_fp: list[float] = field(default_factory=list)  # KL(pi || pi_k3)
+    kl_ref: list[float] = field(default_factory=list)
+    reward: list[float] = field(default_factory=list)
+    gold: list[float] = field(default_factory=list)
+    length: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Training:
+    beta: float
+    J_ref: float
+    J_opt: float
+    kl_ref_opt: float
+    gold_opt: float
+    table_steps: list[int]
+    curves: dict[str, Curve]  # by estimator
+
+
+@dataclass
+class SweepRow(Measured):
+    beta: float
+    policy: str  # "RL" or "optimal"
+    top: list[Likely]
+
+
+@dataclass
+class FrontierPoint(Stats):
+    beta: float
+
+
+@dataclass
+class Sweep:
+    estimator: str
+    rows: list[SweepRow]
+    frontier: list[FrontierPoint]  # the analytic optimum at every cfg.frontier_betas
+
+
+@dataclass
+class PlacementRow(Measured):
+    policy: str  # "optimal", "k3 fixed point" or "RL"
+    estimator: str  # "" unless RL
+    kl_mode: str
+    kl_fp: float  # KL(pi || pi_k3)
+
+
+@dataclass
+class KLPlacement:
+    beta: float
+    fixed_point_residual: float  # norm of the expected k3-in-loss update left at pi_k3
+    rows: list[PlacementRow]
+    curves: dict[str, Curve]  # by "<estimator> <kl_mode>"
+
+
+@dataclass
+class Results:
+    config: Config
+    tokens: list[str]
+    world: WorldSummary
+    gradient_quality: GradientQuality
+    training: Training
+    sweep: Sweep
+    kl_placement: KLPlacement
+    seconds: float
+
+
+# ----------------------------------------------------------------------------- measuring and training
+
+def exact_stats(lp: torch.Tensor, toy: E.Toy) -> Stats:
+    """The expectations of `Stats` under pi = exp(lp) (N,)."""
+    w = E.world()
+    p = lp.exp()
+    return Stats(reward=float(p @ toy.reward), gold=float(p @ toy.gold), kl_ref=E.kl(lp, toy.ref_lp),
+                 length=float(p @ w.lengths.to(E.DTYPE)), fancy=float(p @ w.counts[:, list(E.FANCY)].sum(1)),
+                 points=float(p @ w.counts[:, E.FACT]), entropy=float(-(p * lp).sum()))
+
+
+def measured(lp: torch.Tensor, toy: E.Toy, beta: float) -> Measured:
+    opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, beta)
+    return Measured(**dataclasses.asdict(exact_stats(lp, toy)), J=float(E.exact_objective(lp, toy, beta)),
+                    kl_opt=E.kl(lp, opt_lp))
+
+
+def top(lp: torch.Tensor, toy: E.Toy, k: int = 3) -> list[Likely]:
+    """The k most likely responses: what a policy actually writes."""
+    p, idx = lp.exp().topk(k)
+    return [Likely(E.show(int(i)), float(q), float(toy.reward[i]), float(toy.gold[i])) for q, i in zip(p, idx)]
+
+
+def rl_train(policy: E.ToyPolicy, toy: E.Toy, beta: float, steps: int, *, estimator: str, kl_mode: str,
+             batch: int, lr: float, gen: torch.Generator, log_every: int = 0,
+             on_log: Callable[[int, E.ToyPolicy], None] | None = None) -> E.ToyPolicy:
+    """On-policy REINFORCE with Adam, one update per `batch` samples, `steps` times; calls `on_log(step,
+    policy)` at step 0 and every `log_every` steps. Trains `policy` in place."""
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    for step in range(steps + 1):
+        if step:
+            loss = E.surrogate_loss(policy, toy, E.sample(policy, batch, gen), beta, estimator, kl_mode)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if on_log is not None and (step == 0 or log_every and step % log_every == 0):
+            on_log(step, policy)
+    return policy
+
+
+def k3_expected_surrogate(policy: E.ToyPolicy, toy: E.Toy, beta: float) -> torch.Tensor:
+    """A scalar whose gradient is the expected ascent direction of KL-in-loss (k3) training: E over pi of
+    the per-token k3 gradient at prefix s is ∇ KL(pi_ref(.|s) || pi(.|s)) (E.expected_k3_loss, per prefix),
+    and prefixes are visited with probability d_pi(s), not differentiated, so the direction is
+    ∇ sum_y pi(y) r(y) - beta sum_s stopgrad(d_pi(s)) ∇ KL(pi_ref(.|s) || pi(.|s))."""
+    table = E.log_table(policy)  # (P, V + 1)
+    lp = E.gather_tokens(table).sum(1)  # (N,)
+    reach = (lp[: table.shape[0]] - table[:, E.END]).detach().exp()  # (P,) chance of writing prefix s
+    kl_s = (toy.ref_table.exp() * (toy.ref_table - table)).sum(1)  # (P,)
+    return (lp.exp() * toy.reward).sum() - beta * (reach * kl_s).sum()
+
+
+def k3_fixed_point(toy: E.Toy, beta: float, steps: int, lr: float) -> tuple[E.ToyPolicy, float]:
+    """Where KL-in-loss (k3) training converges in expectation: full-batch Adam on its exact direction,
+    from the reference. Returns the policy and the norm of the remaining direction."""
+    policy = E.clone_policy(toy.ref).requires_grad_(True)
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    for _ in range(steps):
+        opt.zero_grad()
+        (-k3_expected_surrogate(policy, toy, beta)).backward()
+        opt.step()
+    opt.zero_grad()
+    k3_expected_surrogate(policy, toy, beta).backward()
+    return policy, float(E.flat_grad(policy).norm())
+
+
+class Trainer:
+    """RL runs from the reference, each (estimator, KL placement, beta) trained once and shared between the
+    demonstrations; at cfg.beta the curves also track the distance to the k3 fixed point `fp_lp`."""
+
+    def __init__(self, toy: E.Toy, cfg: Config, fp_lp: torch.Tensor, say: Callable[[str], None]):
+        self.toy, self.cfg, self.fp_lp, self.say = toy, cfg, fp_lp, say
+        self.runs: dict[tuple, tuple[Curve, torch.Tensor]] = {}
+
+    def __call__(self, estimator: str, kl_mode: str, beta: float) -> tuple[Curve, torch.Tensor]:
+        """The run's curve and its final log pi (N,)."""
+        key = (estimator, kl_mode, beta)
+        if key not in self.runs:
+            self.say(f"train {estimator} {kl_mode} beta={beta:g}")
+            toy, cfg, curve = self.toy, self.cfg, Curve()
+            opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, beta)
+
+            @torch.no_grad()
+            def on_log(step: int, policy: E.ToyPolicy) -> None:
+                lp = E.all_logprobs(policy)
+                st = exact_stats(lp, toy)
+                curve.step.append(step)
+                curve.J.append(float(E.exact_objective(lp, toy, beta)))
+                curve.kl_opt.append(E.kl(lp, opt_lp))
+                if beta == cfg.beta:
+                    curve.kl_fp.append(E.kl(lp, self.fp_lp))
+                for name in ("kl_ref", "reward", "gold", "length"):
+                    getattr(curve, name).append(getattr(st, name))
+
+            policy = E.clone_policy(toy.ref).requires_grad_(True)
+            rl_train(policy, toy, beta, cfg.steps, estimator=estimator, kl_mode=kl_mode, batch=cfg.batch,
+                     lr=cfg.lr, gen=torch.Generator().manual_seed(cfg.train_seed), log_every=cfg.log_every,
+                     on_log=on_log)
+            with torch.no_grad():
+                self.runs[key] = (curve, E.all_logprobs(policy))
+        return self.runs[key]
+
+
+# ----------------------------------------------------------------------------- the demonstrations
+
+def world_summary(toy: E.Toy, cfg: Config) -> WorldSummary:
+    w = E.world()
+    return WorldSummary(w.n, w.p, toy.sft_kl, toy.crowd_agreement, dict(zip(E.TOKENS, toy.rm_weights.tolist())),
+                        measured(toy.ref_lp, toy, cfg.beta), top(toy.ref_lp, toy), exact_stats(toy.data_lp, toy))
+
+
+def gradient_quality(toy: E.Toy, cfg: Config) -> GradientQuality:
+    """a. Cosine to the exact gradient, relative MSE and norm of the mean / exact norm, per estimator at the
+    reference. Every estimator sees the same batches (a generator seeded with grad_seed each)."""
+    policy = E.clone_policy(toy.ref).requires_grad_(True)
+    g_true, obj = E.exact_gradient(policy, toy, cfg.beta)
+    quality = {}
+    for name in cfg.grad_estimators:
+        gen = torch.Generator().manual_seed(cfg.grad_seed)
+        gs = torch.stack([E.sampled_gradient(policy, toy, cfg.beta, cfg.grad_batch, gen, name)
+                          for _ in range(cfg.grad_trials)])  # (trials, D)
+        quality[name] = Quality(
+            cosine=float(nn.functional.cosine_similarity(gs, g_true[None], dim=1).mean()),
+            rel_mse=float(((gs - g_true) ** 2).sum(1).mean() / g_true.pow(2).sum()),
+            norm_ratio=float(gs.mean(0).norm() / g_true.norm()))
+    return GradientQuality(cfg.beta, cfg.grad_trials, cfg.grad_batch, float(g_true.norm()), obj, quality)
+
+
+def training(toy: E.Toy, cfg: Config, train: Trainer) -> Training:
+    """b. REINFORCE with the KL in the reward, per estimator, towards the analytic optimum."""
+    opt = measured(E.optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), toy, cfg.beta)
+    return Training(cfg.beta, float(E.exact_objective(toy.ref_lp, toy, cfg.beta)), opt.J, opt.kl_ref, opt.gold,
+                    cfg.table_steps, {e: train(e, "reward_k1", cfg.beta)[0] for e in cfg.train_estimators})
+
+
+def beta_sweep(toy: E.Toy, cfg: Config, train: Trainer) -> Sweep:
+    """c. The trained policy and the analytic optimum at each sweep beta, and the optimum's frontier."""
+    rows = []
+    for b in cfg.sweep_betas:
+        opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, b)
+        _, lp = train(cfg.sweep_estimator, "reward_k1", b)
+        for name, policy_lp in (("RL", lp), ("optimal", opt_lp)):
+            rows.append(SweepRow(**dataclasses.asdict(measured(policy_lp, toy, b)), beta=b, policy=name,
+                                 top=top(policy_lp, toy)))
+    frontier = [FrontierPoint(**dataclasses.asdict(exact_stats(E.optimal_logprobs(toy.ref_lp, toy.reward, b), toy)),
+                              beta=b) for b in cfg.frontier_betas]
+    return Sweep(cfg.sweep_estimator, rows, frontier)
+
+
+def kl_placement(toy: E.Toy, cfg: Config, train: Trainer, fp_residual: float) -> KLPlacement:
+    """d. KL in the reward (k1) or in the loss (k3), per estimator, against pi* and the k3 fixed point."""
+    fp_lp = train.fp_lp
+
+    def row(lp: torch.Tensor, policy: str, estimator: str = "", kl_mode: str = "") -> PlacementRow:
+        return PlacementRow(**dataclasses.asdict(measured(lp, toy, cfg.beta)), policy=policy, estimator=estimator,
+                            kl_mode=kl_mode, kl_fp=E.kl(lp, fp_lp))
+
+    rows = [row(E.optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), "optimal"), row(fp_lp, "k3 fixed point")]
+    curves = {}
+    for est in cfg.kl_estimators:
+        for mode in E.KL_MODES:
+            curve, lp = train(est, mode, cfg.beta)
+            rows.append(row(lp, "RL", est, mode))
+            curves[f"{est} {mode}"] = curve
+    return KLPlacement(cfg.beta, fp_residual, rows, curves)
+
+
+def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Results:
+    """Every demonstration on the toy these params build."""
+    say = progress or (lambda _msg: None)
+    t0 = time.perf_counter()
+    say("world: reference policy and reward model")
+    toy = build_toy(cfg)
+    say("a: gradient quality")
+    grad = gradient_quality(toy, cfg)
+    say("d: exact fixed point of KL-in-loss (k3)")
+    fp_policy, fp_residual = k3_fixed_point(toy, cfg.beta, cfg.fixed_point_steps, cfg.fixed_point_lr)
+    with torch.no_grad():
+        train = Trainer(toy, cfg, E.all_logprobs(fp_policy), say)
+    return Results(cfg, list(E.TOKENS), world_summary(toy, cfg), grad, training(toy, cfg, train),
+                   beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual),
+                   time.perf_counter() - t0)
+
+
+def headline_metrics(res: Results) -> dict[str, float]:
+    """The key numbers, flat, for METRICS (no dots in the names: dvc metrics uses them for nesting)."""
+    m: dict[str, float] = {}
+    for name, q in res.gradient_quality.estimators.items():
+        m[f"grad_cosine_{name}"] = q.cosine
+        m[f"grad_rel_mse_{name}"] = q.rel_mse
+    for name, curve in res.training.curves.items():
+        m[f"final_kl_opt_{name}"] = curve.kl_opt[-1]
+        m[f"final_J_{name}"] = curve.J[-1]
+    m["J_opt"] = res.training.J_opt
+    for row in res.sweep.rows:
+        tag = f"beta{row.beta:g}_{'rl' if row.policy == 'RL' else 'opt'}".replace(".", "p")
+        m[f"sweep_reward_{tag}"] = row.reward
+        m[f"sweep_gold_{tag}"] = row.gold
+    for row in res.kl_placement.rows:
+        key = f"{row.estimator}_{row.kl_mode}" if row.policy == "RL" else row.policy.replace(" ", "_")
+        m[f"kl_placement_kl_opt_{key}"] = row.kl_opt
+    m["reference_gold"] = res.world.reference.gold
+    return m
+
+
+# ----------------------------------------------------------------------------- the report
+
+def load_config(params: dict) -> Config:
+    return from_dict(Config, params.get(SECTION), SECTION)
+
+
+def inputs(cfg: Config) -> list[str]:
+    return [RESULTS]
+
+
+def outputs(cfg: Config) -> list[str]:
+    from .common import manifest_path  # not at the top: stage `exact` needs no matplotlib
+
+    return ([f"{OUT}/{name}.png" for name in FIGURES] + [f"{OUT}/{name}.md" for name in TABLES]
+            + [manifest_path("exact")])
+
+
+def report(cfg: Config, root: Path) -> None:
+    from . import exact_report  # matplotlib only where figures are drawn, not in stage `exact`
+
+    exact_report.write(root)
