@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from reasonrl.evaluate import outcomes_csv
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
@@ -62,25 +63,43 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     write_json(root / common.summary_path(name), summary(j, hist))
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
+    write_outcomes(root, common.run_outcomes_path(name), correct)
     write_json(root / common.run_metrics_path(name), {"greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix,
                                                       "pass_at_k": {"1": 0.5}, "distinct_answers": 2.0, "entropy": 0.3,
                                                       "N": 4, "train_seconds": 30.0})
 
 
-def fake_passk(root: Path, label: str, curve: list[float], ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> None:
-    sets = {s: {"ring_sizes": [n], "problems": 200, "pass_at_k": dict(zip(map(str, ks), curve)),
+PROBLEMS = 200  # problems of the hand-built outcome files
+
+
+def write_outcomes(root: Path, path: str, acc: float) -> None:
+    """Per-problem outcomes on n12: the first round(acc * PROBLEMS) problems right, the rest a lookup error."""
+    right = round(acc * PROBLEMS)
+    rows = [{"set": "n12", "problem": f"p{i:03d}", "k": 3 + i % 4, "correct": int(i < right),
+             "outcome": "correct" if i < right else "lookup"} for i in range(PROBLEMS)]
+    write_text(root / path, outcomes_csv(rows))
+
+
+def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> None:
+    """A passk file with these correct counts out of N = 16 per problem, on every set."""
+    from reasonrl.evaluate import pass_at_k
+
+    curve = {str(k): sum(pass_at_k(ks[-1], c, k) for c in counts) / len(counts) for k in ks}
+    sets = {s: {"ring_sizes": [n], "problems": len(counts), "pass_at_k": curve,
                 "random_baseline": {str(k): 1 - (1 - 1 / n) ** k for k in ks},
-                "distinct_answers": 1 + curve[-1], "entropy": 0.2 + curve[0] / 2}
+                "distinct_answers": 1 + curve["16"], "entropy": 0.2 + curve["1"] / 2, "counts": counts}
             for s, n in (("n8", 8), ("n12", 12), ("n16", 16))}
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
 
 CONFIGS = {
     "methods": methods.Config(base="cot_L2", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
-    "passk": passk.Config(base="base", models={"base": "base_cot_L2", "SFT": "x", "GRPO": "y"}),
+    "passk": passk.Config(base="base", models={"base": "base_cot_L2", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
+                          arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b"], "GRPO": ["GRPO"]}),
     "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
     "hacking": hacking.Config(base="cot_L2", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
-                                                   "random, μ = 2": "h_rand2"}, random_pair=["h_rand", "h_rand2"]),
+                                                   "random, μ = 2": "h_rand2"},
+                              random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
         "std_norm": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
         "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2": "a_mu2", "clip-higher": "a_ch"})}),
@@ -92,20 +111,24 @@ def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
     write_json(root / common.base_metrics_path("cot_L2"), {"greedy": {"acc": 0.4, "by_k": {}},
                                                            "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}})
-    for name, a in (("sft_a", 0.55), ("sft_b", 0.65)):
-        fake_run(root, name, steps, (0.4, a), method="sft", seed=int(a * 10))
+    write_outcomes(root, common.outcomes_path("base_cot_L2"), 0.4)
+    for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
+        fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
     for name, a in (("grpo_a", 0.7), ("grpo_b", 0.8), ("grpo_c", 0.9), ("a_nostd", 0.72), ("a_mu2", 0.6),
                     ("a_ch", 0.65)):
         fake_run(root, name, steps, (0.4, a), num_iterations=2 if name in ("a_mu2", "a_ch") else 1,
-                 clip=0.05 if name in ("a_mu2", "a_ch") else 0.0)
+                 clip=0.05 if name in ("a_mu2", "a_ch") else 0.0, seed={"grpo_b": 1, "grpo_c": 2}.get(name, 0))
     fake_run(root, "h_orm", steps, (0.4, 0.2), reward="orm", fooled=2)
     fake_run(root, "h_rand", steps, (0.4, 0.38), reward="random", fooled=1)
     fake_run(root, "h_rand2", steps, (0.4, 0.1), reward="random", num_iterations=2, clip=0.04, fooled=3)
     for name, th in (("z_noskill", (0.0, 0.0)), ("z_think0", (0.0, 0.6)), ("z_think2", (0.02, 0.95))):
         fake_run(root, name, steps, (0.3, 0.5), think=th, init=f"mixed_{name[2:]}")
-    fake_passk(root, "base", [0.40, 0.55, 0.70, 0.80, 0.90])
-    fake_passk(root, "SFT", [0.50, 0.60, 0.70, 0.75, 0.80])  # above, equal at k = 4, then below
-    fake_passk(root, "GRPO", [0.45, 0.60, 0.75, 0.85, 0.95])  # above everywhere
+    # base: 2 of 16 right on every problem (pass@k .125 .242 .450 .767 1); SFT: all or nothing on half the
+    # problems (0.5 at every k: above the base up to k = 4, below from k = 8); GRPO: 4 of 16 (above, then equal)
+    fake_passk(root, "base", [2] * PROBLEMS)
+    for label in ("SFT_a", "SFT_b"):
+        fake_passk(root, label, [16, 0] * (PROBLEMS // 2))
+    fake_passk(root, "GRPO", [4] * PROBLEMS)
     write_json(root / index.EXACT_METRICS, {"grad_cosine_none": 0.6, "grad_cosine_rloo": 0.85,
                                             "sweep_gold_beta0p3_rl": -0.5, "sweep_gold_beta0p3_opt": -0.49})
     for name, module in STUDIES.items():
@@ -200,17 +223,34 @@ def test_methods_numbers(studies):
     assert m["GRPO"]["acc_mean"] == pytest.approx(0.8) and m["GRPO"]["acc_sd"] == pytest.approx(0.1)
     assert m["SFT"]["acc_min"] == 0.55 and m["SFT"]["acc_max"] == 0.65
     assert m["SFT"]["failure_mix"]["correct"] == pytest.approx(0.6)
+    assert m["GRPO"]["acc_ci_lo"] < 0.8 < m["GRPO"]["acc_ci_hi"]
+    # paired with the base (0.4, seedless) on all three seeds: 140, 160, 180 of 200 right vs 80
+    vs_base = read_json(studies / "reports/methods/answers/grpo_vs_base.json")
+    assert list(vs_base) == ["a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems"]
+    assert (vs_base["a"], vs_base["b"], vs_base["seeds"], vs_base["problems"]) == (0.4, 0.8, 3, 200)
+    assert vs_base["effect"] == pytest.approx(0.4) and 0 < vs_base["ci_lo"] < 0.4 < vs_base["ci_hi"]
+    # against the reference (SFT, the first arm) on the common seeds 0 and 1: (0.7 + 0.8) / 2 - 0.6
+    vs_ref = read_json(studies / "reports/methods/answers/grpo_vs_sft.json")
+    assert vs_ref["seeds"] == 2 and vs_ref["effect"] == pytest.approx(0.15)
     table = (studies / "reports/methods/table.md").read_text()
-    assert "0.800 ± 0.100" in table and "gold (≡ 1)" in table
+    assert "GRPO > base cot_L2 by 0.400 [" in table and "gold (≡ 1)" in table and "0.800 [" in table
 
 
 def test_passk_table_states_crossings(studies):
     table = (studies / "reports/passk/table.md").read_text()
-    assert "crosses above → below between k = 2 and k = 8" in table
+    assert "crosses above → below between k = 4 and k = 8" in table
     assert "above the base at every k (no crossing)" in table
+    # k = 4: +0.05 on 200 problems is within the noise, so the detected sides are k = 1, 2 and k = 8, 16
+    assert "detectably above the base at k = 1, 2 and below at k = 8, 16: the curves cross" in table
     m = read_json(studies / "reports/metrics/passk.json")
     assert m["SFT"]["n12"]["first_crossing_k"] == 8 and m["GRPO"]["n12"]["first_crossing_k"] is None
-    assert m["base"]["n16"]["pass_at_max"] == 0.9 and m["base"]["n16"]["k_max"] == 16
+    assert m["base"]["n16"]["pass_at_max"] == 1.0 and m["base"]["n16"]["k_max"] == 16
+    assert m["base"]["n12"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["n12"]["seeds"] == 2
+    # SFT vs base at k = 16: 0 on half the problems, -1 on the other half
+    k16 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k016.json")
+    assert k16["effect"] == pytest.approx(-0.5) and k16["ci_hi"] < 0 and k16["seeds"] == 2
+    k1 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k001.json")
+    assert k1["effect"] == pytest.approx(0.375) and k1["ci_lo"] > 0
 
 
 def test_zero_answers_create_or_select(studies):
@@ -256,8 +296,10 @@ def test_reports_are_deterministic(studies, tmp_path):
     build_studies(tmp_path)
     for name, module in STUDIES.items():
         for path in module.outputs(CONFIGS[name]):
-            if not path.endswith(".png"):
-                assert (tmp_path / path).read_bytes() == (studies / path).read_bytes(), path
+            files = sorted((tmp_path / path).iterdir()) if (tmp_path / path).is_dir() else [tmp_path / path]
+            for f in files:
+                if f.suffix != ".png":
+                    assert f.read_bytes() == (studies / f.relative_to(tmp_path)).read_bytes(), f
 
 
 # ----------------------------------------------------------------------------- agreement with dvc.yaml
@@ -301,3 +343,27 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
             if path.startswith("reports/rl/"):
                 run = Path(path).stem
                 assert run in runs and runs[run].get("eval") == want, (name, run)
+
+
+def test_claims_verdicts_by_hand():
+    def ans(pair, lo, hi):
+        return {"pair": pair, "text": f"{pair} [{lo}, {hi}]", "ci_lo": lo, "ci_hi": hi}
+
+    up = index.Claim("P", "b beats a", "ablations", r"^clip_", +1)
+    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05)])[1] == "reproduced"
+    assert index.judge(up, [ans("clip_x_vs_y", -0.01, 0.05)])[1] == "not reproduced"  # covers 0
+    assert index.judge(up, [ans("clip_x_vs_y", -0.05, -0.01)])[1] == "not reproduced"  # the other way
+    assert index.judge(up, [ans("kl_x_vs_y", 0.01, 0.05)])[1:] == ("not testable here", "no study answer tests it")
+    down = index.Claim("P", "a beats b", "passk", r"_k016$", -1)
+    assert index.judge(down, [ans("s_vs_base_n12_k016", -0.3, -0.1), ans("s_vs_base_n12_k001", 0.1, 0.3)])[1] == \
+        "reproduced"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "reproduced"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "not reproduced"
+    assert index.exact_claim(None)[1] == "not testable here"
+
+
+def test_slug_and_pair_names():
+    assert common.slug("random, μ = 2") == "random_mu_2" and common.slug("orm + guard") == "orm_guard"
+    assert common.pair_name("base", "GRPO", "n12", "k001") == "grpo_vs_base_n12_k001"
+    with pytest.raises(ValueError, match="ASCII"):
+        common.slug("—")
