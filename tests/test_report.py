@@ -102,7 +102,9 @@ CONFIGS = {
                               random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
         "std_norm": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
-        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2": "a_mu2", "clip-higher": "a_ch"})}),
+        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2": "a_mu2", "clip-higher": "a_ch"})},
+        stability=ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["grpo_a"], "1e-3": "a_mu2"},
+                                                               "Dr. GRPO": {"1e-4": "a_nostd", "1e-3": ["a_ch"]}})),
     "index": index.Config(),
 }
 
@@ -274,10 +276,23 @@ def test_hacking_fooled_examples_and_random_clip(studies):
 
 
 def test_ablations_compare_with_the_group_reference(studies):
+    from reasonrl.config import ConfigError
+
     m = read_json(studies / "reports/metrics/ablations.json")
     assert m["std_norm"]["off"]["acc"] == 0.72 and m["clip"]["clip-higher"]["acc"] == 0.65
     table = (studies / "reports/ablations/table.md").read_text()
-    assert "+0.020" in table and "-0.050" in table  # off vs on; clip-higher vs μ = 1
+    assert "+0.020 [" in table and "-0.050 [" in table  # off vs on; clip-higher vs μ = 1
+    assert "μ = 1 > clip-higher by 0.050 [" in table
+    ch = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1.json")
+    assert (ch["a"], ch["b"], ch["seeds"], ch["problems"]) == (0.7, 0.65, 1, 200)
+    # the stability map: Dr. GRPO against GRPO at each lr (0.65 - 0.60 at 1e-3, 0.72 - 0.70 at 1e-4)
+    st = read_json(studies / "reports/ablations/answers/stability_dr_grpo_vs_grpo_lr_1e_3.json")
+    assert st["effect"] == pytest.approx(0.05) and st["ci_lo"] > 0
+    assert read_json(studies / "reports/ablations/answers/stability_dr_grpo_vs_grpo_lr_1e_4.json")["effect"] == \
+        pytest.approx(0.02)
+    assert m["stability"]["Dr. GRPO @ lr 1e-3"]["acc"] == 0.65
+    with pytest.raises(ConfigError, match="same learning rates"):
+        ablations.Stability("x", {"a": {"1e-4": "r1"}, "b": {"1e-3": "r2"}})
 
 
 def test_index_lists_every_figure_and_table(studies):

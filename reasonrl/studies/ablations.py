@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from ..config import check
@@ -38,6 +40,7 @@ from .common import (
     panel_figure,
     run_arm,
     run_inputs,
+    save_figure,
     slug,
     smoothed,
     study_metrics_path,
@@ -63,19 +66,45 @@ class Group:
 
 
 @dataclass
+class Stability:
+    """A stability map: each variant trained at each learning rate (one run per seed); the first variant is
+    the reference every other one is compared with at the same learning rate."""
+
+    title: str = "final greedy accuracy by learning rate and variant"
+    variants: dict[str, dict[str, list[str] | str]] = field(default_factory=dict)  # variant -> {lr -> runs}
+
+    def __post_init__(self):
+        self.variants = {v: {lr: as_runs(rs) for lr, rs in cells.items()} for v, cells in self.variants.items()}
+        check(bool(self.variants) and all(self.variants.values()), "variants", "need at least one variant with runs")
+        lrs = list(next(iter(self.variants.values())))
+        for v, cells in self.variants.items():
+            check(list(cells) == lrs and all(cells.values()), "variants",
+                  f"{v!r}: every variant needs runs at the same learning rates {lrs}, got {list(cells)}")
+
+    @property
+    def lrs(self) -> list[str]:
+        return list(next(iter(self.variants.values())))
+
+
+@dataclass
 class Config:
     groups: dict[str, Group] = field(default_factory=dict)  # file name -> group
+    stability: Stability | None = None  # an lr x variant map (figure stability.png), or none
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
     ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
-        check(bool(self.groups), "groups", "need at least one group")
+        check(bool(self.groups) or self.stability is not None, "groups", "need at least one group or a stability map")
         for name in self.groups:
-            check(slug(name) == name, "groups", f"{name!r}: a group name is a file name, [a-z0-9_]")
+            check(slug(name) == name and name != "stability", "groups",
+                  f"{name!r}: a group name is a file name, [a-z0-9_], other than 'stability'")
 
 
 def all_runs(cfg: Config) -> list[str]:
-    return list(dict.fromkeys(r for g in cfg.groups.values() for rs in g.runs.values() for r in rs))
+    runs = [r for g in cfg.groups.values() for rs in g.runs.values() for r in rs]
+    if cfg.stability:
+        runs += [r for cells in cfg.stability.variants.values() for rs in cells.values() for r in rs]
+    return list(dict.fromkeys(runs))
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -83,8 +112,62 @@ def inputs(cfg: Config) -> list[str]:
 
 
 def outputs(cfg: Config) -> list[str]:
-    return [*(f"{OUT}/{name}.png" for name in cfg.groups), f"{OUT}/table.md", manifest_path("ablations"),
-            study_metrics_path("ablations"), answers_dir("ablations")]
+    return [*(f"{OUT}/{name}.png" for name in cfg.groups), *([f"{OUT}/stability.png"] if cfg.stability else []),
+            f"{OUT}/table.md", manifest_path("ablations"), study_metrics_path("ablations"), answers_dir("ablations")]
+
+
+# ----------------------------------------------------------------------------- the stability map
+
+def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[list[Answer], dict]:
+    """(each variant against the reference variant at every lr, {(variant, lr): interval})."""
+    st = cfg.stability
+    ref = next(iter(st.variants))
+    arms = {(v, lr): run_arm(root, f"{v} @ lr {lr}", rs, runs, cfg.set)
+            for v, cells in st.variants.items() for lr, rs in cells.items()}
+    answers = []
+    for v in list(st.variants)[1:]:
+        for lr in st.lrs:
+            pair = "stability_" + pair_name(ref, v, "lr", lr)
+            answers.append(Answer(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}",
+                                  compare(arms[ref, lr], arms[v, lr], pair, cfg.ci_seed)))
+    return answers, {key: arm_interval(a, cfg.ci_seed) for key, a in arms.items()}
+
+
+def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path) -> None:
+    """Heatmap of final accuracy (variants x lrs), each cell with its 95% CI; ▲/▼: the paired interval
+    against the reference variant at that lr excludes 0 (above / below)."""
+    variants, lrs = list(st.variants), st.lrs
+    mark = {(x.b.split(" @ lr ")[0], x.b.split(" @ lr ")[1]): "▲" if x.cmp.ci_lo > 0 else "▼" if x.cmp.ci_hi < 0
+            else "" for x in answers}
+    grid = np.array([[ivs[v, lr].mean for lr in lrs] for v in variants])
+    fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(lrs), 1.2 + 0.75 * len(variants)))
+    im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for i, v in enumerate(variants):
+        for j, lr in enumerate(lrs):
+            iv = ivs[v, lr]
+            ax.text(j, i, f"{iv.mean:.3f}{mark.get((v, lr), '')}\n[{iv.lo:.3f}, {iv.hi:.3f}]", ha="center",
+                    va="center", fontsize=8)
+    ax.set_xticks(range(len(lrs)), lrs)
+    ax.set_yticks(range(len(variants)), variants)
+    ax.set(xlabel="learning rate", ylabel="variant",
+           title=f"{st.title}\n(mean over seeds and problems [95% CI]; ▲/▼: differs from {variants[0]} at that lr)")
+    fig.colorbar(im, ax=ax, label="final greedy accuracy")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict]:
+    vs = {x.b: x for x in answers}
+    rows = []
+    for v, cells in st.variants.items():
+        for lr, rs in cells.items():
+            iv, x = ivs[v, lr], vs.get(f"{v} @ lr {lr}")
+            rows.append({"variant": v, "lr": lr, "runs": ", ".join(rs), "seeds": len(rs),
+                         "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
+                         "vs reference [95% CI]": "reference" if x is None else
+                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+                         "MDE": "" if x is None else f"{x.cmp.mde:.3f}"})
+    return rows
 
 
 def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[str, Run]):
@@ -154,6 +237,9 @@ def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> 
 def answer(cfg: Config, answers: dict[str, list[Answer]]) -> str:
     parts = [f"{g.title}: " + ("; ".join(x.text for x in answers[name]) or "reference only")
              for name, g in cfg.groups.items()]
+    if cfg.stability:
+        parts.append(f"{cfg.stability.title}: " + ("; ".join(x.text for x in answers["stability"])
+                                                    or "reference only"))
     return f"Final greedy accuracy on {cfg.set} against each group's reference — " + " | ".join(parts) + "."
 
 
@@ -165,14 +251,24 @@ def report(cfg: Config, root: Path) -> None:
         group_figure(group, runs, out / f"{name}.png")
         answers[name], ivs = group_answers(cfg, root, name, group, runs)
         metrics[name] = {label: arm_metrics(rs, runs, ivs[label]) for label, rs in group.runs.items()}
-    flat = [x for name in cfg.groups for x in answers[name]]
-    write_markdown(out / "table.md", "Study: GRPO ablations", answer(cfg, answers), [
-        md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",
-                 f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
-                 "bootstrap interval; 'vs reference': the paired difference from the group's first row with its "
-                 "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
-                 "steps; zero-variance fraction: mean over all steps (before any resampling); means over seeds."),
-        answers_table(flat, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set.")])
+    parts = []
+    if cfg.groups:
+        parts.append(md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",
+                     f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
+                     "bootstrap interval; 'vs reference': the paired difference from the group's first row with its "
+                     "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
+                     "steps; zero-variance fraction: mean over all steps (before any resampling); means over seeds."))
+    if cfg.stability:
+        answers["stability"], st_ivs = stability_answers(cfg, root, runs)
+        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png")
+        parts.append(md_table(pd.DataFrame(stability_rows(cfg.stability, st_ivs, answers["stability"])),
+                              f"Stability map: {cfg.stability.title}",
+                              "Each variant against the first at the same learning rate, paired by seed and problem."))
+        metrics["stability"] = {f"{v} @ lr {lr}": {"acc": iv.mean, "acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi}
+                                for (v, lr), iv in st_ivs.items()}
+    flat = [x for xs in answers.values() for x in xs]
+    parts.append(answers_table(flat, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."))
+    write_markdown(out / "table.md", "Study: GRPO ablations", answer(cfg, answers), parts)
     write_json(root / study_metrics_path("ablations"), metrics)
     write_answers(root, "ablations", flat)
     manifest(cfg, runs, metrics, flat, answers).write(root)
@@ -187,6 +283,10 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
                         + ", ".join(f"{label} {fmt_ci(m[label]['acc'], m[label]['acc_ci_lo'], m[label]['acc_ci_hi'])}"
                                     for label in g.runs) + "; wrong length "
                         + ", ".join(f"{label} {m[label]['length_wrong_end']:.1f}" for label in g.runs) + "."))
+    if cfg.stability:
+        st = metrics["stability"]
+        figures.append(("ablations/stability.png", f"{cfg.stability.title}: final accuracy per variant and learning "
+                        "rate with 95% CIs; " + ", ".join(f"{k} {v['acc']:.3f}" for k, v in st.items()) + "."))
     return Manifest("ablations", "GRPO ablations", "What does each GRPO design choice change: std normalisation, "
                     "loss aggregation, KL placement, clip-higher, dynamic sampling?", answer(cfg, answers),
                     [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["ablations/table.md"],

@@ -108,6 +108,10 @@ def outputs(cfg: Config) -> list[str]:
             f"{OUT}/table.md", manifest_path("hacking"), study_metrics_path("hacking"), answers_dir("hacking")]
 
 
+def seeds(n: int) -> str:
+    return f"{n} seed" + ("s" if n != 1 else "")
+
+
 def reward_figure(label: str, arm: list[Run], path: Path) -> None:
     job = arm[0].job
     panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
@@ -197,9 +201,9 @@ def report(cfg: Config, root: Path) -> None:
                for a, b in cfg.comparisons()]
     rows = [arm_row(label, arm, ivs[label]) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
-    mixes = {before: base["failure_mix"]} | {f"{row['reward']} ({len(arms[row['reward']])} seeds)": row["failure_mix"]
+    mixes = {before: base["failure_mix"]} | {f"{row['reward']} ({seeds(len(arms[row['reward']]))})": row["failure_mix"]
                                              for row in rows}
-    ci = {f"{label} ({len(arms[label])} seeds)": ivs[label] for label in arms}
+    ci = {f"{label} ({seeds(len(arms[label]))})": ivs[label] for label in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
                    "correct share)", out / "failure_mix.png", ci)
     random_clip_figure(cfg, runs, out / "random_clip.png")

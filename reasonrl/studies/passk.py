@@ -174,6 +174,10 @@ def curve(data: dict, set_name: str, key: str = "pass_at_k") -> tuple[list[int],
     return [int(k) for k in d], list(d.values())
 
 
+def seeds(n: int) -> str:
+    return f"{n} seed" + ("s" if n != 1 else "")
+
+
 def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> float:
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
 
@@ -190,7 +194,7 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
         for label in cfg.arms:
             ivs = cis[s][label]
             style = {"color": "k", "lw": 2.2} if label == cfg.base else {"color": colors[label]}
-            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=f"{label} ({len(cfg.arms[label])} seeds)",
+            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=f"{label} ({seeds(len(cfg.arms[label]))})",
                     **style)
             ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
         ks, ys = curve(base_data(cfg, data), s, "random_baseline")
