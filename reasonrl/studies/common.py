@@ -135,6 +135,10 @@ def eval_column(run: Run, column: str) -> pd.Series:
     return run.evals[column]
 
 
+def seed_count(n: int) -> str:
+    return f"{n} seed" + ("s" if n != 1 else "")
+
+
 def describe(run: Run, keys: Iterable[str]) -> str:
     """'name (key value, key value)' from the run's job, for tables and the index."""
     return f"{run.name} (" + ", ".join(f"{k} {run.job[k]}" for k in keys) + ")"

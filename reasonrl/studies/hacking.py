@@ -45,6 +45,7 @@ from .common import (
     panel_figure,
     run_arm,
     run_inputs,
+    seed_count,
     slug,
     smoothed,
     study_metrics_path,
@@ -106,10 +107,6 @@ def reward_png(label: str) -> str:
 def outputs(cfg: Config) -> list[str]:
     return [*(reward_png(label) for label in cfg.runs), f"{OUT}/failure_mix.png", f"{OUT}/random_clip.png",
             f"{OUT}/table.md", manifest_path("hacking"), study_metrics_path("hacking"), answers_dir("hacking")]
-
-
-def seeds(n: int) -> str:
-    return f"{n} seed" + ("s" if n != 1 else "")
 
 
 def reward_figure(label: str, arm: list[Run], path: Path) -> None:
@@ -201,9 +198,9 @@ def report(cfg: Config, root: Path) -> None:
                for a, b in cfg.comparisons()]
     rows = [arm_row(label, arm, ivs[label]) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
-    mixes = {before: base["failure_mix"]} | {f"{row['reward']} ({seeds(len(arms[row['reward']]))})": row["failure_mix"]
-                                             for row in rows}
-    ci = {f"{label} ({seeds(len(arms[label]))})": ivs[label] for label in arms}
+    names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
+    mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
+    ci = {names[label]: ivs[label] for label in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
                    "correct share)", out / "failure_mix.png", ci)
     random_clip_figure(cfg, runs, out / "random_clip.png")

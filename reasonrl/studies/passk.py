@@ -36,6 +36,7 @@ from .common import (
     pair_name,
     palette,
     save_figure,
+    seed_count,
     study_metrics_path,
     write_answers,
     write_markdown,
@@ -174,10 +175,6 @@ def curve(data: dict, set_name: str, key: str = "pass_at_k") -> tuple[list[int],
     return [int(k) for k in d], list(d.values())
 
 
-def seeds(n: int) -> str:
-    return f"{n} seed" + ("s" if n != 1 else "")
-
-
 def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> float:
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
 
@@ -194,8 +191,8 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
         for label in cfg.arms:
             ivs = cis[s][label]
             style = {"color": "k", "lw": 2.2} if label == cfg.base else {"color": colors[label]}
-            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=f"{label} ({seeds(len(cfg.arms[label]))})",
-                    **style)
+            name = f"{label} ({seed_count(len(cfg.arms[label]))})"
+            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
             ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
         ks, ys = curve(base_data(cfg, data), s, "random_baseline")
         ax.plot(ks, ys, color="gray", ls="--", label="random guess 1 − (1 − 1/n)^k")
