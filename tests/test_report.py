@@ -34,7 +34,7 @@ def think_eval(step: int, think: float, acc: float) -> dict:
 
 def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = (0.4, 0.7),
              think: tuple[float, float] | None = None, clip: float = 0.0,
-             fooled: int = 0, **job) -> None:
+             fooled: int = 0, wrong_len: float = 0.0, **job) -> None:
     """The files an rl@ and an eval@ stage write for one run, with smooth made-up curves."""
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     j = Job(**job, eval="think" if think else "n12", eval_every=max(1, steps // 4))
@@ -43,7 +43,8 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     proxy = true if j.reward == "true" else 1 - 0.5 * true
     hist = {"steps": [{"step": s + 1, "reward/proxy": float(proxy[s]),
                        "reward/true": float(true[s]), "rollout/zero_var_frac": float(0.2 + 0.3 * frac[s]),
-                       "rollout/length": float(9 - 2 * frac[s]), "rollout/length_wrong": float(8 + 4 * frac[s]),
+                       "rollout/length": float(9 - 2 * frac[s]),
+                       "rollout/length_wrong": float(8 + wrong_len + 4 * frac[s]),
                        "rollout/think_rate": float(think[0] + (think[1] - think[0]) * frac[s]) if think else 1.0,
                        "rollout/entropy": float(0.6 - 0.4 * frac[s]), "losses/kl": float(0.01 * frac[s]),
                        "losses/pg": 0.0, "losses/kl_term": 0.0, "losses/clip_frac": clip, "losses/grad_norm": 1.0,
@@ -102,7 +103,10 @@ CONFIGS = {
                               random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
         "std_norm": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
-        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2": "a_mu2", "clip-higher": "a_ch"})},
+        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2, symmetric": "a_mu2", "clip-higher": "a_ch"},
+                                [["μ = 2, symmetric", "clip-higher"]]),
+        "loss_agg": ablations.Group("aggregation", {"token_mean": ["la_tm0", "la_tm1"],
+                                                    "seq_mean_token_mean": ["la_sm0", "la_sm1"]})},
         stability=ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["grpo_a"], "1e-3": "a_mu2"},
                                                                "Dr. GRPO": {"1e-4": "a_nostd", "1e-3": ["a_ch"]}})),
     "index": index.Config(),
@@ -120,6 +124,10 @@ def build_studies(root: Path, steps: int = 60) -> None:
                     ("a_ch", 0.65)):
         fake_run(root, name, steps, (0.4, a), num_iterations=2 if name in ("a_mu2", "a_ch") else 1,
                  clip=0.05 if name in ("a_mu2", "a_ch") else 0.0, seed={"grpo_b": 1, "grpo_c": 2}.get(name, 0))
+    # two seeds per arm: wrong-response length offsets 0 / 0.5 and 3 / 3.2 (per-seed differences 3 and 2.7)
+    for name, seed, a, wl in (("la_tm0", 0, 0.7, 0.0), ("la_tm1", 1, 0.7, 0.5), ("la_sm0", 0, 0.7, 3.0),
+                              ("la_sm1", 1, 0.7, 3.2)):
+        fake_run(root, name, steps, (0.4, a), seed=seed, wrong_len=wl)
     fake_run(root, "h_orm", steps, (0.4, 0.2), reward="orm", fooled=2)
     fake_run(root, "h_rand", steps, (0.4, 0.38), reward="random", fooled=1)
     fake_run(root, "h_rand2", steps, (0.4, 0.1), reward="random", num_iterations=2, clip=0.04, fooled=3)
@@ -283,6 +291,13 @@ def test_ablations_compare_with_the_group_reference(studies):
     table = (studies / "reports/ablations/table.md").read_text()
     assert "+0.020 [" in table and "-0.050 [" in table  # off vs on; clip-higher vs μ = 1
     assert "μ = 1 > clip-higher by 0.050 [" in table
+    sym = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_2_symmetric.json")  # a group pair
+    assert sym["effect"] == pytest.approx(0.05) and sym["ci_lo"] > 0
+    # per-seed curve answers only where the arms share two seeds: (3 + 2.7) / 2 longer, CI over the two seeds
+    wl = read_json(studies / "reports/ablations/answers/loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length.json")
+    assert wl["effect"] == pytest.approx(2.85) and (wl["ci_lo"], wl["ci_hi"]) == pytest.approx((2.7, 3.0))
+    assert (wl["seeds"], wl["problems"]) == (2, 1)
+    assert not (studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1_wrong_length.json").exists()
     ch = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1.json")
     assert (ch["a"], ch["b"], ch["seeds"], ch["problems"]) == (0.7, 0.65, 1, 200)
     # the stability map: Dr. GRPO against GRPO at each lr (0.65 - 0.60 at 1e-3, 0.72 - 0.70 at 1e-4)
@@ -305,6 +320,13 @@ def test_index_lists_every_figure_and_table(studies):
             assert f"({t})" in text
     assert "[exact/kl_placement.png]" in text and "β=0.3 -0.5" in text
     assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
+    claims = text[text.index("## Claims against the papers"):text.index("## SFT vs RFT vs GRPO")]
+    rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
+    assert "| reproduced |" in rows["the per-response length normaliser (seq_mean_token_mean) lets wrong responses "
+                                    "grow longer than token_mean"]
+    assert "| not reproduced |" in rows["a spurious (random) reward still raises accuracy over the base"]
+    assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
+    assert "| not testable here |" in rows["dynamic sampling beats plain GRPO"]
 
 
 def test_reports_are_deterministic(studies, tmp_path):

@@ -27,6 +27,7 @@ from .common import (
     answers_table,
     arm_interval,
     as_runs,
+    common_seeds,
     compare,
     describe,
     eval_column,
@@ -41,6 +42,7 @@ from .common import (
     run_arm,
     run_inputs,
     save_figure,
+    scalar_arm,
     slug,
     smoothed,
     study_metrics_path,
@@ -59,10 +61,19 @@ SETTINGS = ("std_norm", "loss_agg", "beta", "kl_in", "kl_estimator", "num_iterat
 class Group:
     title: str = ""  # what the group varies, for the figure and the table
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # label -> runs (one per seed); first = reference
+    pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons within the group
 
     def __post_init__(self):
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
         check(len(self.runs) >= 1 and all(self.runs.values()), "runs", "need at least one arm with one run")
+        for pair in self.pairs:
+            check(len(pair) == 2 and all(p in self.runs for p in pair), "pairs",
+                  f"each pair is two arms of the group's runs, got {pair}")
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        ref = next(iter(self.runs))
+        out = [(ref, label) for label in list(self.runs)[1:]]
+        return out + [(a, b) for a, b in self.pairs if (a, b) not in out]
 
 
 @dataclass
@@ -170,14 +181,26 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
     return rows
 
 
+# per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
+CURVE_ANSWERS = (("wrong_length", "wrong-response length", lambda run: tail_mean(run.history["rollout/length_wrong"])),
+                 ("entropy", "entropy", lambda run: tail_mean(run.history["rollout/entropy"])))
+
+
 def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[str, Run]):
-    """(answers of each arm against the group's reference, each arm's interval)."""
+    """(answers of each arm against the group's reference and of the group's pairs, each arm's interval).
+
+    Accuracy is compared on the eval stages' per-problem outcomes; the wrong-response length and the
+    entropy at the end of training (last 10% of steps) per seed, where the two arms share two seeds or more."""
     arms = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in group.runs.items()}
-    ref = next(iter(group.runs))
     answers = []
-    for label in list(group.runs)[1:]:
-        pair = f"{name}_" + pair_name(ref, label)
-        answers.append(Answer(pair, ref, label, compare(arms[ref], arms[label], pair, cfg.ci_seed)))
+    for a, b in group.comparisons():
+        pair = f"{name}_" + pair_name(a, b)
+        answers.append(Answer(pair, a, b, compare(arms[a], arms[b], pair, cfg.ci_seed)))
+        for suffix, what, value in CURVE_ANSWERS:
+            xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
+            if common_seeds(xa, xb) >= 2:
+                answers.append(Answer(f"{pair}_{suffix}", f"{a} ({what})", f"{b} ({what})",
+                                      compare(xa, xb, f"{pair}_{suffix}", cfg.ci_seed)))
     return answers, {label: arm_interval(a, cfg.ci_seed) for label, a in arms.items()}
 
 
@@ -219,7 +242,8 @@ def arm_metrics(names: list[str], runs: dict[str, Run], iv) -> dict:
 def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> list[dict]:
     rows = []
     for name, group in cfg.groups.items():
-        vs = {x.b: x for x in answers[name]}
+        ref = next(iter(group.runs))
+        vs = {x.b: x for x in answers[name] if x.a == ref}
         for label, rs in group.runs.items():
             m = metrics[name][label]
             x = vs.get(label)

@@ -228,6 +228,20 @@ def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str
     return arm_outcomes(root, label, files, set_name)
 
 
+def scalar_arm(label: str, runs: list[str], loaded: dict, value) -> ArmOutcomes:
+    """An arm of one number per run (say, a training curve's final value), keyed by the run's seed: its
+    intervals resample seeds only."""
+    return ArmOutcomes(label, {int(loaded[r].job["seed"]): np.array([float(value(loaded[r]))]) for r in runs},
+                       ["run"])
+
+
+def common_seeds(a: ArmOutcomes, b: ArmOutcomes) -> int:
+    """How many seeds two arms pair on (a seedless arm pairs with every seed of the other)."""
+    if None in a.by_seed or None in b.by_seed:
+        return max(len(a.by_seed), len(b.by_seed))
+    return len(set(a.by_seed) & set(b.by_seed))
+
+
 def paired_matrices(a: ArmOutcomes, b: ArmOutcomes) -> tuple[np.ndarray, np.ndarray]:
     """(seeds, problems) arrays of two arms on their common seeds (a seedless arm pairs with every seed)."""
     if a.problems != b.problems:

@@ -6,9 +6,10 @@ mix at the end; the "fooled" examples (proxy > 0.9, wrong). And the random rewar
 does it move the policy only when the PPO clip acts?
 
 An arm is one run or a list of runs (one per seed): curves are drawn as the mean with a 95% CI band
-over seeds; every arm is compared with the reference arm (default `true`), plus any `pairs`, paired by
-seed and problem on greedy accuracy (reports/hacking/answers/). The random-reward controls (optimiser x
-μ x seeds, a shuffled true reward, zero advantages) are arms like any other."""
+over seeds; every arm is compared with the reference arm (default `true`), plus any `pairs`, and with
+the starting base, paired by seed and problem on greedy accuracy (reports/hacking/answers/). The
+random-reward controls (optimiser x μ x seeds, a shuffled true reward, zero advantages) are arms like
+any other."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from .common import (
     answers_dir,
     answers_table,
     arm_interval,
+    arm_outcomes,
     as_runs,
     base_metrics_path,
     code,
@@ -40,6 +42,7 @@ from .common import (
     manifest_answers,
     manifest_path,
     md_table,
+    outcomes_path,
     pair_name,
     palette,
     panel_figure,
@@ -97,7 +100,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), *run_inputs(all_runs(cfg))]
+    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg))]
 
 
 def reward_png(label: str) -> str:
@@ -196,6 +199,10 @@ def report(cfg: Config, root: Path) -> None:
     ivs = {label: arm_interval(a, cfg.ci_seed) for label, a in outcomes.items()}
     answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b], pair_name(a, b), cfg.ci_seed))
                for a, b in cfg.comparisons()]
+    # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
+    base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
+    answers += [Answer(pair_name("base", label), base_arm.label, label,
+                       compare(base_arm, outcomes[label], pair_name("base", label), cfg.ci_seed)) for label in arms]
     rows = [arm_row(label, arm, ivs[label]) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
