@@ -404,3 +404,37 @@ def test_slug_and_pair_names():
     assert common.pair_name("base", "GRPO", "n12", "k001") == "grpo_vs_base_n12_k001"
     with pytest.raises(ValueError, match="ASCII"):
         common.slug("—")
+
+
+def test_band_is_a_bootstrap_interval_over_seeds_narrower_than_the_range():
+    # five seeds at 0, 1, 2, 3, 4 at every step: mean 2, se sqrt(2 / 5) = 0.63, so ~[0.8, 3.2], inside [0, 4]
+    series = [pd.Series([float(v)] * 3, index=[1, 2, 3]) for v in range(5)]
+    st = common.band_stats(series)
+    assert st["mean"].tolist() == [2.0] * 3
+    assert all(0.4 < lo < 1.2 for lo in st["lo"]) and all(2.8 < hi < 3.6 for hi in st["hi"])
+    assert common.band_stats(series, ci_seed=0)["lo"].tolist() == st["lo"].tolist()  # seeded
+
+
+def test_arms_pair_by_seed_and_problem(tmp_path):
+    keys = ["p0", "p1", "p2", "p3"]
+    for name, right in (("b", [1, 0, 0, 0]), ("s0", [1, 1, 0, 0]), ("s1", [1, 1, 1, 0]), ("t1", [0, 0, 0, 0]),
+                        ("t2", [1, 1, 1, 1])):
+        write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": c,
+                                                             "outcome": "x"} for k, c in zip(keys, right)]))
+    base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "n12")
+    arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "n12")
+    other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "n12")
+    xa, xb = common.paired_matrices(base, arm)  # the seedless base repeats for both seeds
+    assert xa.tolist() == [[1, 0, 0, 0]] * 2 and xb.tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
+    xa, xb = common.paired_matrices(arm, other)  # only seed 1 is shared
+    assert xa.tolist() == [[1, 1, 1, 0]] and xb.tolist() == [[0, 0, 0, 0]]
+    assert common.compare(base, arm, "arm_vs_base", 0).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
+    lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "n12")
+    with pytest.raises(ValueError, match="share no seed"):
+        common.paired_matrices(arm, lone)
+    with pytest.raises(KeyError, match="no outcomes on set 'n8'"):
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "n8")
+    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": 1, "outcome": "x"}
+                                                    for k in reversed(keys)]))
+    with pytest.raises(ValueError, match="problems differ"):
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "n12")
