@@ -1,7 +1,9 @@
 """Evaluation of a model on fixed problem sets.
 
 - `greedy_accuracy`, `failure_mix`: greedy decoding; accuracy per hop count, and the share of each
-  outcome type of `classify` (correct, overshoot, early, lookup, miscopy, malformed).
+  outcome type of `classify` (correct, overshoot, early, lookup, miscopy, malformed). `greedy_eval`
+  gives both from one decoding, with the per-problem rows (`outcome_rows`, written by `outcomes_csv`)
+  that the studies' paired confidence intervals resample.
 - `pass_curve`: N samples per problem, the unbiased pass@k estimator `pass_at_k` averaged over
   problems, beside `random_guess_baseline` (guessing a letter of the ring k times).
 - `think_profile`: how often sampled responses write a trace, and how accurate they are with and
@@ -24,7 +26,7 @@ from .config import check
 from .model import token_logprobs
 from .pretrain import encode_pairs
 from .sampling import response_of, sample, sample_responses
-from .task import ANSWER_MARK, END, Problem, is_correct, parse_answer, step_labels
+from .task import ANSWER_MARK, END, Problem, is_correct, parse_answer, problem_key, step_labels
 
 FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
 THINKS = re.compile(r"^[a-p]+\|")  # a response that writes at least one trace letter before `|`
@@ -173,6 +175,40 @@ def greedy_accuracy(model, problems: list[Problem]) -> dict:
 def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
     """Fraction of each outcome type (FAILURE_TYPES) under greedy decoding."""
     return failure_mix_of(problems, greedy_responses(model, problems))
+
+
+OUTCOME_COLUMNS = ("set", "problem", "k", "correct", "outcome")
+
+
+def outcome_rows(set_name: str, problems: list[Problem], responses: list[str]) -> list[dict]:
+    """One row per problem, in the set's order: its identity (`problem_key`), hop count, whether the
+    response is correct (0/1) and its outcome type. These are what the studies' paired intervals
+    resample: two checkpoints evaluated on the same set line up problem by problem."""
+    return [{"set": set_name, "problem": problem_key(p), "k": p.k, "correct": int(t == "correct"), "outcome": t}
+            for p, t in ((p, classify(p, r)) for p, r in zip(problems, responses))]
+
+
+def greedy_eval(model, problems: list[Problem], set_name: str) -> tuple[dict, list[dict]]:
+    """One greedy decoding of a set, summarised and per problem:
+    ({"acc", "by_k": {k: acc}, "failure_mix": {type: share}}, outcome_rows)."""
+    if not problems:
+        raise ValueError("problems: empty evaluation set")
+    rows = outcome_rows(set_name, problems, greedy_responses(model, problems))
+    by_k: dict[int, list[int]] = defaultdict(list)
+    for r in rows:
+        by_k[r["k"]].append(r["correct"])
+    mix = dict.fromkeys(FAILURE_TYPES, 0)
+    for r in rows:
+        mix[r["outcome"]] += 1
+    return ({"acc": sum(r["correct"] for r in rows) / len(rows),
+             "by_k": {str(k): sum(v) / len(v) for k, v in sorted(by_k.items())},
+             "failure_mix": {t: c / len(rows) for t, c in mix.items()}}, rows)
+
+
+def outcomes_csv(rows: list[dict]) -> str:
+    """Per-problem outcomes (outcome_rows of one or more sets) as CSV text, columns OUTCOME_COLUMNS."""
+    lines = [",".join(OUTCOME_COLUMNS)] + [",".join(str(r[c]) for c in OUTCOME_COLUMNS) for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from .config import ConfigError, check, from_dict, load_params
 from .errors import DataError, install_excepthook, rebuild_fix, suggest
 from .io import read_jsonl
 from .model import resolve_device
-from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set
+from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set, problem_key
 
 T = TypeVar("T")
 
@@ -36,11 +36,24 @@ class EvalSetConfig:
 
 @dataclass
 class DataConfig:
-    sets: dict[str, EvalSetConfig] = field(default_factory=dict)  # name -> set, written to data/<name>.jsonl
+    sets: dict[str, EvalSetConfig] = field(default_factory=dict)  # test sets
+    validation: dict[str, EvalSetConfig] = field(default_factory=dict)  # disjoint from every test set
+
+    def __post_init__(self):
+        both = sorted(set(self.sets) & set(self.validation))
+        check(not both, "validation", f"names {both} are also test sets; every set needs its own file name")
 
 
-def build_eval_set(cfg: EvalSetConfig) -> list[Problem]:
-    return [p for k in cfg.ks for p in make_eval_set(cfg.n, k, cfg.count, cfg.seed)]
+def build_eval_set(cfg: EvalSetConfig, exclude: frozenset[str] = frozenset()) -> list[Problem]:
+    return [p for k in cfg.ks for p in make_eval_set(cfg.n, k, cfg.count, cfg.seed, exclude)]
+
+
+def build_data_sets(cfg: DataConfig) -> dict[str, list[Problem]]:
+    """Every set of `data:` by name: the test sets, then the validation sets, which skip every problem
+    (by `problem_key`) of every test set."""
+    out = {name: build_eval_set(c) for name, c in cfg.sets.items()}
+    tested = frozenset(problem_key(p) for problems in out.values() for p in problems)
+    return out | {name: build_eval_set(c, tested) for name, c in cfg.validation.items()}
 
 
 def read_problems(path: str | Path) -> list[Problem]:

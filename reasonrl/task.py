@@ -10,6 +10,7 @@ Chain-of-thought targets spell out the walk (`bda|a$`); direct targets give the 
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -114,13 +115,47 @@ def sample_problem(rng: random.Random, n_range: tuple[int, int], k_max: int | No
     return make_problem(rng, n, rng.randint(1, top))
 
 
-def make_eval_set(n: int, k: int, count: int, seed: int) -> list[Problem]:
-    """A fixed evaluation set: a pure function of (n, k, count, seed)."""
+def problem_key(problem: Problem) -> str:
+    """A problem's identity, independent of the order its edges are listed in: the cycle written from
+    its first letter in a..p order, then start and hop count ("abdc:b3")."""
+    succ = problem.succ
+    first = min(succ)
+    cycle = [first]
+    while len(cycle) < problem.n:
+        cycle.append(succ[cycle[-1]])
+    return f"{''.join(cycle)}:{problem.start}{problem.k}"
+
+
+def _key_nk(key: str) -> tuple[int, int]:
+    cycle, rest = key.split(":")
+    return len(cycle), int(rest[1:])
+
+
+def distinct_problems(n: int) -> int:
+    """How many different problems (cycle, start) exist for ring size n: (n - 1)! cycles x n starts."""
+    return math.factorial(n - 1) * n
+
+
+def make_eval_set(n: int, k: int, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
+    """A fixed evaluation set of `count` different problems, none whose `problem_key` is in `exclude`:
+    a pure function of its arguments. Excluding the test sets' keys is what keeps a validation set
+    disjoint from them even for small rings, where two independent draws collide."""
     _check_nk(n, k)
     if count < 1:
         raise ValueError(f"count={count}: must be at least 1")
+    taken = sum(1 for key in exclude if _key_nk(key) == (n, k))
+    if count > distinct_problems(n) - taken:
+        raise ValueError(f"count={count}: only {distinct_problems(n) - taken} different problems with n={n}, "
+                         f"k={k} are left (excluded {taken})")
     rng = random.Random(f"eval-{n}-{k}-{seed}")
-    return [make_problem(rng, n, k) for _ in range(count)]
+    out, seen = [], set(exclude)
+    while len(out) < count:
+        p = make_problem(rng, n, k)
+        key = problem_key(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 def target(problem: Problem, mode: str) -> str:

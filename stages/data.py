@@ -1,9 +1,10 @@
-"""Stage `data`: write the fixed evaluation sets of `data.sets` to data/<name>.jsonl."""
+"""Stage `data`: write the fixed test sets (`data.sets`) and the validation sets (`data.validation`,
+disjoint from every test set) to data/<name>.jsonl."""
 
 from reasonrl.io import write_jsonl
-from reasonrl.pipeline import DataConfig, build_eval_set, section, stage_setup
+from reasonrl.pipeline import DataConfig, build_data_sets, section, stage_setup
 
 params, _, _ = stage_setup()
 cfg = section(params, "data", DataConfig)
-for name, set_cfg in cfg.sets.items():
-    write_jsonl(f"data/{name}.jsonl", [p.to_dict() for p in build_eval_set(set_cfg)])
+for name, problems in build_data_sets(cfg).items():
+    write_jsonl(f"data/{name}.jsonl", [p.to_dict() for p in problems])

@@ -1,8 +1,9 @@
-"""Stage `eval_base@<name>`: greedy accuracy, failure mix and pass@k of base `<name>` on the n = 12 set."""
+"""Stage `eval_base@<name>`: greedy accuracy, failure mix and pass@k of base `<name>` on the n = 12 set,
+and its per-problem greedy outcomes -> reports/outcomes/base_<name>.csv."""
 
 import sys
 
-from reasonrl.evaluate import EvalConfig, failure_mix, greedy_accuracy, sampling_report
+from reasonrl.evaluate import EvalConfig, greedy_eval, outcomes_csv, sampling_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import read_problems, section, stage_setup
@@ -12,8 +13,10 @@ params, device, _ = stage_setup()
 cfg = section(params, "eval", EvalConfig)
 model, _ = load_checkpoint(f"models/base_{name}.pt", device)
 problems = read_problems("data/n12.jsonl")
+greedy, rows = greedy_eval(model, problems, "n12")
 report = sampling_report(model, problems, cfg)
-metrics = {"greedy": greedy_accuracy(model, problems), "failure_mix": failure_mix(model, problems),
+write_text(f"reports/outcomes/base_{name}.csv", outcomes_csv(rows))
+metrics = {"greedy": {"acc": greedy["acc"], "by_k": greedy["by_k"]}, "failure_mix": greedy["failure_mix"],
            "pass_at_k": report["pass_at_k"], "random_baseline": report["random_baseline"],
            "distinct_answers": report["distinct_answers"], "entropy": report["entropy"], "N": cfg.passk_N}
 write_json(f"reports/metrics/eval_base_{name}.json", metrics)

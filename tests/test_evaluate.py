@@ -16,6 +16,9 @@ from reasonrl.evaluate import (
     failure_mix,
     failure_mix_of,
     greedy_accuracy,
+    greedy_eval,
+    outcome_rows,
+    outcomes_csv,
     pass_at_k,
     pass_curve,
     pass_curve_of,
@@ -180,3 +183,31 @@ def test_sample_set_is_seeded(tiny_model):
     a = sample_set(tiny_model, probs, 3, seed=5)
     torch.manual_seed(456)
     assert a == sample_set(tiny_model, probs, 3, seed=5)
+
+
+def test_outcome_rows_and_csv_by_hand():
+    q = make_problem(random.Random(0), 6, 2)
+    rows = outcome_rows("n6", [P, q], ["bcd|d$", "bcde|e$"])
+    assert rows[0] == {"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "outcome": "correct"}
+    assert rows[1]["correct"] == 0 and rows[1]["outcome"] == classify(q, "bcde|e$") and rows[1]["k"] == 2
+    text = outcomes_csv(rows)
+    assert text.splitlines()[0] == "set,problem,k,correct,outcome"
+    assert text.splitlines()[1] == "n6,abcdef:a3,3,1,correct" and text.endswith("\n") and len(text.splitlines()) == 3
+
+
+def test_greedy_eval_agrees_with_the_separate_evaluations(tiny_model, monkeypatch):
+    import reasonrl.evaluate as ev
+
+    probs = [p for k in (2, 3) for p in make_eval_set(6, k, 3, seed=0)]
+    summary, rows = greedy_eval(tiny_model, probs, "s")
+    assert summary["acc"] == greedy_accuracy(tiny_model, probs)["acc"]
+    assert summary["by_k"] == greedy_accuracy(tiny_model, probs)["by_k"]
+    assert summary["failure_mix"] == failure_mix(tiny_model, probs)
+    assert [r["k"] for r in rows] == [p.k for p in probs] and {r["set"] for r in rows} == {"s"}
+    # hand-built responses: 2 of 3 right at k = 2, 1 of 3 at k = 3, the others malformed
+    fake = ["|" + p.answer + "$" if i in (0, 1, 5) else "" for i, p in enumerate(probs)]
+    monkeypatch.setattr(ev, "greedy_responses", lambda model, problems: fake)
+    summary, rows = greedy_eval(tiny_model, probs, "s")
+    assert [r["correct"] for r in rows] == [1, 1, 0, 0, 0, 1]
+    assert summary["acc"] == 0.5 and summary["by_k"] == {"2": 2 / 3, "3": 1 / 3}
+    assert summary["failure_mix"]["correct"] == 0.5 and summary["failure_mix"]["malformed"] == 0.5

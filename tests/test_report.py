@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from reasonrl.evaluate import outcomes_csv
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
@@ -33,7 +34,7 @@ def think_eval(step: int, think: float, acc: float) -> dict:
 
 def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = (0.4, 0.7),
              think: tuple[float, float] | None = None, clip: float = 0.0,
-             fooled: int = 0, **job) -> None:
+             fooled: int = 0, wrong_len: float = 0.0, **job) -> None:
     """The files an rl@ and an eval@ stage write for one run, with smooth made-up curves."""
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     j = Job(**job, eval="think" if think else "n12", eval_every=max(1, steps // 4))
@@ -42,7 +43,8 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     proxy = true if j.reward == "true" else 1 - 0.5 * true
     hist = {"steps": [{"step": s + 1, "reward/proxy": float(proxy[s]),
                        "reward/true": float(true[s]), "rollout/zero_var_frac": float(0.2 + 0.3 * frac[s]),
-                       "rollout/length": float(9 - 2 * frac[s]), "rollout/length_wrong": float(8 + 4 * frac[s]),
+                       "rollout/length": float(9 - 2 * frac[s]),
+                       "rollout/length_wrong": float(8 + wrong_len + 4 * frac[s]),
                        "rollout/think_rate": float(think[0] + (think[1] - think[0]) * frac[s]) if think else 1.0,
                        "rollout/entropy": float(0.6 - 0.4 * frac[s]), "losses/kl": float(0.01 * frac[s]),
                        "losses/pg": 0.0, "losses/kl_term": 0.0, "losses/clip_frac": clip, "losses/grad_norm": 1.0,
@@ -62,28 +64,51 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     write_json(root / common.summary_path(name), summary(j, hist))
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
+    write_outcomes(root, common.run_outcomes_path(name), correct)
     write_json(root / common.run_metrics_path(name), {"greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix,
                                                       "pass_at_k": {"1": 0.5}, "distinct_answers": 2.0, "entropy": 0.3,
                                                       "N": 4, "train_seconds": 30.0})
 
 
-def fake_passk(root: Path, label: str, curve: list[float], ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> None:
-    sets = {s: {"ring_sizes": [n], "problems": 200, "pass_at_k": dict(zip(map(str, ks), curve)),
+PROBLEMS = 200  # problems of the hand-built outcome files
+
+
+def write_outcomes(root: Path, path: str, acc: float) -> None:
+    """Per-problem outcomes on n12: the first round(acc * PROBLEMS) problems right, the rest a lookup error."""
+    right = round(acc * PROBLEMS)
+    rows = [{"set": "n12", "problem": f"p{i:03d}", "k": 3 + i % 4, "correct": int(i < right),
+             "outcome": "correct" if i < right else "lookup"} for i in range(PROBLEMS)]
+    write_text(root / path, outcomes_csv(rows))
+
+
+def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = (1, 2, 4, 8, 16)) -> None:
+    """A passk file with these correct counts out of N = 16 per problem, on every set."""
+    from reasonrl.evaluate import pass_at_k
+
+    curve = {str(k): sum(pass_at_k(ks[-1], c, k) for c in counts) / len(counts) for k in ks}
+    sets = {s: {"ring_sizes": [n], "problems": len(counts), "pass_at_k": curve,
                 "random_baseline": {str(k): 1 - (1 - 1 / n) ** k for k in ks},
-                "distinct_answers": 1 + curve[-1], "entropy": 0.2 + curve[0] / 2}
+                "distinct_answers": 1 + curve["16"], "entropy": 0.2 + curve["1"] / 2, "counts": counts}
             for s, n in (("n8", 8), ("n12", 12), ("n16", 16))}
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
 
 CONFIGS = {
     "methods": methods.Config(base="cot_L2", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
-    "passk": passk.Config(base="base", models={"base": "base_cot_L2", "SFT": "x", "GRPO": "y"}),
+    "passk": passk.Config(base="base", models={"base": "base_cot_L2", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
+                          arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b"], "GRPO": ["GRPO"]}),
     "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
     "hacking": hacking.Config(base="cot_L2", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
-                                                   "random, μ = 2": "h_rand2"}, random_pair=["h_rand", "h_rand2"]),
+                                                   "random, μ = 2": "h_rand2"},
+                              random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
         "std_norm": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
-        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2": "a_mu2", "clip-higher": "a_ch"})}),
+        "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2, symmetric": "a_mu2", "clip-higher": "a_ch"},
+                                [["μ = 2, symmetric", "clip-higher"]]),
+        "loss_agg": ablations.Group("aggregation", {"token_mean": ["la_tm0", "la_tm1"],
+                                                    "seq_mean_token_mean": ["la_sm0", "la_sm1"]})},
+        stability=ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["grpo_a"], "1e-3": "a_mu2"},
+                                                               "Dr. GRPO": {"1e-4": "a_nostd", "1e-3": ["a_ch"]}})),
     "index": index.Config(),
 }
 
@@ -92,24 +117,33 @@ def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
     write_json(root / common.base_metrics_path("cot_L2"), {"greedy": {"acc": 0.4, "by_k": {}},
                                                            "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}})
-    for name, a in (("sft_a", 0.55), ("sft_b", 0.65)):
-        fake_run(root, name, steps, (0.4, a), method="sft", seed=int(a * 10))
+    write_outcomes(root, common.outcomes_path("base_cot_L2"), 0.4)
+    for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
+        fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
     for name, a in (("grpo_a", 0.7), ("grpo_b", 0.8), ("grpo_c", 0.9), ("a_nostd", 0.72), ("a_mu2", 0.6),
                     ("a_ch", 0.65)):
         fake_run(root, name, steps, (0.4, a), num_iterations=2 if name in ("a_mu2", "a_ch") else 1,
-                 clip=0.05 if name in ("a_mu2", "a_ch") else 0.0)
+                 clip=0.05 if name in ("a_mu2", "a_ch") else 0.0, seed={"grpo_b": 1, "grpo_c": 2}.get(name, 0))
+    # two seeds per arm: wrong-response length offsets 0 / 0.5 and 3 / 3.2 (per-seed differences 3 and 2.7)
+    for name, seed, a, wl in (("la_tm0", 0, 0.7, 0.0), ("la_tm1", 1, 0.7, 0.5), ("la_sm0", 0, 0.7, 3.0),
+                              ("la_sm1", 1, 0.7, 3.2)):
+        fake_run(root, name, steps, (0.4, a), seed=seed, wrong_len=wl)
     fake_run(root, "h_orm", steps, (0.4, 0.2), reward="orm", fooled=2)
     fake_run(root, "h_rand", steps, (0.4, 0.38), reward="random", fooled=1)
     fake_run(root, "h_rand2", steps, (0.4, 0.1), reward="random", num_iterations=2, clip=0.04, fooled=3)
     for name, th in (("z_noskill", (0.0, 0.0)), ("z_think0", (0.0, 0.6)), ("z_think2", (0.02, 0.95))):
         fake_run(root, name, steps, (0.3, 0.5), think=th, init=f"mixed_{name[2:]}")
-    fake_passk(root, "base", [0.40, 0.55, 0.70, 0.80, 0.90])
-    fake_passk(root, "SFT", [0.50, 0.60, 0.70, 0.75, 0.80])  # above, equal at k = 4, then below
-    fake_passk(root, "GRPO", [0.45, 0.60, 0.75, 0.85, 0.95])  # above everywhere
-    # the exact toy's manifest (its report needs the exact stage's results: tests/test_exact.py builds those)
+    # base: 2 of 16 right on every problem (pass@k .125 .242 .450 .767 1); SFT: all or nothing on half the
+    # problems (0.5 at every k: above the base up to k = 4, below from k = 8); GRPO: 4 of 16 (above, then equal)
+    fake_passk(root, "base", [2] * PROBLEMS)
+    for label in ("SFT_a", "SFT_b"):
+        fake_passk(root, label, [16, 0] * (PROBLEMS // 2))
+    fake_passk(root, "GRPO", [4] * PROBLEMS)
+    # the exact toy's manifest and metrics (its report needs the exact stage's results: tests/test_exact.py)
     common.Manifest("exact", "The exact toy", "Does RL reach π*?", "yes", ["β = 1"],
                     [("exact/beta_sweep.png", "gold reward of the RL policy: β=3 -0.195, β=0.3 -0.5.")],
                     ["exact/beta_sweep.md"]).write(root)
+    write_json(root / index.EXACT_METRICS, {"final_kl_opt_rloo": 0.004, "final_kl_opt_grpo": 0.03})
     for name, module in STUDIES.items():
         module.report(CONFIGS[name], root)
 
@@ -197,17 +231,34 @@ def test_methods_numbers(studies):
     assert m["GRPO"]["acc_mean"] == pytest.approx(0.8) and m["GRPO"]["acc_sd"] == pytest.approx(0.1)
     assert m["SFT"]["acc_min"] == 0.55 and m["SFT"]["acc_max"] == 0.65
     assert m["SFT"]["failure_mix"]["correct"] == pytest.approx(0.6)
+    assert m["GRPO"]["acc_ci_lo"] < 0.8 < m["GRPO"]["acc_ci_hi"]
+    # paired with the base (0.4, seedless) on all three seeds: 140, 160, 180 of 200 right vs 80
+    vs_base = read_json(studies / "reports/methods/answers/grpo_vs_base.json")
+    assert list(vs_base) == ["a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems"]
+    assert (vs_base["a"], vs_base["b"], vs_base["seeds"], vs_base["problems"]) == (0.4, 0.8, 3, 200)
+    assert vs_base["effect"] == pytest.approx(0.4) and 0 < vs_base["ci_lo"] < 0.4 < vs_base["ci_hi"]
+    # against the reference (SFT, the first arm) on the common seeds 0 and 1: (0.7 + 0.8) / 2 - 0.6
+    vs_ref = read_json(studies / "reports/methods/answers/grpo_vs_sft.json")
+    assert vs_ref["seeds"] == 2 and vs_ref["effect"] == pytest.approx(0.15)
     table = (studies / "reports/methods/table.md").read_text()
-    assert "0.800 ± 0.100" in table and "gold (≡ 1)" in table
+    assert "GRPO > base cot_L2 by 0.400 [" in table and "gold (≡ 1)" in table and "0.800 [" in table
 
 
 def test_passk_table_states_crossings(studies):
     table = (studies / "reports/passk/table.md").read_text()
-    assert "crosses above → below between k = 2 and k = 8" in table
+    assert "crosses above → below between k = 4 and k = 8" in table
     assert "above the base at every k (no crossing)" in table
+    # k = 4: +0.05 on 200 problems is within the noise, so the detected sides are k = 1, 2 and k = 8, 16
+    assert "detectably above the base at k = 1, 2 and below at k = 8, 16: the curves cross" in table
     m = read_json(studies / "reports/metrics/passk.json")
     assert m["SFT"]["n12"]["first_crossing_k"] == 8 and m["GRPO"]["n12"]["first_crossing_k"] is None
-    assert m["base"]["n16"]["pass_at_max"] == 0.9 and m["base"]["n16"]["k_max"] == 16
+    assert m["base"]["n16"]["pass_at_max"] == 1.0 and m["base"]["n16"]["k_max"] == 16
+    assert m["base"]["n12"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["n12"]["seeds"] == 2
+    # SFT vs base at k = 16: 0 on half the problems, -1 on the other half
+    k16 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k016.json")
+    assert k16["effect"] == pytest.approx(-0.5) and k16["ci_hi"] < 0 and k16["seeds"] == 2
+    k1 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k001.json")
+    assert k1["effect"] == pytest.approx(0.375) and k1["ci_lo"] > 0
 
 
 def test_zero_answers_create_or_select(studies):
@@ -231,10 +282,30 @@ def test_hacking_fooled_examples_and_random_clip(studies):
 
 
 def test_ablations_compare_with_the_group_reference(studies):
+    from reasonrl.config import ConfigError
+
     m = read_json(studies / "reports/metrics/ablations.json")
     assert m["std_norm"]["off"]["acc"] == 0.72 and m["clip"]["clip-higher"]["acc"] == 0.65
     table = (studies / "reports/ablations/table.md").read_text()
-    assert "+0.020" in table and "-0.050" in table  # off vs on; clip-higher vs μ = 1
+    assert "+0.020 [" in table and "-0.050 [" in table  # off vs on; clip-higher vs μ = 1
+    assert "μ = 1 > clip-higher by 0.050 [" in table
+    sym = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_2_symmetric.json")  # a group pair
+    assert sym["effect"] == pytest.approx(0.05) and sym["ci_lo"] > 0
+    # per-seed curve answers only where the arms share two seeds: (3 + 2.7) / 2 longer, CI over the two seeds
+    wl = read_json(studies / "reports/ablations/answers/loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length.json")
+    assert wl["effect"] == pytest.approx(2.85) and (wl["ci_lo"], wl["ci_hi"]) == pytest.approx((2.7, 3.0))
+    assert (wl["seeds"], wl["problems"]) == (2, 1)
+    assert not (studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1_wrong_length.json").exists()
+    ch = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1.json")
+    assert (ch["a"], ch["b"], ch["seeds"], ch["problems"]) == (0.7, 0.65, 1, 200)
+    # the stability map: Dr. GRPO against GRPO at each lr (0.65 - 0.60 at 1e-3, 0.72 - 0.70 at 1e-4)
+    st = read_json(studies / "reports/ablations/answers/stability_dr_grpo_vs_grpo_lr_1e_3.json")
+    assert st["effect"] == pytest.approx(0.05) and st["ci_lo"] > 0
+    assert read_json(studies / "reports/ablations/answers/stability_dr_grpo_vs_grpo_lr_1e_4.json")["effect"] == \
+        pytest.approx(0.02)
+    assert m["stability"]["Dr. GRPO @ lr 1e-3"]["acc"] == 0.65
+    with pytest.raises(ConfigError, match="same learning rates"):
+        ablations.Stability("x", {"a": {"1e-4": "r1"}, "b": {"1e-3": "r2"}})
 
 
 def test_index_lists_every_figure_and_table(studies):
@@ -247,14 +318,23 @@ def test_index_lists_every_figure_and_table(studies):
             assert f"({t})" in text
     assert "[exact/beta_sweep.png]" in text and "β=0.3 -0.5" in text
     assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
+    claims = text[text.index("## Claims against the papers"):text.index("## SFT vs RFT vs GRPO")]
+    rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
+    assert "| reproduced |" in rows["the per-response length normaliser (seq_mean_token_mean) lets wrong responses "
+                                    "grow longer than token_mean"]
+    assert "| not reproduced |" in rows["a spurious (random) reward still raises accuracy over the base"]
+    assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
+    assert "| not testable here |" in rows["dynamic sampling beats plain GRPO"]
 
 
 def test_reports_are_deterministic(studies, tmp_path):
     build_studies(tmp_path)
     for name, module in STUDIES.items():
         for path in module.outputs(CONFIGS[name]):
-            if not path.endswith(".png"):
-                assert (tmp_path / path).read_bytes() == (studies / path).read_bytes(), path
+            files = sorted((tmp_path / path).iterdir()) if (tmp_path / path).is_dir() else [tmp_path / path]
+            for f in files:
+                if f.suffix != ".png":
+                    assert f.read_bytes() == (studies / f.relative_to(tmp_path)).read_bytes(), f
 
 
 # ----------------------------------------------------------------------------- agreement with dvc.yaml
@@ -298,3 +378,61 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
             if path.startswith("reports/rl/"):
                 run = Path(path).stem
                 assert run in runs and runs[run].get("eval") == want, (name, run)
+
+
+def test_claims_verdicts_by_hand():
+    def ans(pair, lo, hi):
+        return {"pair": pair, "text": f"{pair} [{lo}, {hi}]", "ci_lo": lo, "ci_hi": hi}
+
+    up = index.Claim("P", "b beats a", "ablations", r"^clip_", +1)
+    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05)])[1] == "reproduced"
+    assert index.judge(up, [ans("clip_x_vs_y", -0.01, 0.05)])[1] == "not reproduced"  # covers 0
+    assert index.judge(up, [ans("clip_x_vs_y", -0.05, -0.01)])[1] == "not reproduced"  # the other way
+    assert index.judge(up, [ans("kl_x_vs_y", 0.01, 0.05)])[1:] == ("not testable here", "no study answer tests it")
+    down = index.Claim("P", "a beats b", "passk", r"_k016$", -1)
+    assert index.judge(down, [ans("s_vs_base_n12_k016", -0.3, -0.1), ans("s_vs_base_n12_k001", 0.1, 0.3)])[1] == \
+        "reproduced"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "reproduced"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "not reproduced"
+    assert index.exact_claim(None)[1] == "not testable here"
+
+
+def test_slug_and_pair_names():
+    assert common.slug("random, μ = 2") == "random_mu_2" and common.slug("orm + guard") == "orm_guard"
+    assert common.pair_name("base", "GRPO", "n12", "k001") == "grpo_vs_base_n12_k001"
+    with pytest.raises(ValueError, match="ASCII"):
+        common.slug("—")
+
+
+def test_band_is_a_bootstrap_interval_over_seeds_narrower_than_the_range():
+    # five seeds at 0, 1, 2, 3, 4 at every step: mean 2, se sqrt(2 / 5) = 0.63, so ~[0.8, 3.2], inside [0, 4]
+    series = [pd.Series([float(v)] * 3, index=[1, 2, 3]) for v in range(5)]
+    st = common.band_stats(series)
+    assert st["mean"].tolist() == [2.0] * 3
+    assert all(0.4 < lo < 1.2 for lo in st["lo"]) and all(2.8 < hi < 3.6 for hi in st["hi"])
+    assert common.band_stats(series, ci_seed=0)["lo"].tolist() == st["lo"].tolist()  # seeded
+
+
+def test_arms_pair_by_seed_and_problem(tmp_path):
+    keys = ["p0", "p1", "p2", "p3"]
+    for name, right in (("b", [1, 0, 0, 0]), ("s0", [1, 1, 0, 0]), ("s1", [1, 1, 1, 0]), ("t1", [0, 0, 0, 0]),
+                        ("t2", [1, 1, 1, 1])):
+        write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": c,
+                                                             "outcome": "x"} for k, c in zip(keys, right)]))
+    base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "n12")
+    arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "n12")
+    other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "n12")
+    xa, xb = common.paired_matrices(base, arm)  # the seedless base repeats for both seeds
+    assert xa.tolist() == [[1, 0, 0, 0]] * 2 and xb.tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
+    xa, xb = common.paired_matrices(arm, other)  # only seed 1 is shared
+    assert xa.tolist() == [[1, 1, 1, 0]] and xb.tolist() == [[0, 0, 0, 0]]
+    assert common.compare(base, arm, "arm_vs_base", 0).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
+    lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "n12")
+    with pytest.raises(ValueError, match="share no seed"):
+        common.paired_matrices(arm, lone)
+    with pytest.raises(KeyError, match="no outcomes on set 'n8'"):
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "n8")
+    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": 1, "outcome": "x"}
+                                                    for k in reversed(keys)]))
+    with pytest.raises(ValueError, match="problems differ"):
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "n12")

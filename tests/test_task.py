@@ -1,6 +1,8 @@
 import random
+from pathlib import Path
 
 import pytest
+import yaml
 
 from reasonrl import task
 from reasonrl.task import (
@@ -11,6 +13,7 @@ from reasonrl.task import (
     make_eval_set,
     make_problem,
     parse_answer,
+    problem_key,
     sample_problem,
     step_labels,
     target,
@@ -96,7 +99,63 @@ def test_eval_set_is_a_pure_function():
     (lambda: task.build_problem((("a", "b"), ("b", "a")), "c", 1), "start"),
     (lambda: sample_problem(random.Random(0), (4, 20)), "n_range"),
     (lambda: make_eval_set(8, 3, 0, 1), "count"),
+    (lambda: make_eval_set(4, 2, 25, 1), "count=25: only 24"),  # 3! cycles x 4 starts
 ])
 def test_bad_arguments_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_problem_key_ignores_edge_order_and_tells_problems_apart():
+    p = task.build_problem((("b", "d"), ("a", "b"), ("d", "a")), "a", 2)
+    q = task.build_problem((("d", "a"), ("b", "d"), ("a", "b")), "a", 2)  # the same cycle, listed otherwise
+    assert p.prompt != q.prompt and problem_key(p) == problem_key(q) == "abd:a2"
+    assert problem_key(task.build_problem(p.edges, "b", 2)) == "abd:b2"
+    assert problem_key(task.build_problem(p.edges, "a", 1)) == "abd:a1"
+    assert problem_key(task.build_problem((("a", "d"), ("d", "b"), ("b", "a")), "a", 2)) == "adb:a2"
+
+
+def test_eval_set_problems_are_distinct_and_skip_excluded():
+    every = make_eval_set(4, 2, 24, seed=0)  # all 3! x 4 problems of a 4-ring
+    assert len({problem_key(p) for p in every}) == 24
+    keep = make_eval_set(5, 2, 30, seed=1)
+    other = make_eval_set(5, 2, 30, seed=2, exclude=frozenset(problem_key(p) for p in keep))
+    assert not {problem_key(p) for p in keep} & {problem_key(p) for p in other}
+    assert len({problem_key(p) for p in other}) == 30
+    with pytest.raises(ValueError, match="count=20: only 19"):
+        make_eval_set(4, 2, 20, seed=0, exclude=frozenset(problem_key(p) for p in every[:5]))
+
+
+def test_validation_sets_are_disjoint_from_every_test_set():
+    from reasonrl.config import from_dict
+    from reasonrl.pipeline import DataConfig, build_data_sets
+
+    params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    cfg = from_dict(DataConfig, params["data"], "data")
+    sets = build_data_sets(cfg)
+    assert cfg.validation and set(sets) == set(cfg.sets) | set(cfg.validation)
+    tested = {name: {problem_key(p) for p in sets[name]} for name in cfg.sets}
+    for name in cfg.sets:
+        assert len(sets[name]) >= 1000, name  # the evidence standard's test-set size
+    for val in cfg.validation:
+        keys = {problem_key(p) for p in sets[val]}
+        assert len(keys) == len(sets[val]) >= 1000
+        for name, test_keys in tested.items():
+            assert not keys & test_keys, (val, name)
+        own_seed = {c.seed for c in cfg.sets.values()}
+        assert cfg.validation[val].seed not in own_seed
+
+
+def test_a_validation_set_skips_what_a_test_set_drew():
+    from reasonrl.pipeline import DataConfig, EvalSetConfig, build_data_sets
+
+    # 4-rings with k = 2 have 24 problems: a test set of 20 leaves exactly 4 for validation
+    cfg = DataConfig(sets={"t": EvalSetConfig(n=4, ks=[2], count=20, seed=0)},
+                     validation={"v": EvalSetConfig(n=4, ks=[2], count=4, seed=0)})
+    sets = build_data_sets(cfg)
+    assert {problem_key(p) for p in sets["t"]} | {problem_key(p) for p in sets["v"]} == \
+        {problem_key(p) for p in make_eval_set(4, 2, 24, seed=0)}
+    from reasonrl.config import ConfigError
+
+    with pytest.raises(ConfigError, match="validation"):
+        DataConfig(sets={"t": EvalSetConfig()}, validation={"t": EvalSetConfig()})

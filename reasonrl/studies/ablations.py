@@ -2,33 +2,52 @@
 
 Each group (std normalisation, loss aggregation, KL placement, clip-higher, dynamic sampling) is one
 figure with the same four panels — greedy accuracy, token entropy, zero-variance group fraction and the
-length of wrong responses (where the Dr. GRPO length bias shows) — and rows of one table."""
+length of wrong responses (where the Dr. GRPO length bias shows), mean and 95% CI band over seeds — and
+rows of one table. An arm is one run or a list of runs (one per seed); each arm is compared with its
+group's reference (the first arm), paired by seed and problem (reports/ablations/answers/)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from ..config import check
 from ..io import write_json
+from ..stats import fmt_ci
 from .common import (
+    Answer,
     Manifest,
     Panel,
     Run,
+    answers_dir,
+    answers_table,
+    arm_interval,
+    as_runs,
+    common_seeds,
+    compare,
     describe,
     eval_column,
     evaluated,
     load_runs,
+    manifest_answers,
     manifest_path,
     md_table,
+    pair_name,
     palette,
     panel_figure,
+    run_arm,
     run_inputs,
+    save_figure,
+    scalar_arm,
+    slug,
     smoothed,
     study_metrics_path,
     tail_mean,
+    write_answers,
     write_markdown,
 )
 
@@ -41,22 +60,62 @@ SETTINGS = ("advantage", "loss_agg", "beta", "kl_in", "kl_estimator", "num_itera
 @dataclass
 class Group:
     title: str = ""  # what the group varies, for the figure and the table
-    runs: dict[str, str] = field(default_factory=dict)  # label -> run; the first is the group's reference
+    runs: dict[str, list[str] | str] = field(default_factory=dict)  # label -> runs (one per seed); first = reference
+    pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons within the group
 
     def __post_init__(self):
-        check(len(self.runs) >= 1, "runs", "need at least one run")
+        self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
+        check(len(self.runs) >= 1 and all(self.runs.values()), "runs", "need at least one arm with one run")
+        for pair in self.pairs:
+            check(len(pair) == 2 and all(p in self.runs for p in pair), "pairs",
+                  f"each pair is two arms of the group's runs, got {pair}")
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        ref = next(iter(self.runs))
+        out = [(ref, label) for label in list(self.runs)[1:]]
+        return out + [(a, b) for a, b in self.pairs if (a, b) not in out]
+
+
+@dataclass
+class Stability:
+    """A stability map: each variant trained at each learning rate (one run per seed); the first variant is
+    the reference every other one is compared with at the same learning rate."""
+
+    title: str = "final greedy accuracy by learning rate and variant"
+    variants: dict[str, dict[str, list[str] | str]] = field(default_factory=dict)  # variant -> {lr -> runs}
+
+    def __post_init__(self):
+        self.variants = {v: {lr: as_runs(rs) for lr, rs in cells.items()} for v, cells in self.variants.items()}
+        check(bool(self.variants) and all(self.variants.values()), "variants", "need at least one variant with runs")
+        lrs = list(next(iter(self.variants.values())))
+        for v, cells in self.variants.items():
+            check(list(cells) == lrs and all(cells.values()), "variants",
+                  f"{v!r}: every variant needs runs at the same learning rates {lrs}, got {list(cells)}")
+
+    @property
+    def lrs(self) -> list[str]:
+        return list(next(iter(self.variants.values())))
 
 
 @dataclass
 class Config:
     groups: dict[str, Group] = field(default_factory=dict)  # file name -> group
+    stability: Stability | None = None  # an lr x variant map (figure stability.png), or none
+    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
-        check(bool(self.groups), "groups", "need at least one group")
+        check(bool(self.groups) or self.stability is not None, "groups", "need at least one group or a stability map")
+        for name in self.groups:
+            check(slug(name) == name and name != "stability", "groups",
+                  f"{name!r}: a group name is a file name, [a-z0-9_], other than 'stability'")
 
 
 def all_runs(cfg: Config) -> list[str]:
-    return list(dict.fromkeys(r for g in cfg.groups.values() for r in g.runs.values()))
+    runs = [r for g in cfg.groups.values() for rs in g.runs.values() for r in rs]
+    if cfg.stability:
+        runs += [r for cells in cfg.stability.variants.values() for rs in cells.values() for r in rs]
+    return list(dict.fromkeys(runs))
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -64,8 +123,85 @@ def inputs(cfg: Config) -> list[str]:
 
 
 def outputs(cfg: Config) -> list[str]:
-    return [*(f"{OUT}/{name}.png" for name in cfg.groups), f"{OUT}/table.md", manifest_path("ablations"),
-            study_metrics_path("ablations")]
+    return [*(f"{OUT}/{name}.png" for name in cfg.groups), *([f"{OUT}/stability.png"] if cfg.stability else []),
+            f"{OUT}/table.md", manifest_path("ablations"), study_metrics_path("ablations"), answers_dir("ablations")]
+
+
+# ----------------------------------------------------------------------------- the stability map
+
+def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[list[Answer], dict]:
+    """(each variant against the reference variant at every lr, {(variant, lr): interval})."""
+    st = cfg.stability
+    ref = next(iter(st.variants))
+    arms = {(v, lr): run_arm(root, f"{v} @ lr {lr}", rs, runs, cfg.set)
+            for v, cells in st.variants.items() for lr, rs in cells.items()}
+    answers = []
+    for v in list(st.variants)[1:]:
+        for lr in st.lrs:
+            pair = "stability_" + pair_name(ref, v, "lr", lr)
+            answers.append(Answer(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}",
+                                  compare(arms[ref, lr], arms[v, lr], pair, cfg.ci_seed)))
+    return answers, {key: arm_interval(a, cfg.ci_seed) for key, a in arms.items()}
+
+
+def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path) -> None:
+    """Heatmap of final accuracy (variants x lrs), each cell with its 95% CI; ▲/▼: the paired interval
+    against the reference variant at that lr excludes 0 (above / below)."""
+    variants, lrs = list(st.variants), st.lrs
+    mark = {(x.b.split(" @ lr ")[0], x.b.split(" @ lr ")[1]): "▲" if x.cmp.ci_lo > 0 else "▼" if x.cmp.ci_hi < 0
+            else "" for x in answers}
+    grid = np.array([[ivs[v, lr].mean for lr in lrs] for v in variants])
+    fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(lrs), 1.2 + 0.75 * len(variants)))
+    im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for i, v in enumerate(variants):
+        for j, lr in enumerate(lrs):
+            iv = ivs[v, lr]
+            ax.text(j, i, f"{iv.mean:.3f}{mark.get((v, lr), '')}\n[{iv.lo:.3f}, {iv.hi:.3f}]", ha="center",
+                    va="center", fontsize=8)
+    ax.set_xticks(range(len(lrs)), lrs)
+    ax.set_yticks(range(len(variants)), variants)
+    ax.set(xlabel="learning rate", ylabel="variant",
+           title=f"{st.title}\n(mean over seeds and problems [95% CI]; ▲/▼: differs from {variants[0]} at that lr)")
+    fig.colorbar(im, ax=ax, label="final greedy accuracy")
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict]:
+    vs = {x.b: x for x in answers}
+    rows = []
+    for v, cells in st.variants.items():
+        for lr, rs in cells.items():
+            iv, x = ivs[v, lr], vs.get(f"{v} @ lr {lr}")
+            rows.append({"variant": v, "lr": lr, "runs": ", ".join(rs), "seeds": len(rs),
+                         "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
+                         "vs reference [95% CI]": "reference" if x is None else
+                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+                         "MDE": "" if x is None else f"{x.cmp.mde:.3f}"})
+    return rows
+
+
+# per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
+CURVE_ANSWERS = (("wrong_length", "wrong-response length", lambda run: tail_mean(run.history["rollout/length_wrong"])),
+                 ("entropy", "entropy", lambda run: tail_mean(run.history["rollout/entropy"])))
+
+
+def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[str, Run]):
+    """(answers of each arm against the group's reference and of the group's pairs, each arm's interval).
+
+    Accuracy is compared on the eval stages' per-problem outcomes; the wrong-response length and the
+    entropy at the end of training (last 10% of steps) per seed, where the two arms share two seeds or more."""
+    arms = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in group.runs.items()}
+    answers = []
+    for a, b in group.comparisons():
+        pair = f"{name}_" + pair_name(a, b)
+        answers.append(Answer(pair, a, b, compare(arms[a], arms[b], pair, cfg.ci_seed)))
+        for suffix, what, value in CURVE_ANSWERS:
+            xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
+            if common_seeds(xa, xb) >= 2:
+                answers.append(Answer(f"{pair}_{suffix}", f"{a} ({what})", f"{b} ({what})",
+                                      compare(xa, xb, f"{pair}_{suffix}", cfg.ci_seed)))
+    return answers, {label: arm_interval(a, cfg.ci_seed) for label, a in arms.items()}
 
 
 def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
@@ -73,8 +209,10 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
 
     def curves(column):
         if column == "acc":
-            return [evaluated(label, [eval_column(runs[r], "acc")], colors[label]) for label, r in group.runs.items()]
-        return [smoothed(label, [runs[r].history[column]], colors[label]) for label, r in group.runs.items()]
+            return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
+                    for label, rs in group.runs.items()]
+        return [smoothed(label, [runs[r].history[column] for r in rs], colors[label])
+                for label, rs in group.runs.items()]
 
     panel_figure([
         Panel("Greedy accuracy on the n = 12 set", "accuracy (fraction correct)", curves("acc")),
@@ -83,7 +221,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
               curves("rollout/zero_var_frac")),
         Panel("Length of wrong responses (the length bias)", "characters per wrong response",
               curves("rollout/length_wrong")),
-    ], f"Ablation — {group.title} (per-step curves: 10-step moving average)", path)
+    ], f"Ablation — {group.title} (mean and 95% CI over seeds; per-step curves: 10-step moving average)", path)
 
 
 def run_metrics(run: Run) -> dict:
@@ -94,48 +232,86 @@ def run_metrics(run: Run) -> dict:
             "seconds_per_step": run.summary["seconds_per_step"]}
 
 
-def table_rows(cfg: Config, metrics: dict) -> list[dict]:
+def arm_metrics(names: list[str], runs: dict[str, Run], iv) -> dict:
+    """Per-run metrics averaged over the arm's seeds, with the accuracy's interval."""
+    per = [run_metrics(runs[r]) for r in names]
+    return {k: sum(m[k] for m in per) / len(per) for k in per[0]} | {"acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi,
+                                                                     "seeds": len(names)}
+
+
+def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> list[dict]:
     rows = []
     for name, group in cfg.groups.items():
-        ref = metrics[name][next(iter(group.runs))]["acc"]
-        for label, run in group.runs.items():
+        ref = next(iter(group.runs))
+        vs = {x.b: x for x in answers[name] if x.a == ref}
+        for label, rs in group.runs.items():
             m = metrics[name][label]
-            rows.append({"ablation": group.title, "setting": label, "run": run, "final n = 12 accuracy": m["acc"],
-                         "vs reference": f"{m['acc'] - ref:+.3f}", "entropy (last 10%)": m["entropy_end"],
+            x = vs.get(label)
+            rows.append({"ablation": group.title, "setting": label, "runs": ", ".join(rs), "seeds": m["seeds"],
+                         "final accuracy [95% CI]": fmt_ci(m["acc"], m["acc_ci_lo"], m["acc_ci_hi"]),
+                         "vs reference [95% CI]": "reference" if x is None else
+                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+                         "MDE": "" if x is None else f"{x.cmp.mde:.3f}",
+                         "entropy (last 10%)": m["entropy_end"],
                          "zero-variance fraction (mean)": m["zero_var_mean"],
                          "wrong length (last 10%)": m["length_wrong_end"], "seconds per step": m["seconds_per_step"]})
     return rows
 
 
-def answer(cfg: Config, metrics: dict) -> str:
-    parts = [f"{g.title}: " + ", ".join(f"{label} {metrics[name][label]['acc']:.3f}" for label in g.runs)
+def answer(cfg: Config, answers: dict[str, list[Answer]]) -> str:
+    parts = [f"{g.title}: " + ("; ".join(x.text for x in answers[name]) or "reference only")
              for name, g in cfg.groups.items()]
-    return "Final greedy accuracy on n = 12 — " + "; ".join(parts) + "."
+    if cfg.stability:
+        parts.append(f"{cfg.stability.title}: " + ("; ".join(x.text for x in answers["stability"])
+                                                    or "reference only"))
+    return f"Final greedy accuracy on {cfg.set} against each group's reference — " + " | ".join(parts) + "."
 
 
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg))
     out = root / OUT
+    answers, metrics = {}, {}
     for name, group in cfg.groups.items():
         group_figure(group, runs, out / f"{name}.png")
-    metrics = {name: {label: run_metrics(runs[r]) for label, r in g.runs.items()} for name, g in cfg.groups.items()}
-    write_markdown(out / "table.md", "Study: GRPO ablations", answer(cfg, metrics), [
-        md_table(pd.DataFrame(table_rows(cfg, metrics)), "One knob at a time",
-                 "Accuracy: greedy on the n = 12 set (eval@ stage); 'vs reference': against the group's first row. "
-                 "Entropy and wrong-response length: mean over the last 10% of steps; zero-variance fraction: mean "
-                 "over all steps (before any resampling).")])
+        answers[name], ivs = group_answers(cfg, root, name, group, runs)
+        metrics[name] = {label: arm_metrics(rs, runs, ivs[label]) for label, rs in group.runs.items()}
+    parts = []
+    if cfg.groups:
+        parts.append(md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",
+                     f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
+                     "bootstrap interval; 'vs reference': the paired difference from the group's first row with its "
+                     "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
+                     "steps; zero-variance fraction: mean over all steps (before any resampling); means over seeds."))
+    if cfg.stability:
+        answers["stability"], st_ivs = stability_answers(cfg, root, runs)
+        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png")
+        parts.append(md_table(pd.DataFrame(stability_rows(cfg.stability, st_ivs, answers["stability"])),
+                              f"Stability map: {cfg.stability.title}",
+                              "Each variant against the first at the same learning rate, paired by seed and problem."))
+        metrics["stability"] = {f"{v} @ lr {lr}": {"acc": iv.mean, "acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi}
+                                for (v, lr), iv in st_ivs.items()}
+    flat = [x for xs in answers.values() for x in xs]
+    parts.append(answers_table(flat, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."))
+    write_markdown(out / "table.md", "Study: GRPO ablations", answer(cfg, answers), parts)
     write_json(root / study_metrics_path("ablations"), metrics)
-    manifest(cfg, runs, metrics).write(root)
+    write_answers(root, "ablations", flat)
+    manifest(cfg, runs, metrics, flat, answers).write(root)
 
 
-def manifest(cfg: Config, runs: dict[str, Run], metrics: dict) -> Manifest:
+def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer], answers: dict) -> Manifest:
     figures = []
     for name, g in cfg.groups.items():
         m = metrics[name]
         figures.append((f"ablations/{name}.png", f"{g.title}: accuracy, entropy, zero-variance fraction and "
-                        "wrong-response length against step; final accuracy "
-                        + ", ".join(f"{label} {m[label]['acc']:.3f}" for label in g.runs) + "; wrong length "
+                        "wrong-response length against step (mean and 95% CI over seeds); final accuracy "
+                        + ", ".join(f"{label} {fmt_ci(m[label]['acc'], m[label]['acc_ci_lo'], m[label]['acc_ci_hi'])}"
+                                    for label in g.runs) + "; wrong length "
                         + ", ".join(f"{label} {m[label]['length_wrong_end']:.1f}" for label in g.runs) + "."))
+    if cfg.stability:
+        st = metrics["stability"]
+        figures.append(("ablations/stability.png", f"{cfg.stability.title}: final accuracy per variant and learning "
+                        "rate with 95% CIs; " + ", ".join(f"{k} {v['acc']:.3f}" for k, v in st.items()) + "."))
     return Manifest("ablations", "GRPO ablations", "What does each GRPO design choice change: std normalisation, "
-                    "loss aggregation, KL placement, clip-higher, dynamic sampling?", answer(cfg, metrics),
-                    [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["ablations/table.md"])
+                    "loss aggregation, KL placement, clip-higher, dynamic sampling?", answer(cfg, answers),
+                    [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["ablations/table.md"],
+                    manifest_answers(flat))

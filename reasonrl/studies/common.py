@@ -4,7 +4,10 @@ failure-mix bars, markdown tables, and the manifest each study leaves for the in
 from __future__ import annotations
 
 import math
+import re
 import sys
+import unicodedata
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +16,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from scipy import stats as sps  # noqa: E402
 
+from .. import stats  # noqa: E402
 from ..config import from_dict, load_params  # noqa: E402
 from ..io import atomic_path, read_json, write_json, write_text  # noqa: E402
 
@@ -53,11 +59,31 @@ def manifest_path(study: str) -> str:
     return f"reports/{study}/manifest.json"
 
 
+def outcomes_path(checkpoint: str) -> str:
+    """Per-problem greedy outcomes of a checkpoint (models/<checkpoint>.pt), written by its eval stage."""
+    return f"reports/outcomes/{checkpoint}.csv"
+
+
+def run_outcomes_path(run: str) -> str:
+    return outcomes_path(f"rl_{run}")
+
+
+def answers_dir(study: str) -> str:
+    """The study's answer files, one flat JSON per compared pair (a DVC metrics directory)."""
+    return f"reports/{study}/answers"
+
+
+def answer_path(study: str, pair: str) -> str:
+    return f"{answers_dir(study)}/{pair}.json"
+
+
 def run_inputs(runs: Iterable[str], metrics: bool = True) -> list[str]:
-    """The files `load_run` reads for each run, in order, without repeats."""
+    """The files `load_run` reads for each run, in order, without repeats (with `metrics`, also the
+    eval stage's per-problem outcomes)."""
     out: list[str] = []
     for run in runs:
-        for path in (history_path(run), summary_path(run)) + ((run_metrics_path(run),) if metrics else ()):
+        extra = (run_metrics_path(run), run_outcomes_path(run)) if metrics else ()
+        for path in (history_path(run), summary_path(run)) + extra:
             if path not in out:
                 out.append(path)
     return out
@@ -109,6 +135,10 @@ def eval_column(run: Run, column: str) -> pd.Series:
     return run.evals[column]
 
 
+def seed_count(n: int) -> str:
+    return f"{n} seed" + ("s" if n != 1 else "")
+
+
 def describe(run: Run, keys: Iterable[str]) -> str:
     """'name (key value, key value)' from the run's job, for tables and the index."""
     return f"{run.name} (" + ", ".join(f"{k} {run.job[k]}" for k in keys) + ")"
@@ -127,12 +157,168 @@ def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:
     return {t: sum(m[t] for m in mixes) / len(mixes) for t in mixes[0]}
 
 
+
+# ----------------------------------------------------------------------------- arms and paired answers
+
+Arms = dict[str, list[str]]  # arm label -> its runs, one per seed
+GREEK = {"μ": "mu", "β": "beta", "ε": "eps", "α": "alpha", "π": "pi"}
+
+
+def as_runs(value: str | list[str]) -> list[str]:
+    """An arm named by one run or by a list of runs (one per seed)."""
+    return [value] if isinstance(value, str) else list(value)
+
+
+def slug(text: str) -> str:
+    """An answer-file name part: ASCII [a-z0-9_] ("random, μ = 2" -> "random_mu_2")."""
+    for greek, name in GREEK.items():
+        text = text.replace(greek, f" {name} ")
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    out = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+    if not out:
+        raise ValueError(f"{text!r}: no ASCII letters or digits to name an answer file by")
+    return out
+
+
+def pair_name(a: str, b: str, *suffix: str) -> str:
+    """'<b>_vs_<a>[_suffix]': the answer file of arm b compared with arm a."""
+    return "_".join([slug(b), "vs", slug(a), *map(slug, suffix)])
+
+
+@dataclass
+class ArmOutcomes:
+    """One arm's per-problem outcomes on one set: {seed: (problems,) array}; seed None for a single
+    checkpoint that is not a seeded run (a base), which pairs with every seed of the other arm."""
+
+    label: str
+    by_seed: dict[int | None, np.ndarray]
+    problems: list[str]  # problem_key per column
+
+
+def read_outcomes(root: Path, path: str, set_name: str) -> pd.DataFrame:
+    df = pd.read_csv(root / path)
+    df = df[df["set"] == set_name]
+    if df.empty:
+        raise KeyError(f"{path}: no outcomes on set {set_name!r}; its eval stage must evaluate that set")
+    return df
+
+
+def arm_outcomes(root: Path, label: str, files: dict[int | None, str], set_name: str,
+                 column: str = "correct") -> ArmOutcomes:
+    """An arm from its outcome files by seed; every file must list the same problems in the same order."""
+    by_seed, problems = {}, None
+    for seed, path in files.items():
+        df = read_outcomes(root, path, set_name)
+        if problems is None:
+            problems = df["problem"].tolist()
+        elif df["problem"].tolist() != problems:
+            raise ValueError(f"{path}: its problems differ from the other seeds' of arm {label!r}")
+        by_seed[seed] = df[column].to_numpy(dtype=float)
+    return ArmOutcomes(label, by_seed, problems or [])
+
+
+def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "n12") -> ArmOutcomes:
+    """An arm of RL runs, keyed by each run's seed (`loaded`: the runs' `Run`s)."""
+    files: dict[int | None, str] = {}
+    for r in runs:
+        seed = int(loaded[r].job["seed"])
+        if seed in files:
+            raise ValueError(f"arm {label!r}: runs {r} and {files[seed]} share seed {seed}; one run per seed")
+        files[seed] = run_outcomes_path(r)
+    return arm_outcomes(root, label, files, set_name)
+
+
+def scalar_arm(label: str, runs: list[str], loaded: dict, value) -> ArmOutcomes:
+    """An arm of one number per run (say, a training curve's final value), keyed by the run's seed: its
+    intervals resample seeds only."""
+    return ArmOutcomes(label, {int(loaded[r].job["seed"]): np.array([float(value(loaded[r]))]) for r in runs},
+                       ["run"])
+
+
+def common_seeds(a: ArmOutcomes, b: ArmOutcomes) -> int:
+    """How many seeds two arms pair on (a seedless arm pairs with every seed of the other)."""
+    if None in a.by_seed or None in b.by_seed:
+        return max(len(a.by_seed), len(b.by_seed))
+    return len(set(a.by_seed) & set(b.by_seed))
+
+
+def paired_matrices(a: ArmOutcomes, b: ArmOutcomes) -> tuple[np.ndarray, np.ndarray]:
+    """(seeds, problems) arrays of two arms on their common seeds (a seedless arm pairs with every seed)."""
+    if a.problems != b.problems:
+        raise ValueError(f"arms {a.label!r} and {b.label!r} were evaluated on different problems")
+    if None in a.by_seed or None in b.by_seed:
+        seeds = [s for s in (b.by_seed if None in a.by_seed else a.by_seed) if s is not None] or [None]
+    else:
+        seeds = sorted(set(a.by_seed) & set(b.by_seed))
+    if not seeds:
+        raise ValueError(f"arms {a.label!r} (seeds {sorted(a.by_seed)}) and {b.label!r} (seeds {sorted(b.by_seed)}) "
+                         "share no seed to pair on")
+
+    def pick(arm: ArmOutcomes) -> np.ndarray:
+        return np.stack([arm.by_seed[None] if None in arm.by_seed else arm.by_seed[s] for s in seeds])
+
+    return pick(a), pick(b)
+
+
+def comparison_rng(ci_seed: int, pair: str) -> np.random.Generator:
+    """The bootstrap generator of one comparison: from the study's seed and the pair's name, so adding a
+    comparison leaves every other one's numbers unchanged."""
+    return np.random.default_rng([ci_seed, zlib.crc32(pair.encode())])
+
+
+def compare(a: ArmOutcomes, b: ArmOutcomes, pair: str, ci_seed: int) -> stats.Comparison:
+    """Arm b against arm a, paired by seed and problem, with its 95% bootstrap interval."""
+    xa, xb = paired_matrices(a, b)
+    return stats.paired(xa, xb, comparison_rng(ci_seed, pair))
+
+
+def arm_interval(arm: ArmOutcomes, ci_seed: int) -> stats.Interval:
+    """An arm's mean over its seeds and problems with its 95% bootstrap interval."""
+    x = np.stack(list(arm.by_seed.values()))
+    return stats.mean_ci(x, comparison_rng(ci_seed, slug(arm.label)))
+
+
+@dataclass
+class Answer:
+    """One compared pair: arm b against arm a, its numbers and its worded answer."""
+
+    pair: str
+    a: str
+    b: str
+    cmp: stats.Comparison
+
+    @property
+    def text(self) -> str:
+        return stats.word(self.cmp, self.a, self.b)
+
+
+def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
+    """reports/<study>/answers/<pair>.json for every answer, all with the keys of stats.ANSWER_KEYS."""
+    names = [x.pair for x in answers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{study}: two answers share a file name: {sorted(n for n in names if names.count(n) > 1)}")
+    for x in answers:
+        write_json(root / answer_path(study, x.pair), x.cmp.to_json())
+
+
+def answers_table(answers: list[Answer], title: str, what: str) -> str:
+    """The comparisons as a markdown table: effect b - a with its 95% CI, the MDE, and the wording."""
+    rows = [{"comparison (b vs a)": f"{x.b} vs {x.a}", "a": x.cmp.a, "b": x.cmp.b,
+             "b − a [95% CI]": stats.fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+             "MDE": x.cmp.mde, "seeds": x.cmp.seeds, "problems": x.cmp.problems, "answer": x.text,
+             "file": f"answers/{x.pair}.json"} for x in answers]
+    return md_table(pd.DataFrame(rows), title,
+                    f"{what} Paired by seed and problem; 95% percentile bootstrap over seeds and problems "
+                    "(reasonrl.stats). MDE: the effect this design detects with 80% power, 2.80 × the bootstrap "
+                    "standard error. 'A > B' only when the interval excludes 0.")
+
+
 # ----------------------------------------------------------------------------- figures
 
 @dataclass
 class Curve:
     label: str
-    series: list[pd.Series]  # one per seed, each indexed by step; drawn as mean and min–max band
+    series: list[pd.Series]  # one per seed, each indexed by step; drawn as mean and 95% CI band over seeds
     smooth: int = 1  # trailing moving average over this many steps before aggregating
     style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
 
@@ -145,15 +331,24 @@ class Panel:
     xlabel: str = STEP
 
 
-def band_stats(series: list[pd.Series], smooth: int = 1) -> pd.DataFrame:
-    """Mean, min and max over series aligned on their index, each smoothed first (trailing window)."""
+def band_stats(series: list[pd.Series], smooth: int = 1, ci_seed: int = 0) -> pd.DataFrame:
+    """Mean over series (seeds) aligned on their index, each smoothed first (trailing window), with the
+    95% percentile bootstrap interval of that mean over the seeds (scipy, one vectorised call for every
+    step). Where fewer than two series have a value the interval is the mean itself."""
     wide = pd.concat([s.rolling(smooth, min_periods=1).mean() for s in series], axis=1).sort_index()
-    return pd.DataFrame({"mean": wide.mean(axis=1), "lo": wide.min(axis=1), "hi": wide.max(axis=1)})
+    out = pd.DataFrame({"mean": wide.mean(axis=1), "lo": wide.mean(axis=1), "hi": wide.mean(axis=1)})
+    full = wide.dropna()
+    if wide.shape[1] > 1 and len(full):
+        res = sps.bootstrap((full.to_numpy().T,), np.mean, axis=0, n_resamples=stats.RESAMPLES, vectorized=True,
+                            method="percentile", rng=np.random.default_rng(ci_seed))
+        out.loc[full.index, "lo"] = res.confidence_interval.low
+        out.loc[full.index, "hi"] = res.confidence_interval.high
+    return out
 
 
-def band(ax, curve: Curve) -> None:
-    """The mean line of a curve, and its min–max band when it has more than one series."""
-    st = band_stats(curve.series, curve.smooth)
+def band(ax, curve: Curve, ci_seed: int = 0) -> None:
+    """The mean line of a curve, and the 95% bootstrap interval over seeds when it has several."""
+    st = band_stats(curve.series, curve.smooth, ci_seed)
     (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
     if len(curve.series) > 1:
         ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
@@ -199,22 +394,30 @@ def legend_below(fig, ax) -> None:
     fig.legend(handles, labels, loc="lower center", ncols=min(len(labels), 6), fontsize=9, frameon=False)
 
 
-def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str) -> None:
+def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
+                 ci: dict[str, stats.Interval] | None = None) -> None:
     """Horizontal stacked bars, one per label (top to bottom in the given order), one segment per
-    outcome type; the legend sits right of the axes so it never covers a bar or the axis label."""
+    outcome type; the legend sits right of the axes so it never covers a bar or the axis label. `ci`:
+    the 95% interval of a label's correct share, drawn as an error bar where the `correct` segment ends."""
     labels = list(mixes)[::-1]
     left = [0.0] * len(labels)
     for t in next(iter(mixes.values())):
         shares = [mixes[label][t] for label in labels]
         ax.barh(labels, shares, left=left, color=FAILURE_COLORS.get(t, "tab:gray"), label=t)
         left = [a + b for a, b in zip(left, shares)]
+    for i, label in enumerate(labels):
+        if ci and label in ci:
+            iv = ci[label]
+            ax.errorbar([iv.mean], [i], xerr=[[iv.mean - iv.lo], [iv.hi - iv.mean]], color="k", capsize=4, lw=1.2,
+                        label="95% CI of correct" if i == min(j for j, x in enumerate(labels) if x in ci) else None)
     ax.set(xlim=(0, 1), xlabel="share of greedy responses on the n = 12 set", title=title)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
 
-def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path) -> None:
+def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
+                   ci: dict[str, stats.Interval] | None = None) -> None:
     fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
-    failure_bars(ax, mixes, title)
+    failure_bars(ax, mixes, title, ci)
     fig.tight_layout()
     save_figure(fig, path)
 
@@ -266,12 +469,17 @@ class Manifest:
     runs: list[str]  # run descriptions (name and the settings the study varies)
     figures: list[tuple[str, str]] = field(default_factory=list)  # (path, one sentence with the key number)
     tables: list[str] = field(default_factory=list)
+    answers: list[dict] = field(default_factory=list)  # {"pair", "text", **Comparison.to_json()} per answer
 
     def write(self, root: Path) -> None:
         write_json(root / manifest_path(self.study), {
             "study": self.study, "title": self.title, "question": self.question, "answer": self.answer,
             "runs": self.runs, "figures": [{"file": f, "caption": c} for f, c in self.figures],
-            "tables": self.tables})
+            "tables": self.tables, "answers": self.answers})
+
+
+def manifest_answers(answers: list[Answer]) -> list[dict]:
+    return [{"pair": x.pair, "text": x.text, **x.cmp.to_json()} for x in answers]
 
 
 # ----------------------------------------------------------------------------- the stage entry

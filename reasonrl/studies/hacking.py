@@ -3,7 +3,13 @@
 GRPO with the true reward, learned verifiers (ORM, full-step PRM), a random reward, and defences (a
 format guard, a length penalty): proxy and true reward against step, one figure per run; the outcome
 mix at the end; the "fooled" examples (proxy > 0.9, wrong). And the random reward at μ = 1 vs μ = 2:
-does it move the policy only when the PPO clip acts?"""
+does it move the policy only when the PPO clip acts?
+
+An arm is one run or a list of runs (one per seed): curves are drawn as the mean with a 95% CI band
+over seeds; every arm is compared with the reference arm (default `true`), plus any `pairs`, and with
+the starting base, paired by seed and problem on greedy accuracy (reports/hacking/answers/). The
+random-reward controls (optimiser x μ x seeds, a shuffled true reward, zero advantages) are arms like
+any other."""
 
 from __future__ import annotations
 
@@ -14,25 +20,40 @@ import pandas as pd
 
 from ..config import check
 from ..io import read_json, write_json
+from ..stats import fmt_ci
 from .common import (
+    Answer,
     Manifest,
     Panel,
     Run,
+    answers_dir,
+    answers_table,
+    arm_interval,
+    arm_outcomes,
+    as_runs,
     base_metrics_path,
     code,
+    compare,
     describe,
     eval_column,
     evaluated,
     failure_figure,
     load_runs,
+    manifest_answers,
     manifest_path,
     md_table,
+    outcomes_path,
+    pair_name,
     palette,
     panel_figure,
+    run_arm,
     run_inputs,
+    seed_count,
+    slug,
     smoothed,
     study_metrics_path,
     tail_mean,
+    write_answers,
     write_markdown,
 )
 
@@ -47,63 +68,90 @@ CLIP_COLUMNS = {"mu": "μ", "clip_frac": "mean clip fraction", "kl_end": "KL to 
 @dataclass
 class Config:
     base: str = "cot_L2"  # the runs' starting base: its eval_base@ outcome mix is the "before"
-    runs: dict[str, str] = field(default_factory=dict)  # reward label -> run
-    random_pair: list[str] = field(default_factory=list)  # two runs of `runs`: random reward at μ = 1, μ = 2
+    runs: dict[str, list[str] | str] = field(default_factory=dict)  # reward label -> runs (one per seed)
+    reference: str | None = None  # the arm every other arm is compared with (None: the first)
+    pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons (b against a), by label
+    random_pair: list[str] = field(default_factory=list)  # two arms: the random reward at μ = 1 and μ = 2
+    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
-        check(bool(self.runs), "runs", "need at least one run")
-        check(len(self.random_pair) == 2 and all(r in self.runs.values() for r in self.random_pair),
-              "random_pair", f"need two runs of `runs` (μ = 1, μ = 2), got {self.random_pair}")
+        self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
+        check(bool(self.runs) and all(self.runs.values()), "runs", "need at least one arm with one run")
+        check(self.reference is None or self.reference in self.runs, "reference",
+              f"{self.reference!r} is not one of the arms {list(self.runs)}")
+        check(len(self.random_pair) == 2 and all(r in self.runs for r in self.random_pair),
+              "random_pair", f"need two arms of `runs` (μ = 1, μ = 2), got {self.random_pair}")
+        for pair in self.pairs:
+            check(len(pair) == 2 and all(p in self.runs for p in pair), "pairs",
+                  f"each pair is two arms of `runs`, got {pair}")
+
+    @property
+    def ref(self) -> str:
+        return self.reference or next(iter(self.runs))
+
+    def comparisons(self) -> list[tuple[str, str]]:
+        out = [(self.ref, label) for label in self.runs if label != self.ref]
+        return out + [(a, b) for a, b in self.pairs if (a, b) not in out]
+
+
+def all_runs(cfg: Config) -> list[str]:
+    return list(dict.fromkeys(r for rs in cfg.runs.values() for r in rs))
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), *run_inputs(cfg.runs.values())]
+    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg))]
 
 
-def reward_png(run: str) -> str:
-    return f"{OUT}/reward_{run}.png"
+def reward_png(label: str) -> str:
+    return f"{OUT}/reward_{slug(label)}.png"
 
 
 def outputs(cfg: Config) -> list[str]:
-    return [*(reward_png(r) for r in cfg.runs.values()), f"{OUT}/failure_mix.png", f"{OUT}/random_clip.png",
-            f"{OUT}/table.md", manifest_path("hacking"), study_metrics_path("hacking")]
+    return [*(reward_png(label) for label in cfg.runs), f"{OUT}/failure_mix.png", f"{OUT}/random_clip.png",
+            f"{OUT}/table.md", manifest_path("hacking"), study_metrics_path("hacking"), answers_dir("hacking")]
 
 
-def reward_figure(label: str, run: Run, path: Path) -> None:
-    h = run.history
+def reward_figure(label: str, arm: list[Run], path: Path) -> None:
+    job = arm[0].job
     panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
-        smoothed("proxy reward (training signal)", [h["reward/proxy"]], "tab:red"),
-        smoothed("true reward", [h["reward/true"]], "tab:blue"),
-        evaluated("greedy accuracy on n = 12 (eval)", [eval_column(run, "acc")], "k")])],
-        f"Reward {label}, run {run.name}\n" + ", ".join(f"{k} {run.job[k]}" for k in SETTINGS)
-        + "; per-step curves: 10-step moving average", path, ncols=1, size=(8.5, 4.2))
+        smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red"),
+        smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue"),
+        evaluated("greedy accuracy on n = 12 (eval)", [eval_column(r, "acc") for r in arm], "k")])],
+        f"Reward {label}, runs {', '.join(r.name for r in arm)}\n" + ", ".join(f"{k} {job[k]}" for k in SETTINGS)
+        + "; mean and 95% CI over seeds; per-step curves: 10-step moving average", path, ncols=1, size=(8.5, 4.2))
 
 
 def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
-    pair = [runs[r] for r in cfg.random_pair]
-    labels = {r.name: f"μ = {r.job['num_iterations']} ({r.name})" for r in pair}
-    colors = palette(labels.values())
+    arms = {f"{label} (μ = {runs[cfg.runs[label][0]].job['num_iterations']})": [runs[r] for r in cfg.runs[label]]
+            for label in cfg.random_pair}
+    colors = palette(arms)
 
     def curves(column):
         make = evaluated if column == "acc" else smoothed
-        return [make(labels[r.name], [eval_column(r, column) if column == "acc" else r.history[column]],
-                     colors[labels[r.name]]) for r in pair]
+        return [make(label, [eval_column(r, column) if column == "acc" else r.history[column] for r in arm],
+                     colors[label]) for label, arm in arms.items()]
 
     panel_figure([
         Panel("Fraction of tokens whose ratio was clipped", "clip fraction", curves("losses/clip_frac")),
         Panel("KL to the starting model (k3 estimate)", "KL (nats per token)", curves("losses/kl")),
         Panel("Greedy accuracy on the n = 12 set", "accuracy (fraction correct)", curves("acc")),
         Panel("True reward of the training samples", "mean reward per sample (0–1)", curves("reward/true")),
-    ], "Random reward: does it change the policy only when clipping acts? (per-step curves: 10-step moving average)",
-        path)
+    ], "Random reward: does it change the policy only when clipping acts? (mean and 95% CI over seeds; "
+       "per-step curves: 10-step moving average)", path)
 
 
-def clip_effect(run: Run) -> dict:
-    acc = eval_column(run, "acc")
-    h = run.history
-    return {"run": run.name, "mu": run.job["num_iterations"], "clip_frac": float(h["losses/clip_frac"].mean()),
-            "kl_end": tail_mean(h["losses/kl"]), "acc_start": float(acc.iloc[0]),
-            "acc_end": float(acc.iloc[-1]), "entropy_end": tail_mean(h["rollout/entropy"])}
+def clip_effect(label: str, arm: list[Run]) -> dict:
+    """The random-reward arm's clipping and drift, averaged over its seeds."""
+    def mean(f):
+        return sum(f(r) for r in arm) / len(arm)
+
+    return {"arm": label, "mu": arm[0].job["num_iterations"], "seeds": len(arm),
+            "clip_frac": mean(lambda r: float(r.history["losses/clip_frac"].mean())),
+            "kl_end": mean(lambda r: tail_mean(r.history["losses/kl"])),
+            "acc_start": mean(lambda r: float(eval_column(r, "acc").iloc[0])),
+            "acc_end": mean(lambda r: float(eval_column(r, "acc").iloc[-1])),
+            "entropy_end": mean(lambda r: tail_mean(r.history["rollout/entropy"]))}
 
 
 def clip_answer(effects: list[dict]) -> str:
@@ -111,7 +159,8 @@ def clip_answer(effects: list[dict]) -> str:
     parts = [f"μ = {e['mu']} (mean clip fraction {e['clip_frac']:.3f}): KL to the start {e['kl_end']:.4f}, greedy "
              f"accuracy {e['acc_start']:.3f} → {e['acc_end']:.3f}" for e in effects]
     ratio = b["kl_end"] / a["kl_end"] if a["kl_end"] > 0 else float("inf")
-    return f"Random reward — {'; '.join(parts)}; μ = {b['mu']} ends {ratio:.1f}× as far from the start (KL)."
+    return (f"Random reward (means over seeds) — {'; '.join(parts)}; μ = {b['mu']} ends {ratio:.1f}× as far from "
+            "the start (KL).")
 
 
 def fooled_rows(label: str, run: Run) -> list[dict]:
@@ -125,60 +174,82 @@ def fooled_rows(label: str, run: Run) -> list[dict]:
             for f in last["fooled"]]
 
 
-def run_row(label: str, run: Run) -> dict:
-    mix = run.metrics["failure_mix"]
+def arm_row(label: str, arm: list[Run], iv) -> dict:
+    mix = {t: sum(r.metrics["failure_mix"][t] for r in arm) / len(arm) for t in arm[0].metrics["failure_mix"]}
     worst = max((t for t in mix if t != "correct"), key=lambda t: mix[t])
-    return {"reward": label, "run": run.name, **{k: run.job[k] for k in SETTINGS[1:]},
-            "proxy (last 10%)": tail_mean(run.history["reward/proxy"]),
-            "true (last 10%)": tail_mean(run.history["reward/true"]),
-            "greedy acc. n = 12": run.metrics["greedy"]["acc"], "main failure": f"{worst} {mix[worst]:.2f}",
-            "fooled examples": len(fooled_rows(label, run))}
+    return {"reward": label, "runs": ", ".join(r.name for r in arm), **{k: arm[0].job[k] for k in SETTINGS[1:]},
+            "proxy (last 10%)": sum(tail_mean(r.history["reward/proxy"]) for r in arm) / len(arm),
+            "true (last 10%)": sum(tail_mean(r.history["reward/true"]) for r in arm) / len(arm),
+            "greedy acc. [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi), "acc": iv.mean, "acc_ci_lo": iv.lo,
+            "acc_ci_hi": iv.hi, "main failure": f"{worst} {mix[worst]:.2f}", "failure_mix": mix,
+            "fooled examples": sum(len(fooled_rows(label, r)) for r in arm)}
+
+
+TABLE_DROP = ("acc", "acc_ci_lo", "acc_ci_hi", "failure_mix")  # kept for metrics, not shown in the table
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, cfg.runs.values())
+    runs = load_runs(root, all_runs(cfg))
     base = read_json(root / base_metrics_path(cfg.base))
     out = root / OUT
-    for label, r in cfg.runs.items():
-        reward_figure(label, runs[r], root / reward_png(r))
-    mixes = {f"before: base {cfg.base}": base["failure_mix"]} | {
-        f"{label} ({r})": runs[r].metrics["failure_mix"] for label, r in cfg.runs.items()}
-    failure_figure(mixes, "Outcome types of greedy answers at the end of each run", out / "failure_mix.png")
+    arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
+    for label, arm in arms.items():
+        reward_figure(label, arm, root / reward_png(label))
+    outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
+    ivs = {label: arm_interval(a, cfg.ci_seed) for label, a in outcomes.items()}
+    answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b], pair_name(a, b), cfg.ci_seed))
+               for a, b in cfg.comparisons()]
+    # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
+    base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
+    answers += [Answer(pair_name("base", label), base_arm.label, label,
+                       compare(base_arm, outcomes[label], pair_name("base", label), cfg.ci_seed)) for label in arms]
+    rows = [arm_row(label, arm, ivs[label]) for label, arm in arms.items()]
+    before = f"before: base {cfg.base}"
+    names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
+    mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
+    ci = {names[label]: ivs[label] for label in arms}
+    failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
+                   "correct share)", out / "failure_mix.png", ci)
     random_clip_figure(cfg, runs, out / "random_clip.png")
-    rows = [run_row(label, runs[r]) for label, r in cfg.runs.items()]
-    fooled = [f for label, r in cfg.runs.items() for f in fooled_rows(label, runs[r])]
-    effects = [clip_effect(runs[r]) for r in cfg.random_pair]
-    write_markdown(out / "table.md", "Study: reward hacking", answer(rows, effects), [
-        md_table(pd.DataFrame(rows), "Proxy vs true reward at the end of each run",
-                 "Proxy and true: mean reward per training sample over the last 10% of steps. Greedy accuracy and "
-                 "the main failure type (share of the n = 12 set) from the eval@ stage."),
+    fooled = [f for label, arm in arms.items() for r in arm for f in fooled_rows(label, r)]
+    effects = [clip_effect(label, arms[label]) for label in cfg.random_pair]
+    write_markdown(out / "table.md", "Study: reward hacking", answer(rows, effects, answers), [
+        md_table(pd.DataFrame(rows).drop(columns=list(TABLE_DROP)), "Proxy vs true reward at the end of each arm",
+                 "Proxy and true: mean reward per training sample over the last 10% of steps, mean over seeds. "
+                 f"Greedy accuracy on the {cfg.set} set (eval stages) with its 95% bootstrap interval over seeds and "
+                 "problems; the main failure type (share, mean over seeds)."),
+        answers_table(answers, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."),
         md_table(pd.DataFrame(fooled) if fooled else pd.DataFrame({"fooled examples": ["none recorded"]}),
                  "Fooled examples: proxy score above 0.9, true reward 0",
                  "From the last recorded step with any (recorded for GRPO with a reward other than `true`)."),
         md_table(pd.DataFrame(effects).rename(columns=CLIP_COLUMNS), "Random reward: μ = 1 vs μ = 2",
                  clip_answer(effects))])
     metrics = {row["reward"]: {"proxy_end": row["proxy (last 10%)"], "true_end": row["true (last 10%)"],
-                               "acc": row["greedy acc. n = 12"], "failure_mix": runs[r].metrics["failure_mix"]}
-               for row, r in zip(rows, cfg.runs.values())}
+                               "acc": row["acc"], "acc_ci_lo": row["acc_ci_lo"], "acc_ci_hi": row["acc_ci_hi"],
+                               "failure_mix": row["failure_mix"]} for row in rows}
     write_json(root / study_metrics_path("hacking"), {**metrics, "random_clip": effects})
-    manifest(cfg, runs, rows, effects).write(root)
+    write_answers(root, "hacking", answers)
+    manifest(cfg, runs, rows, effects, answers).write(root)
 
 
-def answer(rows: list[dict], effects: list[dict]) -> str:
+def answer(rows: list[dict], effects: list[dict], answers: list[Answer]) -> str:
     gaps = ", ".join(f"{r['reward']} {r['proxy (last 10%)'] - r['true (last 10%)']:+.3f}" for r in rows)
-    return f"Proxy − true reward at the end: {gaps}. {clip_answer(effects)}"
+    return (f"Proxy − true reward at the end: {gaps}. Greedy accuracy: " + "; ".join(x.text for x in answers)
+            + f". {clip_answer(effects)}")
 
 
-def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[dict]) -> Manifest:
-    figures = [(reward_png(row["run"])[len("reports/"):],
-                f"Proxy and true reward against step for reward {row['reward']}; at the end proxy "
-                f"{row['proxy (last 10%)']:.3f} vs true {row['true (last 10%)']:.3f}.") for row in rows]
-    correct = ", ".join(f"{row['reward']} {runs[row['run']].metrics['failure_mix']['correct']:.2f}" for row in rows)
+def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[dict],
+             answers: list[Answer]) -> Manifest:
+    figures = [(reward_png(row["reward"])[len("reports/"):],
+                f"Proxy and true reward against step for reward {row['reward']} (mean and 95% CI over seeds); at "
+                f"the end proxy {row['proxy (last 10%)']:.3f} vs true {row['true (last 10%)']:.3f}.") for row in rows]
+    correct = ", ".join(f"{row['reward']} {row['greedy acc. [95% CI]']}" for row in rows)
     a, b = effects
-    figures += [("hacking/failure_mix.png", f"Outcome types of greedy answers at the end of each run; correct share "
-                 f"{correct}."),
+    figures += [("hacking/failure_mix.png", f"Outcome types of greedy answers at the end of each arm; greedy "
+                 f"accuracy [95% CI] {correct}."),
                 ("hacking/random_clip.png", f"Random reward at μ = {a['mu']} vs μ = {b['mu']}: clip fraction, KL to "
                  f"the start, accuracy and true reward; KL at the end {a['kl_end']:.4f} vs {b['kl_end']:.4f}.")]
     return Manifest("hacking", "Reward hacking", "How do learned and random rewards get exploited, and what "
-                    "do a format guard and a length penalty change?", answer(rows, effects),
-                    [describe(runs[r], SETTINGS) for r in cfg.runs.values()], figures, ["hacking/table.md"])
+                    "do a format guard and a length penalty change?", answer(rows, effects, answers),
+                    [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["hacking/table.md"],
+                    manifest_answers(answers))

@@ -1,7 +1,9 @@
 """Study `methods`: SFT vs RFT vs GRPO from the same base, several seeds each.
 
-Accuracy, true reward, entropy and length against step (mean and min–max band over seeds), the final
-greedy accuracy per method (mean ± sd), and the outcome-type mix before (the base) and after."""
+Accuracy, true reward, entropy and length against step (mean and 95% CI band over seeds), the final
+greedy accuracy per method with its 95% bootstrap interval over seeds and problems, each method against
+the base and against the reference method (paired by seed and problem: reports/methods/answers/), and
+the outcome-type mix before (the base) and after."""
 
 from __future__ import annotations
 
@@ -12,24 +14,37 @@ import pandas as pd
 
 from ..config import check
 from ..io import read_json, write_json
+from ..stats import fmt_ci
 from .common import (
+    Answer,
     Manifest,
     Panel,
+    answers_dir,
+    answers_table,
+    arm_interval,
+    arm_outcomes,
+    as_runs,
     base_metrics_path,
+    compare,
     eval_column,
     evaluated,
     failure_figure,
     load_runs,
+    manifest_answers,
     manifest_path,
     md_table,
     mean_mix,
     mean_sd,
+    outcomes_path,
+    pair_name,
     palette,
     panel_figure,
+    run_arm,
     run_inputs,
     smoothed,
     study_metrics_path,
     tail_mean,
+    write_answers,
     write_markdown,
 )
 
@@ -40,10 +55,20 @@ OUT = "reports/methods"
 @dataclass
 class Config:
     base: str = "cot_L2"  # the starting base: its eval_base@ metrics are the "before"
-    runs: dict[str, list[str]] = field(default_factory=dict)  # method label -> its runs (one per seed)
+    runs: dict[str, list[str] | str] = field(default_factory=dict)  # method label -> its runs (one per seed)
+    reference: str | None = None  # the arm every other method is compared with (None: the first)
+    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
+        self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
         check(bool(self.runs) and all(self.runs.values()), "runs", "need at least one method with one run")
+        check(self.reference is None or self.reference in self.runs, "reference",
+              f"{self.reference!r} is not one of the arms {list(self.runs)}")
+
+    @property
+    def ref(self) -> str:
+        return self.reference or next(iter(self.runs))
 
 
 def all_runs(cfg: Config) -> list[str]:
@@ -51,12 +76,27 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), *run_inputs(all_runs(cfg))]
+    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg))]
 
 
 def outputs(cfg: Config) -> list[str]:
     return [f"{OUT}/curves.png", f"{OUT}/failure_mix.png", f"{OUT}/table.md", manifest_path("methods"),
-            study_metrics_path("methods")]
+            study_metrics_path("methods"), answers_dir("methods")]
+
+
+def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], dict]:
+    """Each method against the base, then each other method against the reference; and each arm's
+    interval (the base's under its own label)."""
+    base_label = f"base {cfg.base}"
+    base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
+    arms = {m: run_arm(root, m, rs, runs, cfg.set) for m, rs in cfg.runs.items()}
+    out = [Answer(pair_name("base", m), base_label, m, compare(base, arms[m], pair_name("base", m), cfg.ci_seed))
+           for m in cfg.runs]
+    out += [Answer(pair_name(cfg.ref, m), cfg.ref, m, compare(arms[cfg.ref], arms[m], pair_name(cfg.ref, m),
+                                                              cfg.ci_seed)) for m in cfg.runs if m != cfg.ref]
+    intervals = {base_label: arm_interval(base, cfg.ci_seed)} | {m: arm_interval(a, cfg.ci_seed)
+                                                                 for m, a in arms.items()}
+    return out, intervals
 
 
 def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
@@ -76,15 +116,15 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
               curves(smoothed, "rollout/entropy")),
         Panel("Response length (SFT: of the gold traces)", "characters per response",
               curves(smoothed, "rollout/length")),
-    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and min–max over seeds {', '.join(map(str, seeds))}"
+    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and 95% CI over seeds {', '.join(map(str, seeds))}"
        " (per-step curves: 10-step moving average)", path)
 
 
-def method_row(label: str, names: list[str], runs: dict) -> dict:
+def method_row(label: str, names: list[str], runs: dict, iv) -> dict:
     acc = [runs[r].metrics["greedy"]["acc"] for r in names]
     sampled = runs[names[0]].job["method"] != "sft"
-    return {"method": label, "seeds": str(len(names)), "final n = 12 accuracy": mean_sd(acc),
-            "min": min(acc), "max": max(acc),
+    return {"method": label, "seeds": str(len(names)), "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
+            "per-seed min": min(acc), "per-seed max": max(acc),
             "true reward (last 10%)": mean_sd(tail_mean(runs[r].history["reward/true"]) for r in names)
             if sampled else "gold (≡ 1)",
             "entropy (nats)": mean_sd(tail_mean(runs[r].history["rollout/entropy"]) for r in names),
@@ -92,11 +132,12 @@ def method_row(label: str, names: list[str], runs: dict) -> dict:
             "train seconds": mean_sd((runs[r].summary["seconds"] for r in names), ".0f")}
 
 
-def method_metrics(names: list[str], runs: dict) -> dict:
+def method_metrics(names: list[str], runs: dict, iv) -> dict:
     acc = pd.Series([runs[r].metrics["greedy"]["acc"] for r in names])
     tails = {k: float(pd.Series([tail_mean(runs[r].history[c]) for r in names]).mean())
              for k, c in (("true_reward", "reward/true"), ("entropy", "rollout/entropy"), ("length", "rollout/length"))}
-    return {"acc_mean": float(acc.mean()), "acc_sd": float(acc.std()) if len(acc) > 1 else 0.0,
+    return {"acc_mean": float(acc.mean()), "acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi,
+            "acc_sd": float(acc.std()) if len(acc) > 1 else 0.0,
             "acc_min": float(acc.min()), "acc_max": float(acc.max()), **tails,
             "failure_mix": mean_mix([runs[r].metrics["failure_mix"] for r in names])}
 
@@ -104,43 +145,54 @@ def method_metrics(names: list[str], runs: dict) -> dict:
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg))
     base = read_json(root / base_metrics_path(cfg.base))
+    answers, ivs = study_answers(cfg, root, runs)
     out = root / OUT
     curves_figure(cfg, runs, out / "curves.png")
-    metrics = {"base": {"acc": base["greedy"]["acc"], "failure_mix": base["failure_mix"]},
-               **{m: method_metrics(rs, runs) for m, rs in cfg.runs.items()}}
-    mixes = {f"before: base {cfg.base}": base["failure_mix"]} | {
+    base_label = f"base {cfg.base}"
+    metrics = {"base": {"acc": base["greedy"]["acc"], "acc_ci_lo": ivs[base_label].lo,
+                        "acc_ci_hi": ivs[base_label].hi, "failure_mix": base["failure_mix"]},
+               **{m: method_metrics(rs, runs, ivs[m]) for m, rs in cfg.runs.items()}}
+    before = f"before: base {cfg.base}"
+    mixes = {before: base["failure_mix"]} | {
         f"after {m} (mean of {len(rs)})": metrics[m]["failure_mix"] for m, rs in cfg.runs.items()}
-    failure_figure(mixes, "Outcome types of greedy answers before and after RL", out / "failure_mix.png")
-    before = {"method": f"base {cfg.base} (before)", "seeds": "—", "final n = 12 accuracy": base["greedy"]["acc"]}
-    table = pd.DataFrame([before] + [method_row(m, rs, runs) for m, rs in cfg.runs.items()])
+    ci = {before: ivs[base_label]} | {f"after {m} (mean of {len(rs)})": ivs[m] for m, rs in cfg.runs.items()}
+    failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the correct "
+                   "share)", out / "failure_mix.png", ci)
+    iv = ivs[base_label]
+    first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi)}
+    table = pd.DataFrame([first] + [method_row(m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
     mix_table = pd.DataFrame([{"model": k, **v} for k, v in mixes.items()])
-    write_markdown(out / "table.md", "Study: SFT vs RFT vs GRPO", answer(cfg, metrics), [
+    write_markdown(out / "table.md", "Study: SFT vs RFT vs GRPO", answer(cfg, metrics, answers), [
         md_table(table, "Final accuracy per method",
-                 "Greedy accuracy on the n = 12 set from the eval@ stage, mean ± sd over seeds; the other columns "
-                 "are means over the last 10% of training steps."),
-        md_table(mix_table, "Outcome types of greedy answers (share of the n = 12 set)",
+                 f"Greedy accuracy on the {cfg.set} set from the eval stages' per-problem outcomes: the mean over "
+                 "seeds and problems with its 95% bootstrap interval over both; per-seed min/max; the other "
+                 "columns are means (± sd over seeds) over the last 10% of training steps."),
+        answers_table(answers, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."),
+        md_table(mix_table, f"Outcome types of greedy answers (share of the {cfg.set} set)",
                  "After: mean over each method's seeds.")])
     write_json(root / study_metrics_path("methods"), metrics)
-    manifest(cfg, runs, metrics).write(root)
+    write_answers(root, "methods", answers)
+    manifest(cfg, runs, metrics, answers).write(root)
 
 
-def answer(cfg: Config, metrics: dict) -> str:
-    accs = ", ".join(f"{m} {metrics[m]['acc_mean']:.3f} ± {metrics[m]['acc_sd']:.3f}" for m in cfg.runs)
-    top = max(metrics[m]["acc_mean"] for m in cfg.runs)
-    best = [m for m in cfg.runs if metrics[m]["acc_mean"] == top]
-    return (f"Final greedy accuracy on n = 12: base {metrics['base']['acc']:.3f}; {accs}. "
-            f"Highest: {', '.join(best)}{' (tied)' if len(best) > 1 else ''}.")
+def answer(cfg: Config, metrics: dict, answers: list[Answer]) -> str:
+    accs = ", ".join(f"{m} {fmt_ci(metrics[m]['acc_mean'], metrics[m]['acc_ci_lo'], metrics[m]['acc_ci_hi'])}"
+                     for m in cfg.runs)
+    return (f"Final greedy accuracy on {cfg.set} [95% CI]: base {metrics['base']['acc']:.3f}; {accs}. "
+            + "; ".join(x.text for x in answers) + ".")
 
 
-def manifest(cfg: Config, runs: dict, metrics: dict) -> Manifest:
-    accs = ", ".join(f"{m} {metrics[m]['acc_mean']:.3f}" for m in cfg.runs)
+def manifest(cfg: Config, runs: dict, metrics: dict, answers: list[Answer]) -> Manifest:
+    accs = ", ".join(f"{m} {fmt_ci(metrics[m]['acc_mean'], metrics[m]['acc_ci_lo'], metrics[m]['acc_ci_hi'])}"
+                     for m in cfg.runs)
     correct = ", ".join(f"{m} {metrics[m]['failure_mix']['correct']:.2f}" for m in cfg.runs)
     return Manifest(
         "methods", "SFT vs RFT vs GRPO", "Which training method reaches the highest accuracy, and how do "
-        "entropy and length move while it trains?", answer(cfg, metrics),
+        "entropy and length move while it trains?", answer(cfg, metrics, answers),
         [f"{m}: " + ", ".join(f"{r} (seed {runs[r].job['seed']})" for r in rs) for m, rs in cfg.runs.items()],
         [("methods/curves.png", f"Accuracy, true reward, entropy and length against step per method (mean and "
-          f"min–max over seeds); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
-         ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method; correct share "
-          f"base {metrics['base']['failure_mix']['correct']:.2f} → {correct}.")],
-        ["methods/table.md"])
+          f"95% CI over seeds); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
+         ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method, with the "
+          f"95% CI of the correct share; correct share base {metrics['base']['failure_mix']['correct']:.2f} → "
+          f"{correct}.")],
+        ["methods/table.md"], manifest_answers(answers))

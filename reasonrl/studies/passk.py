@@ -1,6 +1,12 @@
 """Study `passk`: does RL widen or narrow pass@k? The base against each method's run, pass@k for k = 1…N
 on several ring sizes beside the random-guess baseline, with distinct answers and sample entropy, and
-where each method's curve crosses the base's."""
+where each method's curve crosses the base's.
+
+An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm).
+pass@k is computed per problem (the unbiased estimator from each problem's correct count) so every
+curve carries a 95% bootstrap band over seeds and problems, and each arm is compared with the base at
+every k, paired by problem (the base, one checkpoint, pairs with every seed). A curve "crosses" the
+base's only when the interval excludes 0 on both sides: above at some k and below at another."""
 
 from __future__ import annotations
 
@@ -8,18 +14,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
+from .. import stats
 from ..config import check, from_dict
+from ..evaluate import pass_at_k
 from ..io import read_json, write_json
 from .common import (
+    Answer,
+    ArmOutcomes,
     Manifest,
+    answers_dir,
+    answers_table,
+    compare,
+    comparison_rng,
     legend_below,
+    manifest_answers,
     manifest_path,
     md_table,
+    pair_name,
     palette,
     save_figure,
+    seed_count,
     study_metrics_path,
+    write_answers,
     write_markdown,
 )
 
@@ -30,18 +49,29 @@ TIE = 1e-9  # differences of pass@k below this count as equal (no side of the ba
 
 @dataclass
 class Config:
-    """The part of the `passk:` section the report reads (stage params passk.base, passk.models)."""
+    """The part of the `passk:` section the report reads (stage params passk.base, passk.models, passk.arms,
+    passk.ci_seed)."""
 
-    base: str = "base"
-    models: dict[str, str] = field(default_factory=dict)  # label -> checkpoint; only the labels are used
+    base: str = "base"  # the base's arm label
+    models: dict[str, str] = field(default_factory=dict)  # model key -> checkpoint; only the keys are used
+    arms: dict[str, list[str]] = field(default_factory=dict)  # arm label -> model keys, one per seed ({}: one each)
+    ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
-        check(self.base in self.models, "base", f"{self.base!r} is not one of the models {list(self.models)}")
+        if not self.arms:
+            self.arms = {key: [key] for key in self.models}
+        check(self.base in self.arms, "base", f"{self.base!r} is not one of the arms {list(self.arms)}")
+        for label, keys in self.arms.items():
+            check(bool(keys) and all(k in self.models for k in keys), "arms",
+                  f"{label}: {keys} must be keys of passk.models {list(self.models)}")
+
+
+READS = ("base", "models", "arms", "ci_seed")
 
 
 def load_config(params: dict) -> Config:
     section = params.get(SECTION) or {}
-    return from_dict(Config, {k: section[k] for k in ("base", "models") if k in section}, SECTION)
+    return from_dict(Config, {k: section[k] for k in READS if k in section}, SECTION)
 
 
 def data_path(label: str) -> str:
@@ -49,12 +79,68 @@ def data_path(label: str) -> str:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [data_path(label) for label in cfg.models]
+    return [data_path(key) for keys in cfg.arms.values() for key in keys]
 
 
 def outputs(cfg: Config) -> list[str]:
     return [f"{OUT}/passk.png", f"{OUT}/diversity.png", f"{OUT}/table.md", manifest_path("passk"),
-            study_metrics_path("passk")]
+            study_metrics_path("passk"), answers_dir("passk")]
+
+
+# ----------------------------------------------------------------------------- per-problem pass@k
+
+def arm_passk(cfg: Config, data: dict[str, dict], label: str, set_name: str, k: int) -> ArmOutcomes:
+    """pass@k per problem for each model (seed) of an arm; a one-model arm is seedless (pairs with all)."""
+    keys = cfg.arms[label]
+    by_seed = {}
+    for i, key in enumerate(keys):
+        d = data[key]
+        counts = d["sets"][set_name]["counts"]
+        by_seed[None if len(keys) == 1 else i] = np.array([pass_at_k(d["N"], c, k) for c in counts])
+    n = len(next(iter(by_seed.values())))
+    return ArmOutcomes(label, by_seed, [str(i) for i in range(n)])
+
+
+def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[stats.Interval]]:
+    """Every arm's pass@k at each k with its 95% interval over seeds and problems."""
+    out = {}
+    for label in cfg.arms:
+        out[label] = []
+        for k in ks:
+            arm = arm_passk(cfg, data, label, set_name, k)
+            x = np.stack(list(arm.by_seed.values()))
+            out[label].append(stats.mean_ci(x, comparison_rng(cfg.ci_seed, f"{label}_{set_name}_{k}")))
+    return out
+
+
+def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[Answer]]:
+    """{arm: [its paired comparison with the base at each k]}."""
+    out = {}
+    for label in cfg.arms:
+        if label == cfg.base:
+            continue
+        out[label] = []
+        for k in ks:
+            pair = pair_name(cfg.base, label, set_name, f"k{k:03d}")
+            out[label].append(Answer(pair, f"{cfg.base} pass@{k}", f"{label} pass@{k}",
+                                     compare(arm_passk(cfg, data, cfg.base, set_name, k),
+                                             arm_passk(cfg, data, label, set_name, k), pair, cfg.ci_seed)))
+    return out
+
+
+def detected_crossing(ks: list[int], answers: list[Answer]) -> str:
+    """Where the arm is detectably above and below the base: a crossing only when both sides exclude 0."""
+    above = [k for k, x in zip(ks, answers) if x.cmp.ci_lo > 0]
+    below = [k for k, x in zip(ks, answers) if x.cmp.ci_hi < 0]
+    if above and below:
+        first, second = ("above", "below") if min(above) < min(below) else ("below", "above")
+        return (f"detectably {first} the base at k = {', '.join(map(str, above if first == 'above' else below))} "
+                f"and {second} at k = {', '.join(map(str, below if first == 'above' else above))}: the curves cross")
+    if above:
+        return f"detectably above the base at k = {', '.join(map(str, above))}, no detectable crossing"
+    if below:
+        return f"detectably below the base at k = {', '.join(map(str, below))}, no detectable crossing"
+    return "no detectable difference from the base at any k"
 
 
 # ----------------------------------------------------------------------------- where curves cross
@@ -89,17 +175,28 @@ def curve(data: dict, set_name: str, key: str = "pass_at_k") -> tuple[list[int],
     return [int(k) for k in d], list(d.values())
 
 
-def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
-    colors = palette(cfg.models)
+def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> float:
+    return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
+
+
+def base_data(cfg: Config, data: dict) -> dict:
+    return data[cfg.arms[cfg.base][0]]
+
+
+def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, path: Path) -> None:
+    colors = palette(cfg.arms)
     fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 4.4), squeeze=False)
     for ax, s in zip(axes[0], sets):
-        for label in cfg.models:
-            ks, ys = curve(data[label], s)
+        ks, _ = curve(base_data(cfg, data), s)
+        for label in cfg.arms:
+            ivs = cis[s][label]
             style = {"color": "k", "lw": 2.2} if label == cfg.base else {"color": colors[label]}
-            ax.plot(ks, ys, marker="o", ms=3, label=label, **style)
-        ks, ys = curve(data[cfg.base], s, "random_baseline")
+            name = f"{label} ({seed_count(len(cfg.arms[label]))})"
+            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
+            ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
+        ks, ys = curve(base_data(cfg, data), s, "random_baseline")
         ax.plot(ks, ys, color="gray", ls="--", label="random guess 1 − (1 − 1/n)^k")
-        info = data[cfg.base]["sets"][s]
+        info = base_data(cfg, data)["sets"][s]
         ax.set_xscale("log", base=2)
         ax.set_xticks(ks, [str(k) for k in ks], minor=False)
         ax.minorticks_off()
@@ -107,71 +204,92 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path
                xlabel="k (samples per problem, log scale)", ylabel="pass@k (fraction of problems solved)",
                ylim=(0, 1.02))
         ax.grid(alpha=0.3)
-    N = data[cfg.base]["N"]
-    fig.suptitle(f"pass@k of the base and each method's run (unbiased estimator from N = {N} samples per problem)")
+    N = base_data(cfg, data)["N"]
+    fig.suptitle(f"pass@k of the base and each method (unbiased estimator from N = {N} samples per problem; "
+                 "mean and 95% CI over seeds and problems)")
     legend_below(fig, axes[0][0])
     save_figure(fig, path)
 
 
 def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-    width = 0.8 / len(cfg.models)
-    colors = palette(cfg.models) | {cfg.base: "k"}
+    width = 0.8 / len(cfg.arms)
+    colors = palette(cfg.arms) | {cfg.base: "k"}
     for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
                             (axes[1], "entropy", "token entropy of own samples (nats)")):
-        for i, label in enumerate(cfg.models):
-            xs = [j + (i - (len(cfg.models) - 1) / 2) * width for j in range(len(sets))]
-            ax.bar(xs, [data[label]["sets"][s][key] for s in sets], width, color=colors[label], label=label)
+        for i, label in enumerate(cfg.arms):
+            xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
+            per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
+            ys = [sum(v) / len(v) for v in per_seed]
+            # the spread over seeds: min-max whiskers (one model: none)
+            yerr = [[y - min(v) for y, v in zip(ys, per_seed)], [max(v) - y for y, v in zip(ys, per_seed)]]
+            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3)
         ax.set_xticks(range(len(sets)), sets)
-        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:])
+        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:] + " (whiskers: seed range)")
         ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(f"Diversity of {data[cfg.base]['N']} samples per problem at temperature 1")
+    fig.suptitle(f"Diversity of {base_data(cfg, data)['N']} samples per problem at temperature 1")
     legend_below(fig, axes[0])
     save_figure(fig, path)
 
 
-def table_rows(cfg: Config, data: dict[str, dict], sets: list[str]) -> list[dict]:
+def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict) -> list[dict]:
     rows = []
     for s in sets:
-        ks, base = curve(data[cfg.base], s)
-        for label in cfg.models:
-            _, ys = curve(data[label], s)
-            rows.append({"set": s, "model": label, "pass@1": ys[0], f"pass@{ks[-1]}": ys[-1],
-                         "distinct answers": data[label]["sets"][s]["distinct_answers"],
-                         "entropy (nats)": data[label]["sets"][s]["entropy"],
-                         "curve vs base": "—" if label == cfg.base else describe_crossing(ks, base, ys)})
+        ks, _ = curve(base_data(cfg, data), s)
+        base = [iv.mean for iv in cis[s][cfg.base]]
+        for label in cfg.arms:
+            ivs = cis[s][label]
+            rows.append({"set": s, "arm": label, "seeds": len(cfg.arms[label]),
+                         "pass@1 [95% CI]": stats.fmt_ci(ivs[0].mean, ivs[0].lo, ivs[0].hi),
+                         f"pass@{ks[-1]} [95% CI]": stats.fmt_ci(ivs[-1].mean, ivs[-1].lo, ivs[-1].hi),
+                         "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
+                         "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
+                         "mean curve vs base": "—" if label == cfg.base else
+                         describe_crossing(ks, base, [iv.mean for iv in ivs]),
+                         "with 95% CIs": "—" if label == cfg.base else detected_crossing(ks, cmps[s][label])})
     return rows
 
 
-def study_metrics(cfg: Config, data: dict[str, dict], sets: list[str]) -> dict:
+def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict) -> dict:
     out = {}
-    for label in cfg.models:
+    for label in cfg.arms:
         out[label] = {}
         for s in sets:
-            ks, ys = curve(data[label], s)
-            _, base = curve(data[cfg.base], s)
-            d = data[label]["sets"][s]
-            out[label][s] = {"pass_at_1": ys[0], "pass_at_max": ys[-1], "k_max": ks[-1],
-                             "distinct_answers": d["distinct_answers"], "entropy": d["entropy"]}
+            ivs = cis[s][label]
+            out[label][s] = {"pass_at_1": ivs[0].mean, "pass_at_1_ci": [ivs[0].lo, ivs[0].hi],
+                             "pass_at_max": ivs[-1].mean, "pass_at_max_ci": [ivs[-1].lo, ivs[-1].hi],
+                             "k_max": ks[s][-1], "seeds": len(cfg.arms[label])}
             if label != cfg.base:
-                out[label][s]["first_crossing_k"] = first_crossing(ks, base, ys)
+                base = [iv.mean for iv in cis[s][cfg.base]]
+                out[label][s]["first_crossing_k"] = first_crossing(ks[s], base, [iv.mean for iv in ivs])
+                out[label][s]["with_cis"] = detected_crossing(ks[s], cmps[s][label])
     return out
 
 
 def report(cfg: Config, root: Path) -> None:
-    data = {label: read_json(root / data_path(label)) for label in cfg.models}
-    sets = list(data[cfg.base]["sets"])
+    data = {key: read_json(root / data_path(key)) for keys in cfg.arms.values() for key in keys}
+    sets = list(base_data(cfg, data)["sets"])
+    ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
+    cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
+    cmps = {s: comparisons(cfg, data, s, ks[s]) for s in sets}
     out = root / OUT
-    passk_figure(cfg, data, sets, out / "passk.png")
+    passk_figure(cfg, data, sets, cis, out / "passk.png")
     diversity_figure(cfg, data, sets, out / "diversity.png")
-    rows = table_rows(cfg, data, sets)
+    rows = table_rows(cfg, data, sets, cis, cmps)
+    # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
+    files = [x for s in sets for xs in cmps[s].values() for x in (xs[0], xs[-1])]
+    every = [x for s in sets for xs in cmps[s].values() for x in xs]
+    N = base_data(cfg, data)["N"]
     write_markdown(out / "table.md", "Study: pass@k of the base and of each method", answer(cfg, rows, sets), [
         md_table(pd.DataFrame(rows), "pass@k, diversity, and where each method's curve crosses the base's",
-                 f"N = {data[cfg.base]['N']} samples per problem at temperature 1; pass@k is the unbiased estimator "
-                 "averaged over problems. 'between k = a and k = b': the last k on the old side of the base's "
-                 "curve and the first on the new side.")])
-    write_json(root / study_metrics_path("passk"), study_metrics(cfg, data, sets))
-    manifest(cfg, data, rows, sets).write(root)
+                 f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem, "
+                 "averaged over problems and seeds, with its 95% bootstrap interval over both. 'mean curve': where "
+                 "the mean curves cross ('between k = a and k = b': the last k on the old side and the first on "
+                 "the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
+        answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem.")])
+    write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps))
+    write_answers(root, "passk", files)
+    manifest(cfg, data, rows, sets, files).write(root)
 
 
 def headline_set(sets: list[str]) -> str:
@@ -179,23 +297,23 @@ def headline_set(sets: list[str]) -> str:
 
 
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:
-    s = headline_set(sets)
-    parts = [f"{r['model']} {r['curve vs base']}" for r in rows if r["set"] == s and r["model"] != cfg.base]
-    return f"On {s}: " + "; ".join(parts) + "."
+    parts = [f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] != cfg.base]
+    return "; ".join(parts) + "."
 
 
-def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str]) -> Manifest:
+def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: list[Answer]) -> Manifest:
     s = headline_set(sets)
     kmax = [k for k in rows[0] if k.startswith("pass@")][-1]  # the largest k's column
-    at = ", ".join(f"{r['model']} {r['pass@1']:.2f} / {r[kmax]:.2f}" for r in rows if r["set"] == s)
-    ent = ", ".join(f"{r['model']} {r['distinct answers']:.2f} / {r['entropy (nats)']:.2f}" for r in rows
+    at = ", ".join(f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax]}" for r in rows if r["set"] == s)
+    ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r['entropy (nats)']:.2f}" for r in rows
                     if r["set"] == s)
     return Manifest(
         "passk", "pass@k: does RL widen or narrow what the model can solve?",
         "Does RL raise pass@1 at the cost of pass@k for large k, i.e. does the method's curve cross the base's?",
-        answer(cfg, rows, sets), [f"{label}: models/{data[label]['model']}.pt" for label in cfg.models],
-        [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline; "
-          f"pass@1 / {kmax} on {s}: {at}."),
-         ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples; on {s} "
-          f"(distinct / entropy): {ent}.")],
-        ["passk/table.md"])
+        answer(cfg, rows, sets),
+        [f"{label}: " + ", ".join(f"models/{data[m]['model']}.pt" for m in keys) for label, keys in cfg.arms.items()],
+        [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
+          f"with 95% CI bands; pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
+         ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
+          f"seed range); on {s} (distinct / entropy): {ent}.")],
+        ["passk/table.md"], manifest_answers(files))

@@ -26,14 +26,16 @@ class Config:
 
 
 def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
-    """{"N", "sets": {name: {ring_sizes, problems, pass_at_k, random_baseline, distinct_answers, entropy}}}."""
+    """{"N", "sets": {name: {ring_sizes, problems, pass_at_k, random_baseline, distinct_answers, entropy,
+    counts}}}: counts are the correct samples out of N per problem, what the report's intervals resample."""
     out = {}
     for name, problems in sets.items():
         print(f"passk: {name}, {len(problems)} problems x {cfg.passk_N} samples", file=sys.stderr)
         rep = sampling_report(model, problems, cfg)
         out[name] = {"ring_sizes": sorted({p.n for p in problems}), "problems": len(problems),
                      "pass_at_k": rep["pass_at_k"], "random_baseline": rep["random_baseline"],
-                     "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"]}
+                     "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"],
+                     "counts": rep["counts"]}  # correct samples per problem, in the set's order
     return {"N": cfg.passk_N, "sets": out}
 
 

@@ -2,7 +2,13 @@
 
 GRPO from each mixed base (eval: think), so every run's evaluation at step 0 is its base's thinking
 profile ("before") and the last one is the trained policy's ("after"). Think rate and accuracy against
-step, the think rate per hop count before and after, accuracy when thinking vs when answering directly."""
+step, the think rate per hop count before and after, accuracy when thinking vs when answering directly.
+
+An arm is one run or a list of runs (one per seed) from one base; an exploration control (say, a higher
+sampling temperature from the same base) is another arm, compared with its reference through `pairs`.
+Each arm's think rate after RL is compared with its own before (step 0, the base), and each pair's after
+with each other, paired by seed; the in-training evaluation keeps the think rate per hop count, so the
+intervals resample seeds and hop counts (reports/zero/answers/)."""
 
 from __future__ import annotations
 
@@ -10,27 +16,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
+from .. import stats
 from ..config import check
 from ..io import write_json
 from .common import (
+    Answer,
     Manifest,
     Panel,
     Run,
+    answers_dir,
+    answers_table,
+    as_runs,
+    comparison_rng,
     describe,
     eval_column,
     evaluated,
     legend_below,
     load_runs,
+    manifest_answers,
     manifest_path,
     md_table,
+    pair_name,
     palette,
     panel_figure,
     run_inputs,
     save_figure,
+    slug,
     smoothed,
     study_metrics_path,
+    write_answers,
     write_markdown,
 )
 
@@ -40,22 +57,62 @@ OUT = "reports/zero"
 
 @dataclass
 class Config:
-    runs: dict[str, str] = field(default_factory=dict)  # base label -> GRPO run from it (eval: think)
+    runs: dict[str, list[str] | str] = field(default_factory=dict)  # arm label -> GRPO runs (one per seed)
+    pairs: list[list[str]] = field(default_factory=list)  # [a, b]: arm b's think rate after RL against arm a's
     present: float = 0.01  # a base "already thinks" when its think rate before RL is at least this
     rise: float = 0.05  # RL "acted" when the think rate rose by at least this (absolute)
+    ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
-        check(bool(self.runs), "runs", "need at least one run")
+        self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
+        check(bool(self.runs) and all(self.runs.values()), "runs", "need at least one arm with one run")
         check(0 <= self.present <= 1 and 0 <= self.rise <= 1, "present", "present and rise must be in [0, 1]")
+        for pair in self.pairs:
+            check(len(pair) == 2 and all(p in self.runs for p in pair), "pairs",
+                  f"each pair is two arms of `runs`, got {pair}")
+
+
+def all_runs(cfg: Config) -> list[str]:
+    return list(dict.fromkeys(r for rs in cfg.runs.values() for r in rs))
 
 
 def inputs(cfg: Config) -> list[str]:
-    return run_inputs(cfg.runs.values(), metrics=False)
+    return run_inputs(all_runs(cfg), metrics=False)
 
 
 def outputs(cfg: Config) -> list[str]:
     return [f"{OUT}/training.png", f"{OUT}/by_hops.png", f"{OUT}/think_vs_direct.png", f"{OUT}/table.md",
-            manifest_path("zero"), study_metrics_path("zero")]
+            manifest_path("zero"), study_metrics_path("zero"), answers_dir("zero")]
+
+
+def think_by_k(run: Run, which: int) -> dict[int, np.ndarray]:
+    """{seed: think rate per hop count} of one evaluation (which = 0: the base, -1: after RL)."""
+    return {int(run.job["seed"]): np.array([v for _, v in sorted(profile(run, which)["by_k"].items())])}
+
+
+def paired_think(a_runs: list[Run], b_runs: list[Run], wa: int, wb: int) -> tuple[np.ndarray, np.ndarray]:
+    """(seeds, hop counts) think rates of two arms (evaluation wa of a, wb of b) on their common seeds."""
+    a = {k: v for r in a_runs for k, v in think_by_k(r, wa).items()}
+    b = {k: v for r in b_runs for k, v in think_by_k(r, wb).items()}
+    seeds = sorted(set(a) & set(b))
+    if not seeds:
+        raise ValueError(f"runs {[r.name for r in a_runs]} and {[r.name for r in b_runs]} share no seed")
+    return np.stack([a[s] for s in seeds]), np.stack([b[s] for s in seeds])
+
+
+def study_answers(cfg: Config, runs: dict[str, Run]) -> list[Answer]:
+    arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
+    out = []
+    for label, arm in arms.items():
+        pair = f"{slug(label)}_after_vs_before"
+        xa, xb = paired_think(arm, arm, 0, -1)
+        out.append(Answer(pair, f"{label} before", f"{label} after",
+                          stats.paired(xa, xb, comparison_rng(cfg.ci_seed, pair))))
+    for a, b in cfg.pairs:
+        pair = pair_name(a, b, "after")
+        xa, xb = paired_think(arms[a], arms[b], -1, -1)
+        out.append(Answer(pair, f"{a} after", f"{b} after", stats.paired(xa, xb, comparison_rng(cfg.ci_seed, pair))))
+    return out
 
 
 def profile(run: Run, which: int) -> dict:
@@ -81,8 +138,8 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
     colors = palette(cfg.runs)
 
     def curves(make, column, from_evals):
-        return [make(b, [eval_column(runs[r], column) if from_evals else runs[r].history[column]], colors[b])
-                for b, r in cfg.runs.items()]
+        return [make(b, [eval_column(runs[r], column) if from_evals else runs[r].history[column] for r in rs],
+                     colors[b]) for b, rs in cfg.runs.items()]
 
     panel_figure([
         Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
@@ -93,7 +150,8 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
               curves(smoothed, "rollout/think_rate", False)),
         Panel("True reward of the training samples", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", False)),
-    ], "GRPO from each mixed base: thinking and accuracy during RL (per-step curves: 10-step moving average)", path)
+    ], "GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; per-step curves: "
+       "10-step moving average)", path)
 
 
 def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
@@ -101,11 +159,16 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
     for ax, b in zip(axes[0], cfg.runs):
         for when, style in (("before", {"ls": "--", "marker": "o", "mfc": "none"}), ("after", {"marker": "o"})):
             ks = sorted(prof[b][when]["by_k"])
-            ax.plot(ks, [prof[b][when]["by_k"][k] for k in ks], label=f"{when} RL", **style)
+            ys = [prof[b][when]["by_k"][k] for k in ks]
+            err = prof[b][when].get("by_k_ci")
+            yerr = None if err is None else [[y - err[k][0] for k, y in zip(ks, ys)],
+                                             [err[k][1] - y for k, y in zip(ks, ys)]]
+            ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
         ax.set(title=f"base {b}", xlabel="hop count k", ylim=(-0.03, 1.03))
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("share of responses with a trace")
-    fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO")
+    fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
+                 "95% CI over seeds where there are several)")
     legend_below(fig, axes[0][0])
     save_figure(fig, path)
 
@@ -155,7 +218,7 @@ def table_rows(cfg: Config, prof: dict) -> list[dict]:
     return rows
 
 
-def answer(cfg: Config, prof: dict) -> str:
+def answer(cfg: Config, prof: dict, answers: list[Answer]) -> str:
     kinds = {b: verdict(p["before"]["think"], p["after"]["think"], cfg) for b, p in prof.items()}
     parts = []
     for kind, phrase in (("selected", "RL selects thinking in"), ("created", "creates it in"),
@@ -163,31 +226,57 @@ def answer(cfg: Config, prof: dict) -> str:
         bases = [f"{b} ({p['before']['think']:.1%} → {p['after']['think']:.1%})" for b, p in prof.items()
                  if kinds[b][0] == kind]
         parts.append(f"{phrase} {', '.join(bases) if bases else 'none'}")
-    return "; ".join(parts) + "."
+    return "; ".join(parts) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
+
+
+def arm_profile(arm: list[Run], which: int, ci_seed: int) -> dict:
+    """The thinking profile averaged over an arm's seeds (conditional accuracies over the seeds that have
+    such responses), with the 95% interval over seeds of the think rate per hop count when it has several."""
+    profs = [profile(r, which) for r in arm]
+
+    def avg(key):
+        vals = [p[key] for p in profs if p[key] is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    ks = sorted(profs[0]["by_k"])
+    out = {key: avg(key) for key in ("think", "acc", "acc_think", "acc_direct")}
+    out["by_k"] = {k: sum(p["by_k"][k] for p in profs) / len(profs) for k in ks}
+    if len(profs) > 1:
+        ivs = {k: stats.mean_ci([[p["by_k"][k]] for p in profs], comparison_rng(ci_seed, f"by_k_{k}")) for k in ks}
+        out["by_k_ci"] = {k: (iv.lo, iv.hi) for k, iv in ivs.items()}
+    return out
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, cfg.runs.values(), metrics=False)
-    prof = {b: {"before": profile(runs[r], 0), "after": profile(runs[r], -1)} for b, r in cfg.runs.items()}
+    runs = load_runs(root, all_runs(cfg), metrics=False)
+    arms = {b: [runs[r] for r in rs] for b, rs in cfg.runs.items()}
+    prof = {b: {"before": arm_profile(arm, 0, cfg.ci_seed), "after": arm_profile(arm, -1, cfg.ci_seed)}
+            for b, arm in arms.items()}
+    answers = study_answers(cfg, runs)
     out = root / OUT
     training_figure(cfg, runs, out / "training.png")
     by_hops_figure(cfg, prof, out / "by_hops.png")
     think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png")
-    write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof), [
+    write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, answers), [
         md_table(pd.DataFrame(table_rows(cfg, prof)), "Thinking before (the mixed base) and after GRPO",
-                 f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem. 'created': the base thought "
-                 f"in under {cfg.present:.0%} of its responses and RL raised that by at least {cfg.rise:.0%} "
-                 "(absolute); 'selected': the base already thought at least that often; 'neither': the rate rose "
-                 f"by less than {cfg.rise:.0%}.")])
+                 f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem; means over each arm's seeds. "
+                 f"'created': the base thought in under {cfg.present:.0%} of its responses and RL raised that by at "
+                 f"least {cfg.rise:.0%} (absolute); 'selected': the base already thought at least that often; "
+                 f"'neither': the rate rose by less than {cfg.rise:.0%}."),
+        answers_table(answers, "Paired comparisons of the think rate",
+                      "Think rate per hop count (seeds x hop counts: the in-training evaluation keeps no per-problem "
+                      "record).")])
     metrics = {b: {"think_before": p["before"]["think"], "think_after": p["after"]["think"],
                    "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
                    "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
+                   "seeds": len(cfg.runs[b]),
                    "verdict": verdict(p["before"]["think"], p["after"]["think"], cfg)[0]} for b, p in prof.items()}
     write_json(root / study_metrics_path("zero"), metrics)
-    manifest(cfg, runs, prof).write(root)
+    write_answers(root, "zero", answers)
+    manifest(cfg, runs, prof, answers).write(root)
 
 
-def manifest(cfg: Config, runs: dict[str, Run], prof: dict) -> Manifest:
+def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer]) -> Manifest:
     think = ", ".join(f"{b} {p['before']['think']:.2f} → {p['after']['think']:.2f}" for b, p in prof.items())
     acc = ", ".join(f"{b} {p['before']['acc']:.2f} → {p['after']['acc']:.2f}" for b, p in prof.items())
     last = list(cfg.runs)[-1]
@@ -195,10 +284,12 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict) -> Manifest:
     return Manifest(
         "zero", "R1-Zero: does RL create thinking or select it?",
         "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
-        answer(cfg, prof), [describe(runs[r], ("init", "method")) for r in cfg.runs.values()],
-        [("zero/training.png", f"Think rate and accuracy against step from each mixed base; think rate {think}."),
+        answer(cfg, prof, answers), [describe(runs[r], ("init", "method", "seed", "temperature"))
+                                   for r in all_runs(cfg)],
+        [("zero/training.png", f"Think rate and accuracy against step from each mixed base (mean and 95% CI over "
+          f"seeds); think rate {think}."),
          ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "
           f"overall accuracy {acc}.")],
-        ["zero/table.md"])
+        ["zero/table.md"], manifest_answers(answers))
