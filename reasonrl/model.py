@@ -132,13 +132,20 @@ class TinyReasoner(nn.Module):
         return self.head(self.ln_f(x))
 
 
-def token_logprobs(model: TinyReasoner, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
-    predicted distribution at t (0 where the target is PAD). PAD is excluded from the distribution, as in
-    sampling (it is never an action), so these are the log-probs of the policy the samplers draw from."""
-    logits = model(X[:, :-1]).float()  # (B, T-1, V)
+def _policy_logprobs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Log-probs of the distribution the samplers draw from: softmax(logits / temperature), PAD excluded."""
+    logits = logits.float()
+    if temperature != 1:
+        logits = logits / temperature
     logits[..., PAD_ID] = float("-inf")
-    lp = logits.log_softmax(-1)
+    return logits.log_softmax(-1)
+
+
+def token_logprobs(model: TinyReasoner, X: torch.Tensor, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
+    predicted distribution at t (0 where the target is PAD). The distribution is the one the samplers draw
+    from at `temperature`: softmax(logits / temperature) with PAD excluded (it is never an action)."""
+    lp = _policy_logprobs(model(X[:, :-1]), temperature)  # (B, T-1, V)
     # PAD targets (right padding) get 0 rather than -inf so that masking them out never makes NaN
     logp = lp.gather(-1, X[:, 1:, None]).squeeze(-1).masked_fill(X[:, 1:] == PAD_ID, 0.0)
     p = lp.exp()
@@ -226,17 +233,17 @@ def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch
 
 
 def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
-                          resp: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                          resp: torch.Tensor, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
 
     prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
-    distribution; PAD is excluded from the distribution and PAD targets get log-prob 0, as in token_logprobs."""
+    distribution at `temperature`; PAD is excluded from the distribution and PAD targets get log-prob 0, as in
+    token_logprobs."""
     P, G, R = resp.shape
     first, rest = shared_prefix_logits(model, prompts, lens, resp[:, :, :-1])
-    logits = torch.cat([first[:, None, None, :].expand(P, G, 1, first.shape[-1]), rest], dim=2).float()
-    logits[..., PAD_ID] = float("-inf")  # (P, G, R, V)
-    lp = logits.log_softmax(-1).view(P * G, R, -1)
+    logits = torch.cat([first[:, None, None, :].expand(P, G, 1, first.shape[-1]), rest], dim=2)  # (P, G, R, V)
+    lp = _policy_logprobs(logits, temperature).view(P * G, R, -1)
     tgt = resp.reshape(P * G, R)
     logp = lp.gather(-1, tgt[..., None]).squeeze(-1).masked_fill(tgt == PAD_ID, 0.0)
     p = lp.exp()

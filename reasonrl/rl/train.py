@@ -166,32 +166,34 @@ METHODS: dict[str, MethodSpec] = {
 class FullSequences:
     """Plain layout: row i is prompt + response, right-padded; column t predicts character t + 1."""
 
-    def __init__(self, X: torch.Tensor, m: torch.Tensor):
-        self.X, self.m = X, m  # (N, T + 1), (N, T)
+    def __init__(self, X: torch.Tensor, m: torch.Tensor, temperature: float):
+        self.X, self.m, self.temperature = X, m, temperature  # (N, T + 1), (N, T)
 
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
-        return token_logprobs(model, self.X)
+        return token_logprobs(model, self.X, self.temperature)
 
     def select(self, rows: torch.Tensor) -> FullSequences:
-        return FullSequences(self.X[rows], self.m[rows])
+        return FullSequences(self.X[rows], self.m[rows], self.temperature)
 
 
 class SharedPrefix:
     """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
     column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows."""
 
-    def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, rows: torch.Tensor | None = None):
-        self.prompts, self.lens, self.resp, self.rows = prompts, lens, resp, rows
+    def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
+                 rows: torch.Tensor | None = None):
+        self.prompts, self.lens, self.resp, self.temperature, self.rows = prompts, lens, resp, temperature, rows
         m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
         self.m = m if rows is None else m[rows]
 
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
-        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp)
+        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature)
         return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
 
     def select(self, rows: torch.Tensor) -> SharedPrefix:
         # the forward still runs on whole groups (the prompt is shared); only the selected rows enter the loss
-        return SharedPrefix(self.prompts, self.lens, self.resp, rows if self.rows is None else self.rows[rows])
+        return SharedPrefix(self.prompts, self.lens, self.resp, self.temperature,
+                            rows if self.rows is None else self.rows[rows])
 
 
 def _pad(seqs: list[list[int]], device) -> torch.Tensor:
@@ -201,22 +203,22 @@ def _pad(seqs: list[list[int]], device) -> torch.Tensor:
     return X.to(device)
 
 
-def full_sequences(batch: Batch, device) -> FullSequences:
+def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
     X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)), device)
-    return FullSequences(X, M[:, 1:])  # m: 1 where the predicted token belongs to the response
+    return FullSequences(X, M[:, 1:], temperature)  # m: 1 where the predicted token belongs to the response
 
 
-def shared_prefix(batch: Batch, device) -> SharedPrefix:
+def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     G = batch.group
     prompts = [p.prompt for p in batch.problems[::G]]
     if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
         raise ValueError("batch: rows must come in groups of G with the same prompt")
     resp = _pad([encode(r) for r in batch.responses], device)  # (N, R)
     lens = torch.tensor([len(p) for p in prompts], device=device)
-    return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1))
+    return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1), temperature)
 
 
-SEQUENCES: dict[bool, Callable[[Batch, torch.device], FullSequences | SharedPrefix]] = {
+SEQUENCES: dict[bool, Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]] = {
     False: full_sequences, True: shared_prefix}
 
 
@@ -267,7 +269,8 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     job = ctx.job
     spec = METHODS[job.method]
     batch = spec.collect(ctx)
-    seqs = SEQUENCES[ctx.shared_prefix](batch, next(ctx.policy.parameters()).device)
+    # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
+    seqs = SEQUENCES[ctx.shared_prefix](batch, next(ctx.policy.parameters()).device, job.temperature)
     m = seqs.m  # (N, T): 1 on the response tokens
     reuse = ctx.shared_prefix  # keep the graph: this forward doubles as the first update's
     with torch.set_grad_enabled(reuse):
