@@ -6,7 +6,7 @@ scores into per-sequence weights (group advantages, a correct-only mask, or ones
 `num_iterations` clipped policy-gradient updates on that batch. With one iteration the ratio is
 exactly 1 and the update is REINFORCE with a group baseline.
 
-Two interchangeable computations of the same step, chosen by `Context.shared_prefix`:
+Two interchangeable computations of the same step, the `Layout` chosen once from `Context.shared_prefix`:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
@@ -22,7 +22,7 @@ import copy
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from tqdm import tqdm
@@ -55,6 +55,10 @@ class Context:
     sample_gen: torch.Generator  # policy samples
     reward_gen: torch.Generator  # the random reward's coin flips
     shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
+    layout: Layout = field(init=False)
+
+    def __post_init__(self):
+        self.layout = FAST if self.shared_prefix else PLAIN
 
 
 @dataclass
@@ -102,7 +106,7 @@ def collect_samples(ctx: Context) -> Batch:
     zero_frac = None
     for _ in range(1 + (job.max_resample if job.dynamic_sampling else 0)):
         probs = draw_problems(ctx.rng, job, job.B)
-        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.shared_prefix)
+        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared)
         flat_p = [p for p in probs for _ in range(G)]
         flat_r = [r for rs in groups for r in rs]
         proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
@@ -218,8 +222,18 @@ def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1), temperature)
 
 
-SEQUENCES: dict[bool, Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]] = {
-    False: full_sequences, True: shared_prefix}
+@dataclass(frozen=True)
+class Layout:
+    """One of the two computations of a step: how rollouts are drawn and how a batch meets the model."""
+    shared: bool  # sample_responses(shared=...): prefix-shared rollouts
+    build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
+    # the forward that scores the rollouts keeps its graph and serves as the first update's forward (the weights
+    # have not moved yet, so it is the same computation)
+    reuse_forward: bool
+
+
+PLAIN = Layout(shared=False, build=full_sequences, reuse_forward=False)
+FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
 
 
 def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
@@ -232,23 +246,57 @@ def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
     return loss, clipped
 
 
+def kl_penalty(job: Job, logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """beta times the job's per-token estimate of KL(policy || reference), (N, T): the one KL term, whether it
+    enters the loss (aggregated like the policy-gradient term) or the reward (summed over each response)."""
+    return job.beta * KL_ESTIMATORS[job.kl_estimator](ref_logp - logp)
+
+
+def kl_placed(job: Job, where: str) -> bool:
+    """Whether the KL penalty is active and placed in `where` (loss or reward)."""
+    return job.beta > 0 and job.kl_in == where
+
+
+@dataclass
+class Scored:
+    """The batch under the sampling policy and the reference: everything computed before the first update."""
+    old_logp: torch.Tensor  # (N, T) the sampling policy's log-probs, detached
+    ent: torch.Tensor  # (N, T) its entropies, detached
+    ref_logp: torch.Tensor  # (N, T)
+    first: torch.Tensor | None  # old_logp with its graph when the layout reuses this forward, else None
+
+    def select(self, rows: torch.Tensor) -> Scored:
+        return Scored(self.old_logp[rows], self.ent[rows], self.ref_logp[rows],
+                      None if self.first is None else self.first[rows])
+
+
+def score_batch(ctx: Context, seqs: FullSequences | SharedPrefix) -> Scored:
+    reuse = ctx.layout.reuse_forward
+    with torch.set_grad_enabled(reuse):
+        logp, ent = seqs.logprobs(ctx.policy)
+    with torch.no_grad():
+        ref_logp, _ = seqs.logprobs(ctx.ref)
+    return Scored(logp.detach(), ent.detach(), ref_logp, logp if reuse else None)
+
+
+NO_UPDATE = dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
+
+
 def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | SharedPrefix, w: torch.Tensor,
-           old_logp: torch.Tensor, ref_logp: torch.Tensor, step: int, first: torch.Tensor | None = None) -> dict:
-    """num_iterations clipped updates on one batch (seqs.m, old_logp, ref_logp: (N, T); w: (N,)); returns
-    losses/* means. `first`: the policy's log-probs of seqs with their graph, computed at the current weights,
-    used as the first iteration's forward instead of running it again."""
+           scored: Scored, step: int) -> dict:
+    """num_iterations clipped updates on one batch (seqs.m and scored's tensors: (N, T); w: (N,)); returns
+    losses/* means. The first iteration uses scored.first as its forward when there is one."""
     job = ctx.job
     agg = LOSS_AGG[job.loss_agg]
     m = seqs.m
-    stats = dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
+    stats = dict(NO_UPDATE)
+    n = job.num_iterations
     ctx.policy.train()
-    for it in range(job.num_iterations):
-        logp = first if it == 0 and first is not None else seqs.logprobs(ctx.policy)[0]  # (N, T)
-        per_token, clipped = clipped_surrogate(logp, old_logp, w, job.eps_low, job.eps_high)
+    for it in range(n):
+        logp = scored.first if it == 0 and scored.first is not None else seqs.logprobs(ctx.policy)[0]  # (N, T)
+        per_token, clipped = clipped_surrogate(logp, scored.old_logp, w, job.eps_low, job.eps_high)
         pg = agg(per_token, m)
-        kl_term = torch.zeros((), device=m.device)
-        if job.beta > 0 and job.kl_in == "loss":
-            kl_term = job.beta * agg(KL_ESTIMATORS[job.kl_estimator](ref_logp - logp), m)
+        kl_term = agg(kl_penalty(job, logp, scored.ref_logp), m) if kl_placed(job, "loss") else logp.new_zeros(())
         loss = pg + kl_term
         if not torch.isfinite(loss):
             raise FloatingPointError(f"step {step}: loss is {loss.item()} (pg {pg.item()}, kl {kl_term.item()})")
@@ -256,7 +304,6 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
         loss.backward()
         gn = torch.nn.utils.clip_grad_norm_(ctx.policy.parameters(), 1.0)
         opt.step()
-        n = job.num_iterations
         stats["losses/pg"] += pg.item() / n
         stats["losses/kl_term"] += kl_term.item() / n
         stats["losses/clip_frac"] += float((clipped.float() * m).sum() / m.sum().clamp(min=1)) / n
@@ -265,38 +312,38 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
     return stats
 
 
+def rollout_record(batch: Batch, scored: Scored, m: torch.Tensor) -> dict:
+    """What the rollouts were like: rewards, lengths, thinking, entropy and KL to the reference."""
+    n = len(batch.responses)
+    return {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
+            "rollout/zero_var_frac": batch.zero_frac,
+            "rollout/length": sum(map(len, batch.responses)) / n,
+            "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
+            "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / n,
+            "rollout/entropy": float((scored.ent * m).sum() / m.sum()),
+            "losses/kl": float((kl_k3(scored.ref_logp - scored.old_logp) * m).sum() / m.sum())}
+
+
 def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
-    job = ctx.job
-    spec = METHODS[job.method]
+    """Collect and score one batch, weigh its rows, and update the policy on it."""
+    job, spec = ctx.job, METHODS[ctx.job.method]
     batch = spec.collect(ctx)
     # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
-    seqs = SEQUENCES[ctx.shared_prefix](batch, next(ctx.policy.parameters()).device, job.temperature)
-    m = seqs.m  # (N, T): 1 on the response tokens
-    reuse = ctx.shared_prefix  # keep the graph: this forward doubles as the first update's
-    with torch.set_grad_enabled(reuse):
-        logp, ent = seqs.logprobs(ctx.policy)  # the sampling policy
-    old_logp, ent = logp.detach(), ent.detach()
-    with torch.no_grad():
-        ref_logp, _ = seqs.logprobs(ctx.ref)
-    r = batch.proxy.to(m.device)
-    if job.beta > 0 and job.kl_in == "reward":  # sequence-level k1 KL as a reward penalty
-        r = r - job.beta * ((old_logp - ref_logp) * m).sum(dim=1)
-    w = spec.weights(job, r, batch).to(m.device)
-    record = {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
-              "rollout/zero_var_frac": batch.zero_frac,
-              "rollout/length": sum(map(len, batch.responses)) / len(batch.responses),
-              "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
-              "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / len(batch.responses),
-              "rollout/entropy": float((ent * m).sum() / m.sum()),
-              "losses/kl": float((kl_k3(ref_logp - old_logp) * m).sum() / m.sum())}
-    rows = torch.nonzero(w != 0).squeeze(1) if spec.drop_zero_weight else torch.arange(len(w), device=w.device)
-    if len(rows):  # RFT with no correct sample skips the update
-        first = (logp if len(rows) == len(w) else logp[rows]) if reuse else None
-        sub = seqs if len(rows) == len(w) else seqs.select(rows)
-        record.update(update(ctx, opt, sub, w[rows], old_logp[rows], ref_logp[rows], step, first))
-    else:
-        record.update(dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0))
-    return record, batch
+    seqs = ctx.layout.build(batch, next(ctx.policy.parameters()).device, job.temperature)
+    scored = score_batch(ctx, seqs)
+    r = batch.proxy.to(seqs.m.device)
+    if kl_placed(job, "reward"):  # sequence-level penalty
+        r = r - (kl_penalty(job, scored.old_logp, scored.ref_logp) * seqs.m).sum(dim=1)
+    w = spec.weights(job, r, batch).to(seqs.m.device)
+    record = rollout_record(batch, scored, seqs.m)
+    if not spec.drop_zero_weight:
+        return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
+    rows = torch.nonzero(w != 0).squeeze(1)
+    if len(rows) == 0:  # RFT with no correct sample skips the update
+        return {**record, **NO_UPDATE}, batch
+    if len(rows) < len(w):
+        seqs, w, scored = seqs.select(rows), w[rows], scored.select(rows)
+    return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
 
 
 def _mean_length(responses: list[str], true: torch.Tensor, correct: bool) -> float:
