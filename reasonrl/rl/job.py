@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..config import ConfigError, check, from_dict
+from .variants import OPTIMIZERS
 
 Method = Literal["grpo", "rft", "sft"]
-Reward = Literal["true", "orm", "prm_full", "random"]
+Reward = Literal["true", "orm", "prm_full", "random", "shuffled"]
 VERIFIER_REWARDS = ("orm", "prm_full")
 
 
@@ -24,9 +25,9 @@ class Job:
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
     overlong: int = 0  # soft penalty over the last `overlong` characters of the length budget (0 = off)
-    advantage: Literal["grpo", "rloo", "dr_grpo", "none"] = "grpo"
+    advantage: Literal["grpo", "rloo", "dr_grpo", "none", "zero"] = "grpo"
     std_norm: bool = True  # grpo advantage divided by the group std
-    loss_agg: Literal["token_mean", "seq_mean_token_sum", "seq_mean_token_mean"] = "token_mean"
+    loss_agg: Literal["token_mean", "seq_mean_token_sum", "seq_mean_token_mean", "dr_grpo"] = "token_mean"
     num_iterations: int = 1  # updates per rollout batch (mu); ratios are clipped when mu > 1
     eps_low: float = 0.2
     eps_high: float = 0.2
@@ -35,6 +36,7 @@ class Job:
     kl_in: Literal["loss", "reward"] = "loss"
     dynamic_sampling: bool = False  # drop zero-variance groups and resample prompts
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
+    optimizer: str = "adam"  # adam (AdamW, no weight decay) | sgd (plain); constant learning rate lr
     lr: float = 1e-3
     steps: int = 200
     B: int = 32  # prompts per step
@@ -55,6 +57,7 @@ class Job:
         check(self.G >= 1 and self.B >= 1, "B", "B and G must be at least 1")
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
         check(self.lr > 0, "lr", f"must be positive, got {self.lr}")
+        check(self.optimizer in OPTIMIZERS, "optimizer", f"{self.optimizer!r} is not one of {list(OPTIMIZERS)}")
         check(self.num_iterations >= 1, "num_iterations", f"must be at least 1, got {self.num_iterations}")
         check(0 <= self.eps_low < 1, "eps_low", f"must be in [0, 1), got {self.eps_low}")
         check(self.eps_high >= 0, "eps_high", f"must be >= 0, got {self.eps_high}")

@@ -6,6 +6,10 @@ scores into per-sequence weights (group advantages, a correct-only mask, or ones
 `num_iterations` clipped policy-gradient updates on that batch. With one iteration the ratio is
 exactly 1 and the update is REINFORCE with a group baseline.
 
+A run may draw steps x B x G policy samples (`rollout_budget`); dynamic sampling spends them faster and ends
+in fewer steps, so its arm costs the same rollouts as the others. The KL penalty (`kl_penalty`) is either a
+term of the loss or, summed per response, subtracted from the advantage after the group normalisation.
+
 Two interchangeable computations of the same step, the `Layout` chosen once from `Context.shared_prefix`:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
@@ -19,6 +23,7 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 from __future__ import annotations
 
 import copy
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -36,6 +41,7 @@ from .variants import (
     ADVANTAGES,
     KL_ESTIMATORS,
     LOSS_AGG,
+    OPTIMIZERS,
     REWARDS,
     THINKS,
     guard,
@@ -56,6 +62,7 @@ class Context:
     reward_gen: torch.Generator  # the random reward's coin flips
     shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
     layout: Layout = field(init=False)
+    rollouts: int = 0  # policy samples drawn so far in this run
 
     def __post_init__(self):
         self.layout = FAST if self.shared_prefix else PLAIN
@@ -68,7 +75,17 @@ class Batch:
     proxy: torch.Tensor  # (N,) reward used for training
     true: torch.Tensor  # (N,) verifiable reward
     group: int  # sequences per prompt (G, or 1 for gold)
-    zero_frac: float  # fraction of the first sampled groups whose proxy rewards are all equal
+    zero_frac: float  # fraction of the groups whose proxy rewards are all equal
+    rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
+    sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
+
+    def groups(self, idx: list[int]) -> Batch:
+        """The batch of groups idx (in that order)."""
+        G = self.group
+        rows = [i * G + g for i in idx for g in range(G)]
+        proxy = self.proxy[rows]
+        return Batch([self.problems[i] for i in rows], [self.responses[i] for i in rows], proxy, self.true[rows], G,
+                     float(_zero_variance(proxy, G).float().mean()) if idx else 0.0)
 
 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
@@ -78,6 +95,17 @@ def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
         n = rng.randint(lo, hi)
         out.append(make_problem(rng, n, rng.randint(1, min(n - 1, job.k_max))))
     return out
+
+
+def response_budget(job: Job) -> int:
+    """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
+    return job.k_max + 5
+
+
+def rollout_budget(job: Job) -> int:
+    """Policy samples a run may draw: what `steps` steps of B x G take. Dynamic sampling spends it faster and so
+    takes fewer steps, which keeps its arm at the same rollout cost as the others."""
+    return job.steps * job.B * job.G
 
 
 def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: int):
@@ -98,32 +126,41 @@ def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
     return proxy.view(-1, G).std(dim=1) == 0  # (B,)
 
 
-def collect_samples(ctx: Context) -> Batch:
-    """G policy samples per problem; with dynamic sampling, zero-variance groups are replaced by
-    fresh problems for up to max_resample extra rounds."""
+def sample_round(ctx: Context) -> Batch:
+    """B fresh problems, G policy samples each, scored."""
     job, G = ctx.job, ctx.job.G
-    kept: list[tuple[Problem, list[str], torch.Tensor, torch.Tensor]] = []
-    zero_frac = None
-    for _ in range(1 + (job.max_resample if job.dynamic_sampling else 0)):
-        probs = draw_problems(ctx.rng, job, job.B)
-        groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared)
-        flat_p = [p for p in probs for _ in range(G)]
-        flat_r = [r for rs in groups for r in rs]
-        proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
-        zero = _zero_variance(proxy, G)
-        if zero_frac is None:
-            zero_frac = float(zero.float().mean())
-        for i, p in enumerate(probs):
-            if not (job.dynamic_sampling and zero[i]):
-                kept.append((p, groups[i], proxy[i * G:(i + 1) * G], true[i * G:(i + 1) * G]))
-        if len(kept) >= job.B:
-            break
-    if not kept:  # every group of every round had equal rewards: nothing to learn from this step
-        kept = [(p, groups[i], proxy[i * G:(i + 1) * G], true[i * G:(i + 1) * G]) for i, p in enumerate(probs)]
-    kept = kept[: job.B]
-    return Batch(problems=[p for p, *_ in kept for _ in range(G)], responses=[r for _, rs, *_ in kept for r in rs],
-                 proxy=torch.cat([x for *_, x, _ in kept]), true=torch.cat([t for *_, t in kept]),
-                 group=G, zero_frac=zero_frac)
+    probs = draw_problems(ctx.rng, job, job.B)
+    groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared)
+    flat_p = [p for p in probs for _ in range(G)]
+    flat_r = [r for rs in groups for r in rs]
+    proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
+    ctx.rollouts += len(flat_r)
+    return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r))
+
+
+def collect_samples(ctx: Context) -> Batch:
+    """G policy samples per problem. With dynamic sampling, zero-variance groups are dropped and fresh problems
+    sampled for up to max_resample extra rounds, while the run's rollout budget lasts; the batch keeps the
+    unfiltered samples of every round as `sampled`."""
+    job = ctx.job
+    if not job.dynamic_sampling:
+        return sample_round(ctx)
+    rounds = [sample_round(ctx)]
+    per_round = job.B * job.G
+    kept = lambda b: [i for i, z in enumerate(_zero_variance(b.proxy, b.group).tolist()) if not z]  # noqa: E731
+    while (sum(len(kept(b)) for b in rounds) < job.B and len(rounds) <= job.max_resample
+           and ctx.rollouts + per_round <= rollout_budget(job)):
+        rounds.append(sample_round(ctx))
+    sampled = Batch([p for b in rounds for p in b.problems], [r for b in rounds for r in b.responses],
+                    torch.cat([b.proxy for b in rounds]), torch.cat([b.true for b in rounds]), job.G, 0.0,
+                    sum(b.rollouts for b in rounds))
+    sampled.zero_frac = float(_zero_variance(sampled.proxy, job.G).float().mean())
+    idx = kept(sampled)[: job.B]
+    if not idx:  # every group of every round had equal rewards: nothing to learn from; train on the last round
+        idx = list(range(len(sampled.problems) // job.G - job.B, len(sampled.problems) // job.G))
+    batch = sampled.groups(idx)
+    batch.rollouts, batch.sampled = sampled.rollouts, sampled
+    return batch
 
 
 def collect_gold(ctx: Context) -> Batch:
@@ -133,24 +170,26 @@ def collect_gold(ctx: Context) -> Batch:
                  proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
 
 
-def group_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """GRPO: the configured advantage of the (possibly KL-adjusted) rewards r within each group."""
-    return ADVANTAGES[job.advantage](r.view(-1, batch.group), std_norm=job.std_norm).reshape(-1)
+def group_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
+    """GRPO: the configured advantage of the rewards r within each group, minus the sequence-level KL penalty
+    kl_seq (N,) when the KL is in the reward. The penalty is subtracted after the advantage, so no group
+    statistic (mean, std) acts on it: beta scales it as written."""
+    return ADVANTAGES[job.advantage](r.view(-1, batch.group), std_norm=job.std_norm).reshape(-1) - kl_seq
 
 
-def correct_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """RFT: likelihood of own correct samples only."""
+def correct_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
+    """RFT: likelihood of own correct samples only (no reward to penalise)."""
     return (batch.true > 0.5).float()
 
 
-def unit_weights(job: Job, r: torch.Tensor, batch: Batch) -> torch.Tensor:
+def unit_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
     return torch.ones_like(r)
 
 
 @dataclass(frozen=True)
 class MethodSpec:
     collect: Callable[[Context], Batch]
-    weights: Callable[[Job, torch.Tensor, Batch], torch.Tensor]
+    weights: Callable[[Job, torch.Tensor, Batch, torch.Tensor], torch.Tensor]  # (job, r, batch, kl_seq) -> (N,)
     drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
 
 
@@ -287,7 +326,7 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
     """num_iterations clipped updates on one batch (seqs.m and scored's tensors: (N, T); w: (N,)); returns
     losses/* means. The first iteration uses scored.first as its forward when there is one."""
     job = ctx.job
-    agg = LOSS_AGG[job.loss_agg]
+    agg = functools.partial(LOSS_AGG[job.loss_agg], max_len=response_budget(job))
     m = seqs.m
     stats = dict(NO_UPDATE)
     n = job.num_iterations
@@ -331,11 +370,11 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
     seqs = ctx.layout.build(batch, next(ctx.policy.parameters()).device, job.temperature)
     scored = score_batch(ctx, seqs)
-    r = batch.proxy.to(seqs.m.device)
-    if kl_placed(job, "reward"):  # sequence-level penalty
-        r = r - (kl_penalty(job, scored.old_logp, scored.ref_logp) * seqs.m).sum(dim=1)
-    w = spec.weights(job, r, batch).to(seqs.m.device)
-    record = rollout_record(batch, scored, seqs.m)
+    m = seqs.m
+    kl_seq = (kl_penalty(job, scored.old_logp, scored.ref_logp) * m).sum(dim=1) if kl_placed(job, "reward") \
+        else m.new_zeros(len(m))
+    w = spec.weights(job, batch.proxy.to(m.device), batch, kl_seq).to(m.device)
+    record = {**sampled_record(ctx, batch, scored, m), "rollout/count": batch.rollouts}
     if not spec.drop_zero_weight:
         return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
     rows = torch.nonzero(w != 0).squeeze(1)
@@ -344,6 +383,22 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     if len(rows) < len(w):
         seqs, w, scored = seqs.select(rows), w[rows], scored.select(rows)
     return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
+
+
+def sampled_record(ctx: Context, batch: Batch, scored: Scored, m: torch.Tensor) -> dict:
+    """The rollout records of everything sampled. Under dynamic sampling they are taken on the unfiltered
+    samples (the filter selects groups, so the kept ones say little about the policy); the kept batch's own
+    records go under `filtered/`."""
+    record = rollout_record(batch, scored, m)
+    if batch.sampled is None:
+        return record
+    everything = batch.sampled
+    seqs = ctx.layout.build(everything, m.device, ctx.job.temperature)
+    with torch.no_grad():
+        logp, ent = seqs.logprobs(ctx.policy)
+        ref_logp, _ = seqs.logprobs(ctx.ref)
+    return {**rollout_record(everything, Scored(logp, ent, ref_logp, None), seqs.m),
+            **{"filtered/" + k.split("/", 1)[1]: v for k, v in record.items()}}
 
 
 def _mean_length(responses: list[str], true: torch.Tensor, correct: bool) -> float:
@@ -382,7 +437,7 @@ def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
                   rng=random.Random(job.seed + 100),
                   sample_gen=torch.Generator(next(policy.parameters()).device).manual_seed(job.seed + 100),
                   reward_gen=torch.Generator().manual_seed(job.seed + 200), shared_prefix=shared_prefix)
-    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+    opt = OPTIMIZERS[job.optimizer](policy.parameters(), job.lr)
     hist = {"steps": [], "evals": [], "examples": []}
     t0 = time.perf_counter()
     if evaluate:
@@ -394,11 +449,15 @@ def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
         record = {"step": step + 1, **record, "time/seconds": time.perf_counter() - ts}
         hist["steps"].append(record)
         bar.set_postfix(true=f"{record['reward/true']:.3f}")
-        due = (step + 1) % job.eval_every == 0 or step == job.steps - 1
+        # the run ends after `steps` steps or when its rollout budget cannot pay for another round
+        last = step == job.steps - 1 or ctx.rollouts + job.B * job.G > rollout_budget(job)
+        due = (step + 1) % job.eval_every == 0 or last
         if job.reward != "true" and job.method == "grpo" and (due or step == 0):
             hist["examples"].append({"step": step + 1, "fooled": fooled_examples(batch)})
         if evaluate and due:
             hist["evals"].append({"step": step + 1, **evaluate(policy)})
+        if last:
+            break
     hist["seconds"] = time.perf_counter() - t0
     policy.eval()
     return hist
