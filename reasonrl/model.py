@@ -165,20 +165,55 @@ def prompt_bias(lens: torch.Tensor, L: int) -> torch.Tensor:
     return torch.zeros(pad.shape, device=lens.device).masked_fill_(pad, float("-inf"))[:, None, None, :]
 
 
+def packed_index(lens: torch.Tensor, T: int) -> torch.Tensor:
+    """Flat indices into (B * T) of the real positions t < lens[b] of right-padded rows (B, T), row by row."""
+    return (torch.arange(T, device=lens.device)[None, :] < lens[:, None]).flatten().nonzero().squeeze(1)
+
+
+def unpack(x: torch.Tensor, idx: torch.Tensor, B: int, T: int) -> torch.Tensor:
+    """Packed per-token heads x (n, H, hd) at flat positions idx into (B, H, T, hd), zeros on the padding."""
+    out = x.new_zeros(B * T, *x.shape[1:])
+    out[idx] = x
+    return out.view(B, T, *x.shape[1:]).transpose(1, 2)
+
+
+def packed_layer(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tensor, B: int, T: int, attend):
+    """One block on packed tokens: the position-wise parts (LayerNorms, QKV, projection, MLP) run on the n real
+    tokens x (n, D) only (pos (n,) their positions, idx (n,) their flat places in (B, T)); attention is exact,
+    on the padded layout: attend(q, k, v), each (B, H, T, hd), returns (B, H, T, hd). Returns (x', (k, v))."""
+    n, D = x.shape
+    q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, blk.n_heads, D // blk.n_heads).unbind(1)  # each (n, H, hd)
+    cos, sin = blk.rope.cos[pos][:, None], blk.rope.sin[pos][:, None]  # (n, 1, hd/2)
+
+    def rotate(t):
+        t1, t2 = t[..., 0::2], t[..., 1::2]
+        return torch.stack([t1 * cos - t2 * sin, t1 * sin + t2 * cos], dim=-1).flatten(-2)
+
+    k, v = unpack(rotate(k), idx, B, T), unpack(v, idx, B, T)
+    att = attend(unpack(rotate(q), idx, B, T), k, v)  # (B, H, T, hd)
+    x = x + blk.proj(att.transpose(1, 2).reshape(B * T, D)[idx])
+    return x + blk.mlp(blk.ln2(x)), (k, v)
+
+
 def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):
     """Run right-padded prompts X (P, L) once: ([(K, V) per layer, each (P, H, L, hd)], last (P, D)), where
-    last is the final hidden state (before ln_f) at each prompt's last character."""
-    L = X.shape[1]
+    last is the final hidden state (before ln_f) at each prompt's last character. Only real characters go
+    through the position-wise layers; K and V are zero on the padding (prompt_bias masks it)."""
+    P, L = X.shape
     if L > model.cfg.max_len:
         raise ValueError(f"sequence length {L} exceeds max_len={model.cfg.max_len}")
-    pos = torch.arange(L, device=X.device)
-    x = model.embed(X)  # (P, L, D)
+    idx = packed_index(lens, L)
+    x = model.embed(X.flatten()[idx])  # (n, D)
+    pos = idx % L
+
+    def causal(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
     kv = []
     for blk in model.blocks:
-        q, k, v = blk.qkv_heads(x, pos)
-        kv.append((k, v))
-        x = blk.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
-    return kv, x[torch.arange(X.shape[0], device=X.device), lens - 1]
+        x, kv_l = packed_layer(blk, x, pos, idx, P, L, causal)
+        kv.append(kv_l)
+    return kv, x[lens.cumsum(0) - 1]
 
 
 def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias: torch.Tensor,
@@ -204,6 +239,37 @@ def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias
     return torch.matmul(ap.reshape(P, H, G * T, L), Vp).view(P, H, G, T, hd) + own
 
 
+def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp_in: torch.Tensor,
+                         keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Final hidden states (before ln_f) of teacher-forced responses that share their group's prompt, each prompt
+    computed once and only the fed-in tokens marked in `keep` through the position-wise layers.
+
+    prompts: (P, L) right-padded prompt ids, lens (P,) their lengths; resp_in: (P, G, T) the response tokens fed
+    in (row g of group p continues prompt p at position lens[p]); keep (P, G, T) bool, a right-aligned-free
+    prefix of each row (the tokens whose outputs are wanted). Returns (last, x): last (P, D) at each prompt's
+    last character (it predicts each group's first response token); x (n, D) at the kept fed-in tokens, in
+    row-major order of keep."""
+    P, G, T = resp_in.shape
+    if int(lens.max()) + T > model.cfg.max_len:
+        raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
+    kv, last = prefill(model, prompts, lens)
+    idx = keep.reshape(P, G * T).flatten().nonzero().squeeze(1)  # flat places in (P, G * T)
+    if T == 0 or len(idx) == 0:
+        return last, last.new_zeros(0, last.shape[-1])
+    steps = torch.arange(T, device=prompts.device)
+    pos = (lens[:, None, None] + steps).expand(P, G, T).flatten()[idx]  # (n,)
+    pbias = prompt_bias(lens, prompts.shape[1])
+    causal = torch.zeros(T, T, device=prompts.device).masked_fill_(steps[None, :] > steps[:, None], float("-inf"))
+    x = model.embed(resp_in.flatten()[idx])  # (n, D)
+    for blk, (Kp, Vp) in zip(model.blocks, kv):
+        def attend(q, k, v, Kp=Kp, Vp=Vp):
+            return grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)),
+                                     v.unflatten(2, (G, T)), causal).flatten(2, 3)
+
+        x, _ = packed_layer(blk, x, pos, idx, P, G * T, attend)
+    return last, x
+
+
 def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
                          resp_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits of teacher-forced responses that share their group's prompt, each prompt computed once.
@@ -213,23 +279,16 @@ def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     each group's first response token; rest (P, G, T, V) the token after each fed-in token. Equal, up to
     floating-point summation order, to the full model on prompt + response."""
     P, G, T = resp_in.shape
-    if int(lens.max()) + T > model.cfg.max_len:
-        raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
-    kv, last = prefill(model, prompts, lens)
-    first = model.head(model.ln_f(last))  # (P, V)
-    if T == 0:
-        return first, first.new_zeros(P, G, 0, first.shape[-1])
-    steps = torch.arange(T, device=prompts.device)
-    pos = (lens[:, None, None] + steps).expand(P, G, T).reshape(P, G * T)  # (P, G*T)
-    pbias = prompt_bias(lens, prompts.shape[1])
-    causal = torch.zeros(T, T, device=prompts.device).masked_fill_(steps[None, :] > steps[:, None], float("-inf"))
-    x = model.embed(resp_in.reshape(P, G * T))  # (P, G*T, D)
-    for blk, (Kp, Vp) in zip(model.blocks, kv):
-        q, k, v = blk.qkv_heads(x, pos)  # (P, H, G*T, hd)
-        att = grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)), v.unflatten(2, (G, T)),
-                                causal)
-        x = blk.finish(x, att.flatten(2, 3))
-    return first, model.head(model.ln_f(x)).view(P, G, T, -1)
+    last, x = shared_prefix_hidden(model, prompts, lens, resp_in, torch.ones_like(resp_in, dtype=torch.bool))
+    return model.head(model.ln_f(last)), model.head(model.ln_f(x)).view(P, G, T, -1)
+
+
+def _logp_ent(logits: torch.Tensor, tgt: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probs of the targets tgt (B, K) under logits (B, V) at `temperature` (each row's distribution serves
+    its K targets), and the distribution's entropy (B,)."""
+    lp = _policy_logprobs(logits, temperature)
+    p = lp.exp()
+    return lp.gather(-1, tgt), -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
 
 
 def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
@@ -238,17 +297,24 @@ def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torc
 
     prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
-    distribution at `temperature`; PAD is excluded from the distribution and PAD targets get log-prob 0, as in
-    token_logprobs."""
+    distribution at `temperature`; PAD is excluded from the distribution. Both are 0 where the target is PAD:
+    only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens)."""
     P, G, R = resp.shape
-    first, rest = shared_prefix_logits(model, prompts, lens, resp[:, :, :-1])
-    logits = torch.cat([first[:, None, None, :].expand(P, G, 1, first.shape[-1]), rest], dim=2)  # (P, G, R, V)
-    lp = _policy_logprobs(logits, temperature).view(P * G, R, -1)
-    tgt = resp.reshape(P * G, R)
-    logp = lp.gather(-1, tgt[..., None]).squeeze(-1).masked_fill(tgt == PAD_ID, 0.0)
-    p = lp.exp()
-    ent = -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
-    return logp, ent
+    need = resp[:, :, 1:] != PAD_ID  # (P, G, R-1): fed-in token j is wanted when target j + 1 is real
+    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need)
+    lp0, ent0 = _logp_ent(model.head(model.ln_f(last)), resp[:, :, 0], temperature)  # (P, G), (P,)
+    ent0 = ent0[:, None].expand(P, G)
+    real0 = resp[:, :, 0] != PAD_ID
+    idx = need.flatten().nonzero().squeeze(1)
+    lp_rest, ent_rest = _logp_ent(model.head(model.ln_f(x)), resp[:, :, 1:].flatten()[idx, None], temperature)
+    lp_rest = lp_rest[:, 0]
+
+    def place(col0: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
+        out = rest.new_zeros(P * G * (R - 1))
+        out[idx] = rest
+        return torch.cat([col0.masked_fill(~real0, 0.0).reshape(P * G, 1), out.view(P * G, R - 1)], dim=1)
+
+    return place(lp0, lp_rest), place(ent0, ent_rest)
 
 
 class CheckpointError(RuntimeError):
