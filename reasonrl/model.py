@@ -55,22 +55,28 @@ def set_threads_from_env() -> None:
 
 
 class Rotary(nn.Module):
-    """Rotary position embedding over interleaved pairs of head dimensions."""
+    """Rotary position embedding over interleaved pairs of head dimensions.
+
+    A pair (x1, x2) is the complex number x1 + i x2, and the rotation is one complex multiply by
+    exp(i * angle): (x1 cos - x2 sin, x1 sin + x2 cos)."""
 
     def __init__(self, head_dim: int, max_len: int, base: float = 10000.0):
         super().__init__()
         inv = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
         ang = torch.outer(torch.arange(max_len).float(), inv)  # (max_len, head_dim/2)
-        self.register_buffer("cos", ang.cos(), persistent=False)
-        self.register_buffer("sin", ang.sin(), persistent=False)
+        self.register_buffer("turn", torch.polar(torch.ones_like(ang), ang), persistent=False)
+
+    def rotate(self, x: torch.Tensor, turn: torch.Tensor) -> torch.Tensor:
+        """x (..., hd) real rotated by turn (..., hd/2) complex, broadcast against x's pairs."""
+        z = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+        return torch.view_as_real(z * turn).flatten(-2).to(x.dtype)
 
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         # x: (B, H, T, hd); pos: (T,) shared by all rows, or (B, T) per row
-        cos, sin = self.cos[pos], self.sin[pos]
+        turn = self.turn[pos]
         if pos.dim() == 2:
-            cos, sin = cos[:, None], sin[:, None]  # (B, 1, T, hd/2)
-        x1, x2 = x[..., 0::2], x[..., 1::2]
-        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+            turn = turn[:, None]  # (B, 1, T, hd/2)
+        return self.rotate(x, turn)
 
 
 class Block(nn.Module):
@@ -183,11 +189,10 @@ def packed_layer(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tens
     on the padded layout: attend(q, k, v), each (B, H, T, hd), returns (B, H, T, hd). Returns (x', (k, v))."""
     n, D = x.shape
     q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, blk.n_heads, D // blk.n_heads).unbind(1)  # each (n, H, hd)
-    cos, sin = blk.rope.cos[pos][:, None], blk.rope.sin[pos][:, None]  # (n, 1, hd/2)
+    turn = blk.rope.turn[pos][:, None]  # (n, 1, hd/2)
 
     def rotate(t):
-        t1, t2 = t[..., 0::2], t[..., 1::2]
-        return torch.stack([t1 * cos - t2 * sin, t1 * sin + t2 * cos], dim=-1).flatten(-2)
+        return blk.rope.rotate(t, turn)
 
     k, v = unpack(rotate(k), idx, B, T), unpack(v, idx, B, T)
     att = attend(unpack(rotate(q), idx, B, T), k, v)  # (B, H, T, hd)
