@@ -216,8 +216,8 @@ def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):
 
     kv = []
     for blk in model.blocks:
-        x, kv_l = packed_layer(blk, x, pos, idx, P, L, causal)
-        kv.append(kv_l)
+        x, (k, v) = packed_layer(blk, x, pos, idx, P, L, causal)
+        kv.append((k.contiguous(), v.contiguous()))  # read at every decoding step: lay them out once
     return kv, x[lens.cumsum(0) - 1]
 
 
