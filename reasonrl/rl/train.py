@@ -23,6 +23,7 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import random
 import time
@@ -420,6 +421,16 @@ def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
     return out
 
 
+def _heap_trimmer() -> Callable[[int], object]:
+    """glibc's malloc_trim, or a no-op elsewhere. The step's tensors change shape with every batch (padding
+    lengths), and glibc keeps the freed pages of its heap resident: without a trim after each step the
+    resident set of a 200-step run grows from ~470 MB to over 800 MB."""
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return lambda pad: None
+
+
 def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
              evaluate: Callable[[torch.nn.Module], dict] | None = None, progress: bool = True,
              shared_prefix: bool = True):
@@ -443,9 +454,11 @@ def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
     if evaluate:
         hist["evals"].append({"step": 0, **evaluate(policy)})
     bar = tqdm(range(job.steps), desc=f"rl {job.method}", disable=not progress, mininterval=2.0, leave=False)
+    trim = _heap_trimmer()
     for step in bar:
         ts = time.perf_counter()
         record, batch = rl_step(ctx, opt, step)
+        trim(0)
         record = {"step": step + 1, **record, "time/seconds": time.perf_counter() - ts}
         hist["steps"].append(record)
         bar.set_postfix(true=f"{record['reward/true']:.3f}")
