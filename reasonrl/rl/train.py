@@ -292,6 +292,13 @@ def kl_penalty(job: Job, logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Te
     return job.beta * KL_ESTIMATORS[job.kl_estimator](ref_logp - logp)
 
 
+def reward_kl(job: Job, scored: Scored, m: torch.Tensor) -> torch.Tensor:
+    """(N,) the KL penalty summed over each response when the KL is in the reward, else zeros."""
+    if not kl_placed(job, "reward"):
+        return m.new_zeros(len(m))
+    return (kl_penalty(job, scored.old_logp, scored.ref_logp) * m).sum(dim=1)
+
+
 def kl_placed(job: Job, where: str) -> bool:
     """Whether the KL penalty is active and placed in `where` (loss or reward)."""
     return job.beta > 0 and job.kl_in == where
@@ -372,9 +379,7 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     seqs = ctx.layout.build(batch, next(ctx.policy.parameters()).device, job.temperature)
     scored = score_batch(ctx, seqs)
     m = seqs.m
-    kl_seq = (kl_penalty(job, scored.old_logp, scored.ref_logp) * m).sum(dim=1) if kl_placed(job, "reward") \
-        else m.new_zeros(len(m))
-    w = spec.weights(job, batch.proxy.to(m.device), batch, kl_seq).to(m.device)
+    w = spec.weights(job, batch.proxy.to(m.device), batch, reward_kl(job, scored, m)).to(m.device)
     record = {**sampled_record(ctx, batch, scored, m), "rollout/count": batch.rollouts}
     if not spec.drop_zero_weight:
         return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
