@@ -49,22 +49,28 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 
 class Rotary(nn.Module):
-    """Rotary position embedding over interleaved pairs of head dimensions."""
+    """Rotary position embedding over interleaved pairs of head dimensions.
+
+    A pair (x1, x2) is the complex number x1 + i x2, and the rotation is one complex multiply by
+    exp(i * angle): (x1 cos - x2 sin, x1 sin + x2 cos)."""
 
     def __init__(self, head_dim: int, max_len: int, base: float = 10000.0):
         super().__init__()
         inv = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
         ang = torch.outer(torch.arange(max_len).float(), inv)  # (max_len, head_dim/2)
-        self.register_buffer("cos", ang.cos(), persistent=False)
-        self.register_buffer("sin", ang.sin(), persistent=False)
+        self.register_buffer("turn", torch.polar(torch.ones_like(ang), ang), persistent=False)
+
+    def rotate(self, x: torch.Tensor, turn: torch.Tensor) -> torch.Tensor:
+        """x (..., hd) real rotated by turn (..., hd/2) complex, broadcast against x's pairs."""
+        z = torch.view_as_complex(x.float().unflatten(-1, (-1, 2)))
+        return torch.view_as_real(z * turn).flatten(-2).to(x.dtype)
 
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         # x: (B, H, T, hd); pos: (T,) shared by all rows, or (B, T) per row
-        cos, sin = self.cos[pos], self.sin[pos]
+        turn = self.turn[pos]
         if pos.dim() == 2:
-            cos, sin = cos[:, None], sin[:, None]  # (B, 1, T, hd/2)
-        x1, x2 = x[..., 0::2], x[..., 1::2]
-        return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+            turn = turn[:, None]  # (B, 1, T, hd/2)
+        return self.rotate(x, turn)
 
 
 class Block(nn.Module):
@@ -126,13 +132,20 @@ class TinyReasoner(nn.Module):
         return self.head(self.ln_f(x))
 
 
-def token_logprobs(model: TinyReasoner, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
-    predicted distribution at t (0 where the target is PAD). PAD is excluded from the distribution, as in
-    sampling (it is never an action), so these are the log-probs of the policy the samplers draw from."""
-    logits = model(X[:, :-1]).float()  # (B, T-1, V)
+def _policy_logprobs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Log-probs of the distribution the samplers draw from: softmax(logits / temperature), PAD excluded."""
+    logits = logits.float()
+    if temperature != 1:
+        logits = logits / temperature
     logits[..., PAD_ID] = float("-inf")
-    lp = logits.log_softmax(-1)
+    return logits.log_softmax(-1)
+
+
+def token_logprobs(model: TinyReasoner, X: torch.Tensor, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logp, ent), each (B, T-1): log-prob of the actual next token X[:, t+1] and the entropy of the
+    predicted distribution at t (0 where the target is PAD). The distribution is the one the samplers draw
+    from at `temperature`: softmax(logits / temperature) with PAD excluded (it is never an action)."""
+    lp = _policy_logprobs(model(X[:, :-1]), temperature)  # (B, T-1, V)
     # PAD targets (right padding) get 0 rather than -inf so that masking them out never makes NaN
     logp = lp.gather(-1, X[:, 1:, None]).squeeze(-1).masked_fill(X[:, 1:] == PAD_ID, 0.0)
     p = lp.exp()
@@ -152,20 +165,54 @@ def prompt_bias(lens: torch.Tensor, L: int) -> torch.Tensor:
     return torch.zeros(pad.shape, device=lens.device).masked_fill_(pad, float("-inf"))[:, None, None, :]
 
 
+def packed_index(lens: torch.Tensor, T: int) -> torch.Tensor:
+    """Flat indices into (B * T) of the real positions t < lens[b] of right-padded rows (B, T), row by row."""
+    return (torch.arange(T, device=lens.device)[None, :] < lens[:, None]).flatten().nonzero().squeeze(1)
+
+
+def unpack(x: torch.Tensor, idx: torch.Tensor, B: int, T: int) -> torch.Tensor:
+    """Packed per-token heads x (n, H, hd) at flat positions idx into (B, H, T, hd), zeros on the padding."""
+    out = x.new_zeros(B * T, *x.shape[1:])
+    out[idx] = x
+    return out.view(B, T, *x.shape[1:]).transpose(1, 2)
+
+
+def packed_layer(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tensor, B: int, T: int, attend):
+    """One block on packed tokens: the position-wise parts (LayerNorms, QKV, projection, MLP) run on the n real
+    tokens x (n, D) only (pos (n,) their positions, idx (n,) their flat places in (B, T)); attention is exact,
+    on the padded layout: attend(q, k, v), each (B, H, T, hd), returns (B, H, T, hd). Returns (x', (k, v))."""
+    n, D = x.shape
+    q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, blk.n_heads, D // blk.n_heads).unbind(1)  # each (n, H, hd)
+    turn = blk.rope.turn[pos][:, None]  # (n, 1, hd/2)
+
+    def rotate(t):
+        return blk.rope.rotate(t, turn)
+
+    k, v = unpack(rotate(k), idx, B, T), unpack(v, idx, B, T)
+    att = attend(unpack(rotate(q), idx, B, T), k, v)  # (B, H, T, hd)
+    x = x + blk.proj(att.transpose(1, 2).reshape(B * T, D)[idx])
+    return x + blk.mlp(blk.ln2(x)), (k, v)
+
+
 def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):
     """Run right-padded prompts X (P, L) once: ([(K, V) per layer, each (P, H, L, hd)], last (P, D)), where
-    last is the final hidden state (before ln_f) at each prompt's last character."""
-    L = X.shape[1]
+    last is the final hidden state (before ln_f) at each prompt's last character. Only real characters go
+    through the position-wise layers; K and V are zero on the padding (prompt_bias masks it)."""
+    P, L = X.shape
     if L > model.cfg.max_len:
         raise ValueError(f"sequence length {L} exceeds max_len={model.cfg.max_len}")
-    pos = torch.arange(L, device=X.device)
-    x = model.embed(X)  # (P, L, D)
+    idx = packed_index(lens, L)
+    x = model.embed(X.flatten()[idx])  # (n, D)
+    pos = idx % L
+
+    def causal(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
     kv = []
     for blk in model.blocks:
-        q, k, v = blk.qkv_heads(x, pos)
-        kv.append((k, v))
-        x = blk.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
-    return kv, x[torch.arange(X.shape[0], device=X.device), lens - 1]
+        x, (k, v) = packed_layer(blk, x, pos, idx, P, L, causal)
+        kv.append((k.contiguous(), v.contiguous()))  # read at every decoding step: lay them out once
+    return kv, x[lens.cumsum(0) - 1]
 
 
 def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias: torch.Tensor,
@@ -191,6 +238,37 @@ def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias
     return torch.matmul(ap.reshape(P, H, G * T, L), Vp).view(P, H, G, T, hd) + own
 
 
+def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp_in: torch.Tensor,
+                         keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Final hidden states (before ln_f) of teacher-forced responses that share their group's prompt, each prompt
+    computed once and only the fed-in tokens marked in `keep` through the position-wise layers.
+
+    prompts: (P, L) right-padded prompt ids, lens (P,) their lengths; resp_in: (P, G, T) the response tokens fed
+    in (row g of group p continues prompt p at position lens[p]); keep (P, G, T) bool, a right-aligned-free
+    prefix of each row (the tokens whose outputs are wanted). Returns (last, x): last (P, D) at each prompt's
+    last character (it predicts each group's first response token); x (n, D) at the kept fed-in tokens, in
+    row-major order of keep."""
+    P, G, T = resp_in.shape
+    if int(lens.max()) + T > model.cfg.max_len:
+        raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
+    kv, last = prefill(model, prompts, lens)
+    idx = keep.reshape(P, G * T).flatten().nonzero().squeeze(1)  # flat places in (P, G * T)
+    if T == 0 or len(idx) == 0:
+        return last, last.new_zeros(0, last.shape[-1])
+    steps = torch.arange(T, device=prompts.device)
+    pos = (lens[:, None, None] + steps).expand(P, G, T).flatten()[idx]  # (n,)
+    pbias = prompt_bias(lens, prompts.shape[1])
+    causal = torch.zeros(T, T, device=prompts.device).masked_fill_(steps[None, :] > steps[:, None], float("-inf"))
+    x = model.embed(resp_in.flatten()[idx])  # (n, D)
+    for blk, (Kp, Vp) in zip(model.blocks, kv):
+        def attend(q, k, v, Kp=Kp, Vp=Vp):
+            return grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)),
+                                     v.unflatten(2, (G, T)), causal).flatten(2, 3)
+
+        x, _ = packed_layer(blk, x, pos, idx, P, G * T, attend)
+    return last, x
+
+
 def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
                          resp_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Logits of teacher-forced responses that share their group's prompt, each prompt computed once.
@@ -200,42 +278,42 @@ def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     each group's first response token; rest (P, G, T, V) the token after each fed-in token. Equal, up to
     floating-point summation order, to the full model on prompt + response."""
     P, G, T = resp_in.shape
-    if int(lens.max()) + T > model.cfg.max_len:
-        raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
-    kv, last = prefill(model, prompts, lens)
-    first = model.head(model.ln_f(last))  # (P, V)
-    if T == 0:
-        return first, first.new_zeros(P, G, 0, first.shape[-1])
-    steps = torch.arange(T, device=prompts.device)
-    pos = (lens[:, None, None] + steps).expand(P, G, T).reshape(P, G * T)  # (P, G*T)
-    pbias = prompt_bias(lens, prompts.shape[1])
-    causal = torch.zeros(T, T, device=prompts.device).masked_fill_(steps[None, :] > steps[:, None], float("-inf"))
-    x = model.embed(resp_in.reshape(P, G * T))  # (P, G*T, D)
-    for blk, (Kp, Vp) in zip(model.blocks, kv):
-        q, k, v = blk.qkv_heads(x, pos)  # (P, H, G*T, hd)
-        att = grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)), v.unflatten(2, (G, T)),
-                                causal)
-        x = blk.finish(x, att.flatten(2, 3))
-    return first, model.head(model.ln_f(x)).view(P, G, T, -1)
+    last, x = shared_prefix_hidden(model, prompts, lens, resp_in, torch.ones_like(resp_in, dtype=torch.bool))
+    return model.head(model.ln_f(last)), model.head(model.ln_f(x)).view(P, G, T, -1)
+
+
+def _logp_ent(logits: torch.Tensor, tgt: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probs of the targets tgt (B, K) under logits (B, V) at `temperature` (each row's distribution serves
+    its K targets), and the distribution's entropy (B,)."""
+    lp = _policy_logprobs(logits, temperature)
+    p = lp.exp()
+    return lp.gather(-1, tgt), -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
 
 
 def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
-                          resp: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                          resp: torch.Tensor, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
 
     prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
-    distribution; PAD is excluded from the distribution and PAD targets get log-prob 0, as in token_logprobs."""
+    distribution at `temperature`; PAD is excluded from the distribution. Both are 0 where the target is PAD:
+    only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens)."""
     P, G, R = resp.shape
-    first, rest = shared_prefix_logits(model, prompts, lens, resp[:, :, :-1])
-    logits = torch.cat([first[:, None, None, :].expand(P, G, 1, first.shape[-1]), rest], dim=2).float()
-    logits[..., PAD_ID] = float("-inf")  # (P, G, R, V)
-    lp = logits.log_softmax(-1).view(P * G, R, -1)
-    tgt = resp.reshape(P * G, R)
-    logp = lp.gather(-1, tgt[..., None]).squeeze(-1).masked_fill(tgt == PAD_ID, 0.0)
-    p = lp.exp()
-    ent = -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
-    return logp, ent
+    need = resp[:, :, 1:] != PAD_ID  # (P, G, R-1): fed-in token j is wanted when target j + 1 is real
+    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need)
+    lp0, ent0 = _logp_ent(model.head(model.ln_f(last)), resp[:, :, 0], temperature)  # (P, G), (P,)
+    ent0 = ent0[:, None].expand(P, G)
+    real0 = resp[:, :, 0] != PAD_ID
+    idx = need.flatten().nonzero().squeeze(1)
+    lp_rest, ent_rest = _logp_ent(model.head(model.ln_f(x)), resp[:, :, 1:].flatten()[idx, None], temperature)
+    lp_rest = lp_rest[:, 0]
+
+    def place(col0: torch.Tensor, rest: torch.Tensor) -> torch.Tensor:
+        out = rest.new_zeros(P * G * (R - 1))
+        out[idx] = rest
+        return torch.cat([col0.masked_fill(~real0, 0.0).reshape(P * G, 1), out.view(P * G, R - 1)], dim=1)
+
+    return place(lp0, lp_rest), place(ent0, ent_rest)
 
 
 FORMAT = "reasonrl-checkpoint-v1"

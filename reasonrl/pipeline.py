@@ -23,7 +23,7 @@ T = TypeVar("T")
 class EvalSetConfig:
     n: int = 12  # ring size of every problem
     ks: list[int] = field(default_factory=lambda: [3, 4, 5, 6])  # hop counts, `count` problems each
-    count: int = 50  # problems per hop count
+    count: int = 250  # problems per hop count
     seed: int = 21  # with (n, k) fixes the problems
 
     def __post_init__(self):

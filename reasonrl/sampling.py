@@ -150,10 +150,11 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     order of `[p for p in prompts for _ in range(group)]`), each prompt prefilled once.
 
     With stop_at_end=False the result equals `sample` on the repeated list, character for character.
-    With stop_at_end=True (the default) decoding stops after the step at which every row has written `$`,
-    so a continuation may be shorter than max_new, but `response_of` of each is the same as with
-    stop_at_end=False. The draws of the skipped steps are still consumed from the generator, so the
-    generator is left exactly where `sample` leaves it and the next draw from it is the same too.
+    With stop_at_end=True (the default) a row stops being computed once it has written `$` (the characters
+    after it are filler) and decoding stops after the step at which every row has, so a continuation may be
+    shorter than max_new, but `response_of` of each is the same as with stop_at_end=False. The draws of the
+    skipped steps are still consumed from the generator, so the generator is left exactly where `sample` leaves
+    it and the next draw from it is the same too.
     """
     if not prompts:
         return []
@@ -171,30 +172,42 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     # everything the loop touches is made here once: caches, positions, the prompt mask, the output
     pbias = prompt_bias(lens, L)  # (P, 1, 1, L)
     pos = (lens[None, :, None] + torch.arange(max_new, device=dev)[:, None, None]).expand(max_new, P, G).contiguous()
-    own = [(last.new_empty(P, H, G, max_new, hd), last.new_empty(P, H, G, max_new, hd)) for _ in model.blocks]
+    # zeroed, so that the slots of rows that stopped writing hold finite numbers
+    own = [(last.new_zeros(P, H, G, max_new, hd), last.new_zeros(P, H, G, max_new, hd)) for _ in model.blocks]
+    q_all = last.new_zeros(P, H, G, 1, hd)  # queries of every row; those of rows that stopped stay 0
     out = torch.empty(max_new, R, dtype=torch.long, device=dev)  # token t of every row
     done = torch.zeros(R, dtype=torch.bool, device=dev)
     hit = torch.empty(R, dtype=torch.bool, device=dev)
+    live = torch.arange(R, device=dev)  # rows still writing: only they go through the position-wise layers
     steps = max_new
     for t in range(max_new):
         nxt = _draw_(logits, temperature, generator)  # (R,)
         out[t] = nxt
-        if stop_at_end and t < max_new - 1:
+        if t == max_new - 1:
+            break
+        if stop_at_end:
             done.logical_or_(torch.eq(nxt, END_ID, out=hit))
             if bool(done.all()):
                 _burn(R, V, max_new - 1 - t, temperature, generator, dev)
                 steps = t + 1
                 break
-        if t == max_new - 1:
-            break
-        x = model.embed(nxt.view(P, G))  # (P, G, D): row g of group p, at position lens[p] + t
+            live = (~done).nonzero().squeeze(1)
+        # row g of group p is flat row p * G + g, at position lens[p] + t
+        p_, g_, n = live // G, live % G, len(live)
+        x = model.embed(nxt[live])  # (n, D)
         for blk, (Kp, Vp), (Ks, Vs) in zip(model.blocks, kv, own):
-            q, k, v = blk.qkv_heads(x, pos[t])  # (P, H, G, hd)
-            Ks[:, :, :, t] = k
-            Vs[:, :, :, t] = v
-            att = grouped_attention(q[:, :, :, None], Kp, Vp, pbias, Ks[:, :, :, : t + 1], Vs[:, :, :, : t + 1])
-            x = blk.finish(x, att[:, :, :, 0])  # (P, G, D)
-        logits = model.head(model.ln_f(x)).view(R, V)
+            q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, H, hd).unbind(1)  # each (n, H, hd)
+            turn = blk.rope.turn[pos[t, p_, g_]][:, None]
+            q_all[p_, :, g_, 0] = blk.rope.rotate(q, turn)
+            Ks[p_, :, g_, t] = blk.rope.rotate(k, turn)
+            Vs[p_, :, g_, t] = v
+            att = grouped_attention(q_all, Kp, Vp, pbias, Ks[:, :, :, : t + 1], Vs[:, :, :, : t + 1])
+            x = x + blk.proj(att[p_, :, g_, 0].reshape(n, H * hd))
+            x = x + blk.mlp(blk.ln2(x))
+        # a row that stopped gets uniform logits: its draws are consumed (the generator's state depends only on
+        # the shape) and never read (response_of cuts at `$`)
+        logits = last.new_zeros(R, V)
+        logits[live] = model.head(model.ln_f(x))
     return [decode(ids) for ids in out[:steps].T.tolist()]
 
 

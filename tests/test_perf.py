@@ -185,6 +185,7 @@ def _run_step(shared: bool, lr: float, **overrides):
     {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"},
     {"num_iterations": 2, "beta": 0.3, "loss_agg": "seq_mean_token_sum", "advantage": "rloo"},
     {"method": "rft", "num_iterations": 2, "beta": 0.3},
+    {"temperature": 0.7, "num_iterations": 2, "beta": 0.3},
 ])
 def test_rl_step_fast_equals_plain(overrides):
     lr = 2.0 if overrides.get("num_iterations", 1) > 1 else 0.5  # big steps, so that later iterations clip
@@ -215,4 +216,47 @@ def test_groups_must_share_their_prompt():
     batch = Batch(problems=[a, b], responses=["a$", "b$"], proxy=torch.zeros(2), true=torch.zeros(2), group=2,
                   zero_frac=0.0)
     with pytest.raises(ValueError, match="groups of G"):
-        shared_prefix(batch, "cpu")
+        shared_prefix(batch, "cpu", 1.0)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_loss_logprobs_are_those_sampled_from_at_temperature(monkeypatch, shared):
+    """At T = 0.7 the log-probs entering the loss, and the entropy record, are those of the distribution each
+    response token was drawn from (the probabilities handed to torch.multinomial)."""
+    import reasonrl.rl.train as train
+
+    draws, seen = [], []
+    multinomial = torch.multinomial
+
+    def recording_multinomial(probs, n, generator=None):
+        out = multinomial(probs, n, generator=generator)
+        draws.append((probs.clone(), out[:, 0].clone()))
+        return out
+
+    surrogate = train.clipped_surrogate
+
+    def recording_surrogate(logp, old_logp, *args):
+        seen.append(logp.detach().clone())
+        return surrogate(logp, old_logp, *args)
+
+    monkeypatch.setattr(torch, "multinomial", recording_multinomial)
+    monkeypatch.setattr(train, "clipped_surrogate", recording_surrogate)
+    record, batch, *_ = _run_step(shared, 0.5, temperature=0.7)
+    (logp,) = seen
+    expect_lp, expect_ent = [], []
+    for i, (prob, resp) in enumerate(zip(batch.problems, batch.responses)):
+        ids = encode(resp)
+        col = 0 if shared else len(prob.prompt) - 1  # the column of response token 0 in the layout
+        for t, tok in enumerate(ids):
+            probs, drawn = draws[t]
+            assert int(drawn[i]) == tok  # the recorded draw is this response's token
+            p = probs[i] / probs[i].sum()
+            expect_lp.append(float(p[tok].log()))
+            expect_ent.append(float(-(p * p.clamp(min=1e-30).log()).sum()))
+            assert abs(float(logp[i, col + t]) - expect_lp[-1]) <= TOL
+    assert abs(record["rollout/entropy"] - sum(expect_ent) / len(expect_ent)) <= TOL
+    # the check can tell the temperatures apart: the untempered log-probs (p_T ** T renormalised) differ
+    p = draws[0][0][0] / draws[0][0][0].sum()
+    untempered = p ** 0.7 / (p ** 0.7).sum()
+    tok = encode(batch.responses[0])[0]
+    assert abs(float(untempered[tok].log()) - float(p[tok].log())) > 100 * TOL

@@ -31,14 +31,18 @@ def test_rloo_and_dr_grpo_hand_built():
     dr = ADVANTAGES["dr_grpo"](R)
     assert dr[0].tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25])
     assert ADVANTAGES["none"](R).tolist() == R.tolist()
+    assert ADVANTAGES["zero"](R).tolist() == [[0.0] * 4] * 3
 
 
 def test_loss_aggregations_hand_built():
     per_token = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     m = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
-    assert LOSS_AGG["token_mean"](per_token, m).item() == pytest.approx(7 / 3)
-    assert LOSS_AGG["seq_mean_token_sum"](per_token, m).item() == pytest.approx(3.5)
-    assert LOSS_AGG["seq_mean_token_mean"](per_token, m).item() == pytest.approx(2.75)
+    assert LOSS_AGG["token_mean"](per_token, m, 5).item() == pytest.approx(7 / 3)
+    assert LOSS_AGG["seq_mean_token_sum"](per_token, m, 5).item() == pytest.approx(3.5)
+    assert LOSS_AGG["seq_mean_token_mean"](per_token, m, 5).item() == pytest.approx(2.75)
+    # Dr. GRPO: (1 + 2 + 4) / (2 sequences x max_len 5), whatever the batch's token count
+    assert LOSS_AGG["dr_grpo"](per_token, m, 5).item() == pytest.approx(0.7)
+    assert LOSS_AGG["dr_grpo"](per_token, torch.ones(2, 3), 5).item() == pytest.approx(2.1)
 
 
 def test_kl_estimators_on_known_distributions():
@@ -69,8 +73,8 @@ def test_single_iteration_equals_plain_reinforce_gradient():
     adv, m = torch.tensor([1.0, -0.5, 0.0, 2.0]), (torch.rand(4, 6) > 0.3).float()
     logp = torch.log_softmax(w, -1)
     surrogate, clipped = clipped_surrogate(logp, logp.detach(), adv, 0.2, 0.28)
-    (g1,) = torch.autograd.grad(LOSS_AGG["token_mean"](surrogate, m), w, retain_graph=True)
-    (g2,) = torch.autograd.grad(LOSS_AGG["token_mean"](-(logp * adv[:, None]), m), w)
+    (g1,) = torch.autograd.grad(LOSS_AGG["token_mean"](surrogate, m, 6), w, retain_graph=True)
+    (g2,) = torch.autograd.grad(LOSS_AGG["token_mean"](-(logp * adv[:, None]), m, 6), w)
     assert torch.equal(g1, g2) and not clipped.any()
 
 
@@ -98,6 +102,7 @@ def _job(**kw):
     {"advantage": "rloo"}, {"advantage": "dr_grpo", "loss_agg": "seq_mean_token_sum"},
     {"num_iterations": 2, "eps_high": 0.28}, {"beta": 0.1, "kl_estimator": "k3"},
     {"beta": 0.1, "kl_in": "reward", "kl_estimator": "k1"}, {"dynamic_sampling": True, "reward": "random"},
+    {"optimizer": "sgd", "lr": 0.1}, {"reward": "shuffled"}, {"loss_agg": "dr_grpo", "advantage": "dr_grpo"},
 ])
 def test_three_steps_change_the_parameters(overrides):
     policy = _tiny_policy()
@@ -142,7 +147,7 @@ def test_nan_loss_stops_naming_the_step(monkeypatch):
 @pytest.mark.parametrize("overrides,key", [
     ({"stpes": 10}, "stpes"), ({"G": 1}, "G"), ({"k_max": 12}, "k_max"), ({"method": "ppo"}, "method"),
     ({"reward": "orm_v2"}, "reward"), ({"kl_estimator": "k4"}, "kl_estimator"), ({"lr": -1.0}, "lr"),
-    ({"method": "rft", "reward": "orm"}, "reward"),
+    ({"method": "rft", "reward": "orm"}, "reward"), ({"optimizer": "rmsprop"}, "optimizer"),
 ])
 def test_bad_jobs_are_rejected_naming_the_key(overrides, key):
     with pytest.raises(ConfigError, match=f"run.{key}"):
@@ -158,3 +163,96 @@ def test_verifier_reward_needs_an_existing_verifier():
     with pytest.raises(ConfigError, match="verifier 'orm' is not defined"):
         make_job({}, {"reward": "orm"}, verifiers=["prm_full"])
     assert make_job({}, {"reward": "orm"}, verifiers=["orm"]).verifier == "orm"
+
+
+# ----------------------------------------------------------------------------- mechanisms of the studies
+
+
+def test_kl_in_the_reward_is_subtracted_after_the_advantage():
+    from reasonrl.rl.train import Batch, group_weights, kl_penalty
+
+    job = make_job({}, {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"})
+    # per token k1 = log pi - log pi_ref: log(0.5 / 0.25) = log 2 on one token, times beta 0.5
+    pen = kl_penalty(job, torch.tensor([[math.log(0.5)]]), torch.tensor([[math.log(0.25)]]))
+    assert pen.item() == pytest.approx(0.5 * math.log(2))
+    batch = Batch(problems=[], responses=[], proxy=torch.zeros(8), true=torch.zeros(8), group=4, zero_frac=0.0)
+    r = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
+    kl_seq = torch.tensor([0.01, 0.02, 0.03, 0.04, 0.01, 0.02, 0.03, 0.04])
+    w = group_weights(job, r, batch, kl_seq)
+    # group 1: the std-normalised task advantage (mean 0.25, std 0.5 + 1e-4), then minus the penalty as it is
+    assert w[:4].tolist() == pytest.approx([0.75 / 0.5001 - 0.01, -0.25 / 0.5001 - 0.02, -0.25 / 0.5001 - 0.03,
+                                            -0.25 / 0.5001 - 0.04])
+    # group 2, all correct: no std blows the penalty up; a fifth of it stays a fifth
+    assert w[4:].tolist() == pytest.approx([-0.01, -0.02, -0.03, -0.04])
+    assert group_weights(job, r, batch, kl_seq / 5)[4:].tolist() == pytest.approx([-0.002, -0.004, -0.006, -0.008])
+
+
+def test_optimizers_sgd_is_plain_and_adam_is_adamw():
+    from reasonrl.rl.variants import OPTIMIZERS
+
+    for name, expect in (("sgd", 1.0 - 0.1 * 2.0), ("adam", 1.0 - 0.1)):  # Adam's first step: lr * sign(grad)
+        p = torch.nn.Parameter(torch.tensor([1.0]))
+        opt = OPTIMIZERS[name]([p], 0.1)
+        p.grad = torch.tensor([2.0])
+        opt.step()
+        assert p.item() == pytest.approx(expect, abs=1e-6), name
+    assert isinstance(OPTIMIZERS["adam"]([p], 0.1), torch.optim.AdamW)
+
+
+def test_shuffled_reward_permutes_the_true_rewards_with_the_run_generator():
+    from types import SimpleNamespace
+
+    from reasonrl.rl.variants import REWARDS
+    from reasonrl.task import sample_problem
+
+    rng = __import__("random").Random(0)
+    probs = [sample_problem(rng, (4, 6)) for _ in range(6)]
+    resps = [p.trace + "|" + p.answer + "$" if i in (0, 1, 4) else "a$" for i, p in enumerate(probs)]
+    true = REWARDS["true"](probs, resps, None)
+    assert true.tolist() == [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]
+    ctx = SimpleNamespace(reward_gen=torch.Generator().manual_seed(0))
+    perm = torch.randperm(6, generator=torch.Generator().manual_seed(0))
+    shuffled = REWARDS["shuffled"](probs, resps, ctx)
+    assert shuffled.tolist() == true[perm].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    again = REWARDS["shuffled"](probs, resps, SimpleNamespace(reward_gen=torch.Generator().manual_seed(0)))
+    assert again.tolist() == shuffled.tolist()
+
+
+def test_zero_advantage_moves_nothing_without_kl():
+    policy = _tiny_policy()
+    before = [p.detach().clone() for p in policy.parameters()]
+    hist = train_rl(_job(advantage="zero"), policy, progress=False)
+    assert all(torch.equal(a, b) for a, b in zip(before, policy.parameters()))
+    assert all(r["losses/pg"] == 0 for r in hist["steps"])
+
+
+def _scripted_sampler(rounds):
+    """A sample_responses stand-in: round i answers problem j right when rounds[i][j][g] is 1."""
+    calls = iter(rounds)
+
+    def sample_responses(policy, probs, G, temperature, gen, shared=True):
+        script = next(calls)
+        return [[p.trace + "|" + p.answer + "$" if ok else "a$" for ok in s] for p, s in zip(probs, script)]
+
+    return sample_responses
+
+
+def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(monkeypatch):
+    import reasonrl.rl.train as train
+
+    # round 1: group A mixed, B all right; round 2: C all right, D mixed -> trains on A and D
+    monkeypatch.setattr(train, "sample_responses", _scripted_sampler([[[1, 0], [1, 1]], [[1, 1], [0, 1]]]))
+    job = make_job({}, {"steps": 2, "B": 2, "G": 2, "n_range": [3, 4], "k_max": 2, "dynamic_sampling": True})
+    hist = train_rl(job, _tiny_policy(), progress=False)
+    assert len(hist["steps"]) == 1  # the 2 x 2 x 2 = 8 rollouts of the budget went into step 1
+    rec = hist["steps"][0]
+    assert rec["rollout/count"] == 8
+    assert rec["reward/true"] == pytest.approx(6 / 8)  # all 8 samples
+    assert rec["filtered/true"] == pytest.approx(2 / 4)  # A and D
+    assert rec["rollout/zero_var_frac"] == pytest.approx(2 / 4)  # B and C
+    assert rec["filtered/zero_var_frac"] == 0.0
+    # the budget also caps the resampling: with 4 rollouts in all, round 2 is not drawn; only A is trained on
+    monkeypatch.setattr(train, "sample_responses", _scripted_sampler([[[1, 0], [0, 0]]]))
+    hist = train_rl(make_job(job.to_dict(), {"steps": 1}), _tiny_policy(), progress=False)
+    assert hist["steps"][0]["rollout/count"] == 4 and hist["steps"][0]["filtered/true"] == 0.5
+    assert hist["steps"][0]["reward/true"] == 0.25

@@ -39,7 +39,8 @@ class Job:
     kl_in: str = "loss"  # one of KL_PLACEMENTS: where the KL penalty goes
     dynamic_sampling: bool = False  # drop zero-variance groups and resample prompts
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
-    lr: float = 1e-4  # AdamW learning rate, constant
+    optimizer: str = "adam"  # key of variants.OPTIMIZERS: adam (AdamW, no weight decay) | sgd (plain); constant lr
+    lr: float = 1e-4  # learning rate of the optimizer, constant
     steps: int = 200  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
@@ -92,10 +93,10 @@ def choices() -> dict:
     """Field -> the names it may take: the registries themselves (imported here, not at module level:
     train.py imports this module)."""
     from .train import METHODS
-    from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, REWARDS
+    from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
 
     return {"method": METHODS, "reward": REWARDS, "advantage": ADVANTAGES, "loss_agg": LOSS_AGG,
-            "kl_estimator": KL_ESTIMATORS, "kl_in": KL_PLACEMENTS, "eval": EVALS}
+            "kl_estimator": KL_ESTIMATORS, "kl_in": KL_PLACEMENTS, "eval": EVALS, "optimizer": OPTIMIZERS}
 
 
 def make_job(defaults: dict | None = None, overrides: dict | None = None, where: str = "run",

@@ -50,28 +50,42 @@ def no_baseline(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
     return r.clone()
 
 
-# ----------------------------------------------------------------------------- loss aggregation
-# per_token: (N, T) loss per token; m: (N, T) 1 on response tokens -> scalar
+@_register(ADVANTAGES, "zero")
+def zero_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+    """A control: every advantage 0, so only the KL term (if any) moves the policy."""
+    return torch.zeros_like(r)
 
-LOSS_AGG: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {}
+
+# ----------------------------------------------------------------------------- loss aggregation
+# per_token: (N, T) loss per token; m: (N, T) 1 on response tokens; max_len: the job's longest possible response
+# (a constant of the run, for the aggregations that need one) -> scalar
+
+LOSS_AGG: dict[str, Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]] = {}
 
 
 @_register(LOSS_AGG, "token_mean")
-def token_mean(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+def token_mean(per_token: torch.Tensor, m: torch.Tensor, max_len: int) -> torch.Tensor:
     """Mean over every response token of the batch (DAPO): long responses weigh more."""
     return (per_token * m).sum() / m.sum().clamp(min=1.0)
 
 
 @_register(LOSS_AGG, "seq_mean_token_sum")
-def seq_mean_token_sum(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
-    """Sum over tokens, mean over sequences (no length normalisation, as Dr. GRPO)."""
+def seq_mean_token_sum(per_token: torch.Tensor, m: torch.Tensor, max_len: int) -> torch.Tensor:
+    """Sum over tokens, mean over sequences (no length normalisation)."""
     return (per_token * m).sum(dim=1).mean()
 
 
 @_register(LOSS_AGG, "seq_mean_token_mean")
-def seq_mean_token_mean(per_token: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+def seq_mean_token_mean(per_token: torch.Tensor, m: torch.Tensor, max_len: int) -> torch.Tensor:
     """Mean over each sequence's tokens, then over sequences (the original GRPO)."""
     return ((per_token * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)).mean()
+
+
+@_register(LOSS_AGG, "dr_grpo")
+def dr_grpo_agg(per_token: torch.Tensor, m: torch.Tensor, max_len: int) -> torch.Tensor:
+    """Dr. GRPO: sum over all tokens divided by a constant, sequences x the longest possible response, so no
+    response's tokens weigh more or less for its length or for the batch's token count."""
+    return (per_token * m).sum() / (per_token.shape[0] * max_len)
 
 
 # ----------------------------------------------------------------------------- KL estimators
@@ -98,6 +112,23 @@ def kl_k3(d: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1.0
 
 
+# ----------------------------------------------------------------------------- optimizers
+# (parameters, lr) -> optimizer; the learning rate is constant
+
+OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {}
+
+
+@_register(OPTIMIZERS, "adam")
+def adam(params, lr: float) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+
+
+@_register(OPTIMIZERS, "sgd")
+def sgd(params, lr: float) -> torch.optim.Optimizer:
+    """Plain SGD: no momentum, no weight decay."""
+    return torch.optim.SGD(params, lr=lr)
+
+
 # ----------------------------------------------------------------------------- rewards
 # A reward function maps (problems, responses, ctx) to a proxy reward per response (N,).
 
@@ -118,6 +149,14 @@ def true_reward(problems, responses, ctx) -> torch.Tensor:
 def random_reward(problems, responses, ctx) -> torch.Tensor:
     """A fair coin per response, from the run's own reward generator."""
     return (torch.rand(len(responses), generator=ctx.reward_gen) < 0.5).float()
+
+
+@_register(REWARDS, "shuffled")
+def shuffled_reward(problems, responses, ctx) -> torch.Tensor:
+    """A control: the true rewards permuted within the batch by the run's reward generator (the same amount of
+    reward as the truth, attached to the wrong responses)."""
+    true = true_reward(problems, responses, ctx)
+    return true[torch.randperm(len(true), generator=ctx.reward_gen)]
 
 
 def _verifier_reward(problems, responses, ctx) -> torch.Tensor:
