@@ -67,7 +67,7 @@ def long_rows(run: str, history: list[dict], evals: list[dict], columns: tuple[s
     rows = [{"step": int(r["step"]), "run": run, **{c: r[c] for c in steps}} for r in history] if steps else []
     rows += [{"step": int(e["step"]), "run": run, **{c: e[c[len(EVAL_PREFIX):]] for c in evs}}
              for e in evals] if evs else []
-    return sorted(rows, key=lambda r: (r["step"], len(r)))
+    return sorted(rows, key=lambda r: r["step"])  # stable: at one step, the step row before the evaluation
 
 
 def study_csv(plot: StudyPlot, runs: list[str], read: Callable[[str], tuple[list[dict], list[dict]]]) -> str:

@@ -46,3 +46,25 @@ def write_dag_doc() -> None:
 
 if __name__ == "__main__":
     write_dag_doc()
+
+
+def test_runs_named_finds_every_run_a_study_section_names_once_in_order():
+    from reasonrl.plotdata import runs_named
+
+    section = {"base": "cot_L2", "runs": {"SFT": ["sft_s0", "sft_s1"], "GRPO": ["grpo_s0"]},
+               "groups": {"kl": {"title": "grpo_s0 vs", "runs": {"off": "grpo_s0", "on": "abl_kl"}}}, "rise": 0.05}
+    assert runs_named(section, {"sft_s0", "sft_s1", "grpo_s0", "abl_kl", "unused"}) == [
+        "sft_s0", "sft_s1", "grpo_s0", "abl_kl"]
+
+
+def test_long_rows_put_step_and_evaluation_columns_on_their_own_rows():
+    from reasonrl.plotdata import StudyPlot, long_rows, study_csv
+
+    history = [{"step": "1", "reward/true": "0.5", "x": "9"}, {"step": "2", "reward/true": "0.75", "x": "9"}]
+    evals = [{"step": 0, "acc": 0.25, "by_k": {}}, {"step": 2, "acc": 0.5, "by_k": {}}]
+    cols = ("reward/true", "eval/acc")
+    assert long_rows("r", history, evals, cols) == [
+        {"step": 0, "run": "r", "eval/acc": 0.25}, {"step": 1, "run": "r", "reward/true": "0.5"},
+        {"step": 2, "run": "r", "reward/true": "0.75"}, {"step": 2, "run": "r", "eval/acc": 0.5}]
+    text = study_csv(StudyPlot("s", cols), ["a", "b"], lambda run: (history[:1], evals[:1]))
+    assert text == "step,run,reward/true,eval/acc\n0,a,,0.25\n1,a,0.5,\n0,b,,0.25\n1,b,0.5,\n"
