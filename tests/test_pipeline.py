@@ -146,7 +146,7 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
 
 def test_metrics_show_is_the_study_answers_with_few_plain_keys(tiny_repo):
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], tiny_repo).stdout)
-    files = shown["workspace"]["data"]
+    files = shown[""]["data"]  # "" is the workspace
     assert files and all(re.fullmatch(r"reports/[a-z]+/answers/[a-z0-9_]+\.json", f) for f in files), list(files)
     keys = {k for f in files.values() for k in flatten(f["data"])}
     assert len(keys) <= 40 and all(re.fullmatch(r"[a-z0-9_.]+", k) for k in keys), keys
@@ -172,8 +172,10 @@ def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
     readme = (ROOT / "README.md").read_text()
     cmd = re.search(r"^    (dvc exp show --only-changed .*)$", readme, re.M).group(1)
     out = run(["dvc", "exp", "run", "-S", "method=rft"], tiny_repo)
-    assert set(re.findall(r"Running stage '([^']+)'", out.stdout)) == {f"rl_headline@{HEADLINE}",
-                                                                        f"eval_headline@{HEADLINE}"}
+    ran = re.findall(r"Running stage '([^']+)'|Stage '([^']+)' is cached", out.stdout)  # or from the run-cache
+    assert {a or b for a, b in ran} == {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
     table = run(shlex.split(cmd), tiny_repo, env={"COLUMNS": "160"}).stdout
     assert max(len(line) for line in table.splitlines()) <= 160, table
-    assert "method" in table and "rft" in table and "grpo" in table, table
+    assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table
+    if list((tiny_repo / "reports/headline/answers").glob("*.json")):
+        assert ":effect" in table and ":b " in table, table
