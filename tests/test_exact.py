@@ -236,7 +236,7 @@ def test_params_and_dvc_stages_match_the_defaults_and_the_report():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert from_dict(E.ExactConfig, params["exact"], "exact") == E.ExactConfig()
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert stages["exact"]["params"] == ["exact"]
+    assert stages["exact"]["params"] == ["threads", "device", "exact"]
     outs = {next(iter(o)) for o in stages["report_exact"]["outs"]}
     assert outs == {f"reports/exact/{n}.{ext}" for n in ("gradient_quality", "training", "beta_sweep",
                                                            "kl_placement") for ext in ("png", "md")} | {
