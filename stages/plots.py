@@ -1,14 +1,15 @@
 """Stage `plots`: the study plots' data for `dvc plots show` -> reports/plots/<study>.csv, one row per
-(run, step), from every run's history and in-training evaluations under reports/rl/."""
+(run, step), from every run's history and in-training evaluations under reports/rl/. A study's runs are
+the names in its section of `studies` that have a history there (its params are `studies` only, so a
+changed run reaches this stage through its outputs, not its params)."""
 
 import csv
 import time
+from pathlib import Path
 
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.pipeline import stage_setup
 from reasonrl.plotdata import STUDY_PLOTS, study_csv, study_runs
-
-RUN_GROUPS = ("runs", "runs_orm", "runs_prm")
 
 
 def read(run: str) -> tuple[list[dict], list[dict]]:
@@ -19,7 +20,7 @@ def read(run: str) -> tuple[list[dict], list[dict]]:
 
 t0 = time.perf_counter()
 params, _ = stage_setup()
-defined = [name for group in RUN_GROUPS for name in params[group]]
+defined = [path.stem for path in sorted(Path("reports/rl").glob("*.csv"))]
 for study, plot in STUDY_PLOTS.items():
     runs = study_runs(params, plot, defined)
     write_text(f"reports/plots/{study}.csv", study_csv(plot, runs, read))
