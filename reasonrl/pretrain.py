@@ -1,9 +1,11 @@
 """Supervised training of base models on streamed hop-world problems.
 
-Standard bases learn one target format (`cot` or `direct`). Mixed bases, for the R1-Zero question,
-train in two phases: first with a fraction p_think of examples carrying a trace (the lookup skill is
-learned), then continued with a small fraction (thinking becomes rare, but stays correct when it
-happens). Training from scratch on a small trace fraction never learns the lookup at all.
+A base is one training phase: a share `trace` of its examples carry the trace (1 = chain of thought,
+0 = answer only), from fresh weights or continued from another base's checkpoint (`init`). Standard
+bases are one phase from scratch. Mixed bases, for the R1-Zero question, are two phases: first with
+half the examples carrying a trace (the lookup skill is learned), then continued with a small share
+(thinking becomes rare, but stays correct when it happens); the phase-1 checkpoint is shared by every
+phase 2 that starts from it. Training from scratch on a small trace share never learns the lookup.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Literal
 
 import torch
 import torch.nn.functional as F
@@ -49,30 +50,19 @@ class PhaseConfig:
 
 @dataclass
 class BaseConfig:
-    mode: Literal["cot", "direct"] = "cot"  # cot: target = trace|answer$ ; direct: target = |answer$
-    model: ModelConfig = field(default_factory=ModelConfig)  # the architecture
+    trace: float = 1.0  # share of examples whose target carries the trace (1 = cot, 0 = direct)
+    init: str | None = None  # continue from models/<init>.pt; null = fresh weights of shape `model`
+    model: ModelConfig | None = None  # required when init is null; the checkpoint's own shape otherwise
     train: PhaseConfig = field(default_factory=PhaseConfig)  # the one training phase
 
     def __post_init__(self):
-        hi = self.train.n_range[1]  # the model sees prompt + target but its last token
-        check_fits(self.model.max_len, "model.max_len", hi, hi - 1, self.mode, offset=-1)
-
-
-@dataclass
-class MixedConfig:
-    p1: float = 0.5  # trace fraction in phase 1
-    p2: float | None = None  # trace fraction in phase 2; null = no phase 2
-    model: ModelConfig = field(default_factory=ModelConfig)  # the architecture
-    stage1: PhaseConfig = field(default_factory=lambda: PhaseConfig(steps=2000))  # phase 1 (trace fraction p1)
-    stage2: PhaseConfig = field(  # phase 2 (trace fraction p2), continuing from phase 1's weights
-        default_factory=lambda: PhaseConfig(steps=1000, lr=3e-4, warmup=20, seed=11))
-
-    def __post_init__(self):
-        check(0 <= self.p1 <= 1, "p1", f"must be in [0, 1], got {self.p1}")
-        check(self.p2 is None or 0 <= self.p2 <= 1, "p2", f"must be null or in [0, 1], got {self.p2}")
-        hi = max(self.stage1.n_range[1], self.stage2.n_range[1] if self.p2 is not None else 2)
-        response = "cot" if self.p1 or self.p2 else "direct"
-        check_fits(self.model.max_len, "model.max_len", hi, hi - 1, response, offset=-1)
+        check(0 <= self.trace <= 1, "trace", f"must be in [0, 1], got {self.trace}")
+        check((self.init is None) != (self.model is None), "model",
+              "give `model` for fresh weights (init: null), or `init` to continue a checkpoint, not both")
+        if self.model is not None:  # a continued checkpoint is checked against its own max_len when loaded
+            hi = self.train.n_range[1]  # the model sees prompt + target but its last token
+            check_fits(self.model.max_len, "model.max_len", hi, hi - 1, "cot" if self.trace > 0 else "direct",
+                       offset=-1)
 
 
 def lr_at(step: int, cfg: PhaseConfig) -> float:
@@ -137,20 +127,11 @@ def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str
     return {"final_loss": curve[-1][1], "loss_curve": curve, "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def train_base(cfg: BaseConfig, device: torch.device | str = "cpu", desc: str = "base") -> tuple[TinyReasoner, dict]:
-    """A standard base: `cot` trains on full traces, `direct` on answers only."""
-    model = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.train.seed)).to(device)
-    summary = train_phase(model, cfg.train, 1.0 if cfg.mode == "cot" else 0.0, desc)
-    return model, summary
-
-
-def train_mixed(cfg: MixedConfig, device: torch.device | str = "cpu", desc: str = "mixed") -> tuple[TinyReasoner, dict]:
-    """A two-phase mixed base (phase 2 only when p2 is not null)."""
-    model = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.stage1.seed)).to(device)
-    s1 = train_phase(model, cfg.stage1, cfg.p1, f"{desc} phase 1")
-    summary = {"stage1": s1, "seconds": s1["seconds"]}
-    if cfg.p2 is not None:
-        s2 = train_phase(model, cfg.stage2, cfg.p2, f"{desc} phase 2")
-        summary["stage2"] = s2
-        summary["seconds"] = round(s1["seconds"] + s2["seconds"], 2)
-    return model, summary
+def train_base(cfg: BaseConfig, init: TinyReasoner | None = None, device: torch.device | str = "cpu",
+               desc: str = "base") -> tuple[TinyReasoner, dict]:
+    """Train one phase: on `init` (the model of cfg.init, trained further in place) or on fresh weights
+    seeded by cfg.train.seed."""
+    if init is None:
+        init = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.train.seed))
+    model = init.to(device)
+    return model, train_phase(model, cfg.train, cfg.trace, desc)

@@ -1,21 +1,26 @@
-"""Stage `base@<name>`: train the standard base `bases.<name>`; checkpoint and metrics."""
+"""Stages `base@<name>`, `mixed_p1@<name>`, `mixed@<name>`: train one base phase from params section
+<section> (fresh weights, or continuing models/<init>.pt) -> models/<stem>.pt and its greedy accuracy.
+
+    python stages/base.py <section> <stem>      # e.g. bases.cot_L2 base_cot_L2, mixed.phase2.think2 mixed_think2
+"""
 
 import sys
 
 from reasonrl.config import to_dict
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.io import write_json
-from reasonrl.model import save_checkpoint
+from reasonrl.model import load_checkpoint, save_checkpoint
 from reasonrl.pipeline import read_problems, section, stage_setup
 from reasonrl.pretrain import BaseConfig, train_base
 
-name = sys.argv[1]
+where, stem = sys.argv[1], sys.argv[2]
 params, device, _ = stage_setup()
-cfg = section(params, f"bases.{name}", BaseConfig)
-model, summary = train_base(cfg, device, desc=f"base@{name}")
+cfg = section(params, where, BaseConfig)
+init = load_checkpoint(f"models/{cfg.init}.pt", device)[0] if cfg.init else None
+model, summary = train_base(cfg, init, device, desc=stem)
+save_checkpoint(f"models/{stem}.pt", model, {"kind": "base", "name": stem, "params": to_dict(cfg),
+                                              "summary": summary})
 metrics = {f"n{n}": greedy_accuracy(model, read_problems(f"data/n{n}.jsonl")) for n in (8, 12)}
-metrics["train_seconds"] = summary["seconds"]
-metrics["final_loss"] = summary["final_loss"]
-save_checkpoint(f"models/base_{name}.pt", model, {"kind": "base", "name": name, "params": to_dict(cfg),
-                                                   "summary": summary})
-write_json(f"reports/metrics/base_{name}.json", metrics)
+write_json(f"reports/metrics/{stem}.json", {**metrics, "final_loss": summary["final_loss"]})
+write_json(f"reports/timing/{stem}.json", {"seconds": summary["seconds"],
+                                           "steps_per_second": round(cfg.train.steps / summary["seconds"], 2)})

@@ -3,6 +3,7 @@ entropy of model passk.models.<label> on each set of passk.sets -> reports/metri
 the plot data reports/passk/curve_<label>.csv."""
 
 import sys
+import time
 
 from reasonrl.config import from_dict
 from reasonrl.io import write_json, write_text
@@ -11,9 +12,11 @@ from reasonrl.pipeline import read_problems, stage_setup
 from reasonrl.studies.passk_eval import Config, curve_csv, measure
 
 label = sys.argv[1]
+t0 = time.perf_counter()
 params, device, _ = stage_setup()
 cfg = from_dict(Config, params.get("passk"), "passk")
 model, _ = load_checkpoint(f"models/{cfg.models[label]}.pt", device)
 result = measure(model, {s: read_problems(f"data/{s}.jsonl") for s in cfg.sets}, cfg.eval)
 write_json(f"reports/metrics/passk_{label}.json", {"model": cfg.models[label], **result})
 write_text(f"reports/passk/curve_{label}.csv", curve_csv(result))
+write_json(f"reports/timing/passk_{label}.json", {"seconds": round(time.perf_counter() - t0, 2)})

@@ -1,22 +1,36 @@
-"""Stage `rl@<run>` (and rl_orm@, rl_prm@, rl_headline): train one RL run from params.
+"""Stage `rl@<run>` (and rl_orm@, rl_prm@, rl_headline@): train one RL run from params.
 
     python stages/rl.py <group> <name>     # group: runs, runs_orm, runs_prm, or headline
 
-A run is the `rl:` defaults overridden by runs.<group>.<name>; the headline run is the defaults with
-the top-level `method`. Every run entry names its `init` so that dvc.yaml can depend on it.
+A run is the `rl:` defaults overridden by <group>.<name>; a headline run also takes the top-level
+`method`. Every entry names its `init` so that dvc.yaml can depend on it. Study runs write under
+reports/rl/ (the study reports read that folder), headline runs under reports/headline/rl/, so a
+changed `method` reaches no study.
 """
 
 import sys
 
+from reasonrl.io import write_json
 from reasonrl.pipeline import read_problems, stage_setup
-from reasonrl.rl.job import job_for
+from reasonrl.rl.job import Job, job_for
 from reasonrl.rl.run import run_job, write_outputs
 
-params, device, _ = stage_setup()
-group, name = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else None)
-job, where = job_for(params, group, name)
-name = name or "headline"
-sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
-verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
-policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
-write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"reports/rl/{name}.csv", f"reports/rl/{name}.json")
+OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
+
+
+def job_of(params: dict, group: str, name: str) -> Job:
+    """The job of run <group>.<name>, validated; tests/test_deps.py resolves every stage through it."""
+    return job_for(params, group, name)[0]
+
+
+if __name__ == "__main__":
+    params, device, _ = stage_setup()
+    group, name = sys.argv[1], sys.argv[2]
+    job, where = job_for(params, group, name)
+    sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
+    verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
+    policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
+    out = OUT.get(group, "reports/rl")
+    write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
+    write_json(f"reports/timing/rl_{name}.json", {"seconds": round(hist["seconds"], 2),
+                                                  "steps_per_second": round(job.steps / hist["seconds"], 3)})

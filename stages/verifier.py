@@ -16,5 +16,6 @@ verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}")
 save_verifier(f"models/verifier_{name}.pt", verifier, {"kind": cfg.kind, "name": name, "params": to_dict(cfg),
                                                          "summary": summary})
 metrics = {"kind": cfg.kind, "init": cfg.init, **summary["heldout"], "probes": summary["probes"],
-           "data": summary["data"], "final_loss": summary["final_loss"], "train_seconds": summary["seconds"]}
+           "data": summary["data"], "final_loss": summary["final_loss"]}
 write_json(f"reports/metrics/verifier_{name}.json", metrics)
+write_json(f"reports/timing/verifier_{name}.json", {"seconds": summary["seconds"]})

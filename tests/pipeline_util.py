@@ -36,8 +36,8 @@ def shrink(node, key=None):
     return node
 
 
-def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TORCH_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+def run(cmd: list[str], cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TORCH_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     if check and out.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")

@@ -17,6 +17,7 @@ PARAMS = {
     "runs": {"a": {"init": "base_x", "seed": 3}, "b": {"init": "base_x", "method": "sft"}},
     "runs_orm": {"o": {"init": "base_x", "reward": "orm"}},
     "runs_prm": {"p": {"init": "base_x", "reward": "prm_full"}},
+    "headline": {"h": {"init": "base_x", "seed": 100}},
 }
 
 
@@ -36,8 +37,8 @@ def _params(**changes) -> dict:
 def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_method():
     job, where = job_for(_params(), "runs", "a")
     assert (job.init, job.method, job.seed, job.steps, where) == ("base_x", "grpo", 3, 7, "runs.a")
-    job, where = job_for(_params(), "headline", "headline")
-    assert (job.method, job.eval, where) == ("rft", "n12", "rl")
+    job, where = job_for(_params(), "headline", "h")
+    assert (job.method, job.eval, job.seed, where) == ("rft", "n12", 100, "headline.h")
     assert job_for(_params(), "runs_orm", "o")[0].verifier == "orm"
     # a study run does not read the headline's method, so `-S method=...` cannot touch it
     assert job_for(_params(method="ppo"), "runs", "a")[0].method == "grpo"
@@ -45,8 +46,11 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
 
 @pytest.mark.parametrize("group,name,changes,message", [
     ("runs", "b", {"rl__method": "ppo"}, r"^rl\.method: 'ppo' is not one of"),  # b overrides it; still caught
-    ("headline", "headline", {"method": "ppo"}, r"^method: 'ppo'"),
-    ("headline", "headline", {"method": "grp"}, r"^method: 'grp' .*did you mean 'grpo'"),
+    ("headline", "h", {"method": "ppo"}, r"^method: 'ppo'"),
+    ("headline", "h", {"method": "grp"}, r"^method: 'grp' .*did you mean 'grpo'"),
+    ("headline", "h", {"headline__h": {"init": "base_x", "method": "sft"}}, r"^headline\.h\.method: headline runs"),
+    ("headline", "h", {"method": "grpo", "headline__h": {"init": "base_x", "reward": "orm"}},
+     r"^headline\.h\.reward: 'orm' is not allowed in headline"),
     ("runs", "nosuch", {}, r"^runs\.nosuch: no such run \(defined runs in runs: a, b\)"),
     ("rums", "a", {}, r"^rums: not a run group \(did you mean 'runs'\?"),
     ("runs", "a", {"runs__a": {"seed": 1}}, r"^runs\.a\.init: required in every run"),

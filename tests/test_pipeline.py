@@ -3,12 +3,19 @@ then incremental-rebuild checks."""
 
 import functools
 import json
+import re
+import shlex
 
 import pytest
 import yaml
 from pipeline_util import ROOT, copy_repo, rerun_after, run, set_params, shrink, stages_that_would_run, stale_after
 
 pytestmark = pytest.mark.slow
+
+# What a changed study run feeds beyond its own chain: every report that reads the folders reports/rl
+# and reports/eval (cheap: seconds each), the study plots' data and the index.
+READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index"}
+HEADLINE = "headline_s0"
 
 
 def all_stages() -> set[str]:
@@ -39,19 +46,31 @@ def test_smoke_repro_builds_everything(tiny_repo):
     status = run(["dvc", "status", "--json"], tiny_repo).stdout
     assert json.loads(status) == {}
     lock = yaml.safe_load((tiny_repo / "dvc.lock").read_text())
-    assert set(lock["stages"]) == all_stages()
+    assert all_stages() <= set(lock["stages"])  # the committed lock may still name stages since renamed
     m = json.loads((tiny_repo / "reports/metrics/base_cot_L2.json").read_text())
     assert 0 <= m["n8"]["acc"] <= 1 and set(m["n12"]["by_k"]) == {"3", "4", "5", "6"}
 
 
-def test_changing_one_mixed_base_reruns_only_it(tiny_repo):
+def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
     def update(p):
-        p["mixed"]["think2"]["stage2"]["steps"] = 4
+        p["mixed"]["phase2"]["think2"]["train"]["steps"] = 4
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"mixed@think2"}
-    # the base, and the zero study's run from it, its eval, the study's report and the index
-    assert closure == {"mixed@think2", "rl@zero_think2", "eval@zero_think2", "report_zero", "report_index"}
+    # not the shared phase 1, not the other phase-2 bases
+    assert closure == {"mixed@think2", "rl@zero_think2", "eval@zero_think2"} | READERS
+
+
+def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_repo):
+    def update(p):
+        p["mixed"]["phase1"]["skill"]["train"]["lr"] = 2e-3
+
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"mixed_p1@skill"}
+    built_on = {"think0", "think2", "think10"}
+    assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl@zero_{b}" for b in built_on}
+                       | {f"eval@zero_{b}" for b in built_on} | READERS)
+    assert "mixed_p1@noskill" not in closure and "rl@zero_noskill" not in closure
 
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):
@@ -60,7 +79,8 @@ def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_r
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data"}
-    assert {"base@cot_L2", "base@direct_L2", "mixed@think2", "mixed@noskill", "passk@base"} <= closure
+    assert {"base@cot_L2", "base@direct_L2", "mixed_p1@skill", "mixed@think2", "mixed_p1@noskill",
+            "passk@base"} <= closure
     assert not closure & {"exact", "report_exact"}  # the exact toy reads no evaluation set
 
 
@@ -68,10 +88,13 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     for name in ("orm", "prm_full"):
         m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
         assert m["kind"] == name and m["auc"] > 0.5, m
-    m = json.loads((tiny_repo / "reports/metrics/eval_base_cot_L2.json").read_text())
+    m = json.loads((tiny_repo / "reports/eval/base_cot_L2.json").read_text())
     assert set(m["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
     assert list(m["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
     csv = (tiny_repo / "reports/eval/passk_base_direct_L2.csv").read_text().splitlines()
+    for stage in ("base_cot_L2", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO", "plots"):
+        assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
+    assert "seconds" not in (tiny_repo / "reports/metrics/base_cot_L2.json").read_text()
     assert csv[0] == "k,pass_at_k,random_baseline" and len(csv) == 4
 
 
@@ -82,7 +105,7 @@ def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"verifier@orm"}
     assert closure == {"verifier@orm", "rl_orm@hack_orm", "rl_orm@hack_orm_guard", "eval_orm@hack_orm",
-                       "eval_orm@hack_orm_guard", "report_hacking", "report_index"}
+                       "eval_orm@hack_orm_guard"} | READERS
 
 
 def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
@@ -102,24 +125,57 @@ def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"rl_orm@hack_orm"}
-    assert closure == {"rl_orm@hack_orm", "eval_orm@hack_orm", "report_hacking", "report_index"}
+    assert closure == {"rl_orm@hack_orm", "eval_orm@hack_orm"} | READERS
 
 
 def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
     out = run(["dvc", "plots", "show", "--json"], tiny_repo)  # exits 0 even when a plot fails to load
     shown = json.loads(out.stdout)
     assert not shown.get("errors") and "failed" not in out.stderr, shown.get("errors")
-    assert {"methods_true_reward", "hacking_proxy_vs_true", "zero_think_rate", "ablations_zero_variance",
-            "ablations_wrong_length", "passk_n12", "reports/rl/grpo_s0.csv"} <= set(shown["data"])
+    assert set(shown["data"]) == {"methods_accuracy", "zero_think_rate", "hacking_proxy_reward",
+                                  "hacking_true_reward", "ablations_zero_variance", "ablations_wrong_length",
+                                  "passk_n12"}
+    # one colour per run: every run of the study is a value of the template's colour field
+    methods = shown["data"]["methods_accuracy"][0]["content"]
+    assert methods["encoding"]["color"]["field"] == "run"
+    runs = {row["run"] for row in methods["data"]["values"]}
+    assert runs == {f"{m}_s{i}" for m in ("sft", "rft", "grpo") for i in range(3)}
     run(["dvc", "plots", "show", "-o", str(tmp_path / "plots")], tiny_repo)
     assert (tmp_path / "plots/index.html").stat().st_size > 0
+
+
+def test_metrics_show_is_the_study_answers_with_few_plain_keys(tiny_repo):
+    shown = json.loads(run(["dvc", "metrics", "show", "--json"], tiny_repo).stdout)
+    files = shown[""]["data"]  # "" is the workspace
+    assert files and all(re.fullmatch(r"reports/[a-z]+/answers/[a-z0-9_]+\.json", f) for f in files), list(files)
+    keys = {k for f in files.values() for k in flatten(f["data"])}
+    assert len(keys) <= 40 and all(re.fullmatch(r"[a-z0-9_.]+", k) for k in keys), keys
+
+
+def flatten(d: dict, prefix: str = "") -> list[str]:
+    return [k for key, v in d.items()
+            for k in (flatten(v, f"{prefix}{key}.") if isinstance(v, dict) else [f"{prefix}{key}"])]
 
 
 def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_repo):
     def update(p):
         p["method"] = "rft"
 
-    assert stale_after(tiny_repo, update) == ({"rl_headline"}, {"rl_headline", "eval_headline"})
-    # and a real `dvc repro` reruns exactly that chain, not the data or the base it reads (the only test
-    # here that runs stages again)
-    assert rerun_after(tiny_repo, update, targets=("eval_headline",)) == {"rl_headline", "eval_headline"}
+    chain = {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
+    assert stale_after(tiny_repo, update) == ({f"rl_headline@{HEADLINE}"}, chain)
+    # and a real `dvc repro` reruns exactly that chain, not the data or the base it reads, nor any study run
+    assert rerun_after(tiny_repo, update, targets=(f"eval_headline@{HEADLINE}",)) == chain
+
+
+def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
+    """The README's experiment commands on the smoke DAG (last here: it leaves an experiment behind)."""
+    readme = (ROOT / "README.md").read_text()
+    cmd = re.search(r"^    (dvc exp show --only-changed .*)$", readme, re.M).group(1)
+    out = run(["dvc", "exp", "run", "-S", "method=rft"], tiny_repo)
+    ran = re.findall(r"Running stage '([^']+)'|Stage '([^']+)' is cached", out.stdout)  # or from the run-cache
+    assert {a or b for a, b in ran} == {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
+    table = run(shlex.split(cmd), tiny_repo, env={"COLUMNS": "160"}).stdout
+    assert max(len(line) for line in table.splitlines()) <= 160, table
+    assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table
+    if list((tiny_repo / "reports/headline/answers").glob("*.json")):
+        assert ":effect" in table and ":b " in table, table

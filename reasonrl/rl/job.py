@@ -128,24 +128,17 @@ RUN_GROUPS = {"runs": None, "runs_orm": "orm", "runs_prm": "prm_full"}
 HEADLINE = "headline"  # the `rl:` defaults with the top-level `method`
 
 
-def job_for(params: dict, group: str, name: str | None = None) -> tuple[Job, str]:
-    """(job, where) of run `name` of `group` (or the headline run): every check of a pipeline run. It reads
-    only what the run's stage declares in dvc.yaml: `rl`, the run's entry, the verifier names, and for
-    the headline the top-level `method`."""
+def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
+    """(job, where) of run `name` of `group`: every check of a pipeline run. It reads only what the run's
+    stage declares in dvc.yaml: `rl`, the run's entry, the verifier names, and for a headline run the
+    top-level `method` (only headline runs read it, so `-S method=...` reruns only them)."""
     rl = params.get("rl")
     check(isinstance(rl, dict), "rl", "missing or not a mapping", "params.yaml needs the rl: defaults section")
     verifiers = list(params.get("verifiers") or {})
     from_dict(Job, rl, "rl")  # the rl: section on its own, even where every run overrides a bad key
-    if group == HEADLINE:  # only the headline reads the top-level `method` (dvc.yaml: only it reruns on -S method=)
-        method = params.get("method")
-        methods = list(choices()["method"])
-        near = suggest(str(method), methods)
-        check(method in methods, "method", f"{method!r} is not one of {methods} (the headline run's method)",
-              f"did you mean {near!r}?" if near else None)
-        return make_job(rl, {"method": method, "eval": "n12"}, "rl", verifiers), "rl"
     groups = [*RUN_GROUPS, HEADLINE]
     near = suggest(group, groups)
-    check(group in RUN_GROUPS, group, "not a run group",
+    check(group in groups, group, "not a run group",
           (f"did you mean {near!r}? " if near else "") + f"groups are {', '.join(groups)}")
     runs = params.get(group) or {}
     near = suggest(str(name), list(runs))
@@ -155,8 +148,18 @@ def job_for(params: dict, group: str, name: str | None = None) -> tuple[Job, str
     check(isinstance(overrides, dict), where, f"expected a mapping of rl: keys, got {overrides!r}")
     check("init" in overrides, f"{where}.init", "required in every run",
           "dvc.yaml depends on models/<init>.pt, so each run names its own")
+    if group == HEADLINE:
+        method = params.get("method")
+        methods = list(choices()["method"])
+        near = suggest(str(method), methods)
+        check(method in methods, "method", f"{method!r} is not one of {methods} (the headline runs' method)",
+              f"did you mean {near!r}?" if near else None)
+        check("method" not in overrides, f"{where}.method", "headline runs take the top-level `method`",
+              "remove the key and set `method:` at the top of params.yaml")
+        overrides = {"method": method, "eval": "n12", **overrides}
     job = make_job(rl, overrides, where, verifiers)
     home = next((g for g, v in RUN_GROUPS.items() if v == job.verifier), None)
-    check(group == home, f"{where}.reward", f"{job.reward!r} is not allowed in {group}",
+    check(group == home or (group == HEADLINE and job.verifier is None), f"{where}.reward",
+          f"{job.reward!r} is not allowed in {group}",
           f"move the run to {home}: that group's stage depends on the reward's checkpoint")
     return job, where

@@ -44,11 +44,11 @@ def summary_path(run: str) -> str:
 
 
 def run_metrics_path(run: str) -> str:
-    return f"reports/metrics/run_{run}.json"
+    return f"reports/eval/rl_{run}.json"
 
 
 def base_metrics_path(base: str) -> str:
-    return f"reports/metrics/eval_base_{base}.json"
+    return f"reports/eval/base_{base}.json"
 
 
 def study_metrics_path(study: str) -> str:
@@ -61,7 +61,7 @@ def manifest_path(study: str) -> str:
 
 def outcomes_path(checkpoint: str) -> str:
     """Per-problem greedy outcomes of a checkpoint (models/<checkpoint>.pt), written by its eval stage."""
-    return f"reports/outcomes/{checkpoint}.csv"
+    return f"reports/eval/outcomes_{checkpoint}.csv"
 
 
 def run_outcomes_path(run: str) -> str:
@@ -97,7 +97,7 @@ class Run:
     history: pd.DataFrame  # one row per step, indexed by step; columns as in the RL record
     evals: pd.DataFrame  # one row per in-training evaluation, indexed by step; nested keys joined by "."
     summary: dict  # reports/rl/<run>.json
-    metrics: dict | None  # reports/metrics/run_<run>.json (the eval@ stage), when asked for
+    metrics: dict | None  # reports/eval/rl_<run>.json (the eval@ stage), when asked for
 
     @property
     def job(self) -> dict:

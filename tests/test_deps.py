@@ -1,0 +1,163 @@
+"""dvc.yaml cannot drift from the code: every stage's deps are exactly its script's transitive reasonrl
+imports (derived here with `ast`) plus files other stages make, every stage reads `threads` and
+`device`, and no two RL stages train the same job."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+from dvc.repo import Repo
+from pipeline_util import ROOT
+
+from reasonrl.config import ConfigError
+from reasonrl.plotdata import STUDY_PLOTS, study_runs
+
+
+@cache
+def stages() -> dict:
+    """Every stage of dvc.yaml as DVC itself resolves it (foreach, anchors and merge keys expanded)."""
+    with Repo(str(ROOT)) as repo:
+        return {s.addressing: s for s in repo.index.stages}
+
+
+def module_file(dotted: str) -> Path | None:
+    """The file of module `dotted` under ROOT (a package is its __init__.py), or None."""
+    base = ROOT.joinpath(*dotted.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imported(path: Path) -> set[str]:
+    """Dotted names of the reasonrl modules `path` imports (anywhere in it, also inside functions),
+    with their parent packages, whose __init__ runs first."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    if path.name == "__init__.py":
+        package = ".".join(path.relative_to(ROOT).parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            # `from pkg import name` imports pkg and, when name is a submodule, pkg.name too
+            found = [base] + [f"{base}.{a.name}" for a in node.names if module_file(f"{base}.{a.name}")]
+        else:
+            continue
+        for name in found:
+            if name.split(".")[0] == "reasonrl":
+                parts = name.split(".")
+                names |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    return {n for n in names if module_file(n)}
+
+
+def closure(script: Path) -> set[str]:
+    """The repository paths of every reasonrl module `script` imports, directly or through others."""
+    todo, seen = list(imported(script)), set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += imported(module_file(name))
+    return {str(module_file(n).relative_to(ROOT)) for n in seen}
+
+
+def test_closure_follows_relative_and_nested_imports():
+    # rl/run.py imports ..verifiers inside a function, and every reasonrl.rl module runs rl/__init__.py
+    mods = closure(ROOT / "stages/rl.py")
+    assert {"reasonrl/verifiers.py", "reasonrl/rl/__init__.py", "reasonrl/__init__.py",
+            "reasonrl/rl/variants.py"} <= mods
+    assert "reasonrl/exact.py" not in mods
+
+
+@pytest.mark.parametrize("name", sorted(stages()))
+def test_stage_deps_are_exactly_its_imports(name):
+    stage = stages()[name]
+    script = stage.cmd.split()[1]
+    assert stage.cmd.startswith("python stages/"), stage.cmd
+    deps = {d.def_path for d in stage.deps if not hasattr(d, "params")}
+    code = {d for d in deps if d.endswith(".py")}
+    assert code == {script} | closure(ROOT / script), name
+    params = next(d.params for d in stage.deps if hasattr(d, "params"))
+    assert {"threads", "device"} <= set(params), name
+
+
+def test_every_file_dep_is_made_by_another_stage():
+    made = {o.def_path: s for s, st in stages().items() for o in st.outs}
+    for name, stage in stages().items():
+        for dep in (d.def_path for d in stage.deps if not hasattr(d, "params")):
+            if dep.endswith(".py"):
+                continue
+            makers = {s for path, s in made.items() if path == dep or path.startswith(dep + "/")}
+            assert makers and name not in makers, (name, dep)
+
+
+@cache
+def rl_stage_module():
+    spec = importlib.util.spec_from_file_location("stage_rl", ROOT / "stages/rl.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # the stage's work runs only under __main__
+    return module
+
+
+def jobs(params: dict) -> dict[str, dict]:
+    """stage -> the job it trains, resolved through the library's job builder as the stage does."""
+    out = {}
+    for name, stage in stages().items():
+        argv = stage.cmd.split()
+        if argv[1] == "stages/rl.py":
+            out[name] = rl_stage_module().job_of(params, argv[2], argv[3]).to_dict()
+    return out
+
+
+def test_no_two_stages_train_the_same_job():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    resolved = jobs(params)
+    assert len(resolved) >= 25 and any(n.startswith("rl_headline@") for n in resolved)
+    seen: dict[str, str] = {}
+    for name, job in resolved.items():
+        key = yaml.safe_dump(job, sort_keys=True)
+        assert key not in seen, f"{name} trains the same job as {seen.get(key)}"
+        seen[key] = name
+
+
+def test_a_headline_run_equal_to_a_study_run_is_caught():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["headline"] = {"headline_s0": {"init": "base_cot_L2", "seed": 0}}  # the rl: defaults = grpo_s0
+    resolved = jobs(params)
+    assert resolved["rl_headline@headline_s0"] == resolved["rl@grpo_s0"]
+
+
+def test_job_of_names_the_group_and_its_runs():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    with pytest.raises(ConfigError, match=r"runs\.nosuch: no such run \(defined runs in runs: sft_s0, "):
+        rl_stage_module().job_of(params, "runs", "nosuch")
+
+
+def test_a_run_added_to_a_study_needs_only_its_entry_and_its_label():
+    """The two places of docs/studies.md: runs.<run> and studies.<study>; dvc.yaml then has its stages, the
+    report's deps (folders) cover its files and the study plot shows it."""
+    from reasonrl.studies import ablations
+    from reasonrl.studies.common import load_config
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["runs"]["abl_new"] = {"init": "base_cot_L2", "std_norm": False, "seed": 1, "eval": "n12"}
+    params["studies"]["ablations"]["groups"]["std_norm"]["runs"]["std_norm off, seed 1"] = "abl_new"
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    groups = {name for name, st in dvc.items() if st.get("foreach") == "${runs}"}
+    assert groups == {"rl", "eval"}  # one rl@abl_new and one eval@abl_new, from the entry alone
+    deps = stages()["report_ablations"].deps
+    folders = {d.def_path for d in deps if not hasattr(d, "params") and not Path(d.def_path).suffix}
+    inputs = ablations.inputs(load_config(ablations, params))
+    assert "reports/rl/abl_new.csv" in inputs
+    assert all(any(p.startswith(f + "/") for f in folders) for p in inputs if "abl_new" in p)
+    assert "abl_new" in study_runs(params, STUDY_PLOTS["ablations"], params["runs"])
