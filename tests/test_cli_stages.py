@@ -199,3 +199,28 @@ def test_reasonrl_train_rejects_bad_settings_before_any_work(train_dir, capsys, 
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (train_dir / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------- the exact toy
+
+def test_exact_stages_in_process(tmp_path, monkeypatch):
+    params = {"exact": {"sft_steps": 10, "bt_pairs": 100, "grad_trials": 2, "grad_batch": 8, "batch": 8,
+                        "steps": 6, "log_every": 3, "table_steps": [3, 6], "fixed_point_steps": 5,
+                        "sweep_betas": [1.0, 0.3], "frontier_betas": [1.0, 0.5]}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    threads = torch.get_num_threads()
+    try:
+        stage("exact.py", "--params", "params.yaml", "--out", "results.json", "--metrics", "metrics.json")
+    except SystemExit as e:
+        assert e.code == 0
+    finally:
+        torch.set_num_threads(threads)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
+    try:
+        stage("report_exact.py", "--results", "results.json", "--out", "report")
+    except SystemExit as e:
+        assert e.code == 0
+    names = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png"} <= names
