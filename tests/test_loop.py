@@ -146,7 +146,9 @@ def test_rft_without_a_correct_row_skips_the_update(monkeypatch):
     policy = _model()
     before = [q.detach().clone() for q in policy.parameters()]
     record, _, seen = _step(monkeypatch, Fixed(none_right), policy=policy, lr=1.0, method="rft")
-    assert seen.w is None and record["losses/grad_norm"] == 0.0
+    assert seen.w is None
+    assert {k: record[k] for k in ("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm")} == \
+        dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
     assert all(torch.equal(a, b) for a, b in zip(before, policy.parameters()))
 
 
@@ -164,7 +166,7 @@ def test_sft_trains_on_the_gold_traces(monkeypatch):
     assert batch.responses == ["bc|c$", "cde|e$", "d|d$"] and batch.group == 1
     assert seen.w.tolist() == [1.0, 1.0, 1.0]
     assert float(seen.m.sum()) == 5 + 6 + 4
-    assert record["reward/true"] == 1.0
+    assert record["reward/true"] == 1.0 and record["rollout/zero_var_frac"] == 0.0
 
 
 def _seq_logp(model, problems, responses) -> torch.Tensor:
@@ -317,3 +319,134 @@ def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
     assert [f["response"] for f in fooled] == ["bc|a$", "|a$", "bcde|e$"]
     assert fooled[0] == {"prompt": P1.prompt, "gold": "bc|c$", "response": "bc|a$", "proxy": 0.95}
     assert [f["response"] for f in T.fooled_examples(batch, limit=1)] == ["bc|a$"]
+
+
+# ---------------------------------------------------------------------------------------------------- more of the step
+
+def test_grpo_without_std_norm_is_the_group_mean_baseline(monkeypatch):
+    _, _, seen = _step(monkeypatch, Fixed(MIXED), std_norm=False)
+    assert seen.w.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5,
+                                             -0.25, -0.25, -0.25, 0.75], rel=1e-6)
+
+
+def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch):
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref)
+    X, M = encode_pairs([(p.prompt, r) for p, r in zip(batch.problems, batch.responses)])
+    m = M[:, 1:]
+    with torch.no_grad():
+        lp, ent = token_logprobs(policy, X)
+        lq, _ = token_logprobs(ref, X)
+    d = lq - lp
+    assert record["rollout/entropy"] == pytest.approx(float((ent * m).sum() / m.sum()), rel=1e-5)
+    assert record["losses/kl"] == pytest.approx(float(((d.exp() - d - 1) * m).sum() / m.sum()), rel=1e-4)
+    assert record["losses/kl"] > 0.01
+
+
+BETA_CLIPS = 3.0  # large enough that the gradient norm is in (1, 2)
+
+
+def test_update_records_are_means_over_the_iterations(monkeypatch):
+    # lr = 0: both iterations see the same weights, so each mean equals the one-iteration value.
+    # pg at ratio 1 is -sum_i w_i T_i / sum_i T_i with the dr_grpo weights and the lengths of MIXED:
+    # 0.75*5 - 0.25*(5+4+8) + 0.5*(6+3) - 0.5*(6+4) - 0.25*(3+4+5) + 0.75*4 = -1, over 57 tokens
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, _, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, advantage="dr_grpo", num_iterations=2,
+                         beta=BETA_CLIPS)
+    assert record["losses/pg"] == pytest.approx(1 / 57, rel=1e-5)
+    assert record["losses/kl_term"] == pytest.approx(BETA_CLIPS * record["losses/kl"], rel=1e-5)
+    assert record["losses/clip_frac"] == 0.0
+    clipped_norm = float(torch.cat([p.grad.reshape(-1) for p in policy.parameters()]).norm())
+    assert 1.0 < record["losses/grad_norm"] < 2.0  # the clip at norm 1 acted: the gradient left behind has norm 1
+    assert clipped_norm == pytest.approx(1.0, rel=1e-4)
+
+
+def test_all_correct_batch_records_zero_wrong_length(monkeypatch):
+    all_right = (P1, P2, P3), {p.prompt: [right(p)] * 4 for p in (P1, P2, P3)}
+    record, _, _ = _step(monkeypatch, Fixed(all_right))
+    assert record["rollout/length_wrong"] == 0.0 and record["reward/true"] == 1.0
+    assert record["rollout/zero_var_frac"] == 1.0
+
+
+def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
+    seen = []
+    real = T.sample_responses
+
+    def spy(model, problems, n, temperature, generator, **kw):
+        seen.append((n, temperature, generator, kw.get("shared")))
+        return real(model, problems, n, temperature, generator, **kw)
+
+    monkeypatch.setattr(T, "sample_responses", spy)
+    for shared in (True, False):
+        policy = _model()
+        job = make_job({}, dict(B=2, G=3, n_range=[4, 5], k_max=2, temperature=0.5))
+        gen = torch.Generator().manual_seed(1)
+        ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
+                        sample_gen=gen, reward_gen=torch.Generator(), shared_prefix=shared)
+        before = gen.get_state().clone()
+        T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
+        assert seen[-1] == (3, 0.5, gen, shared)
+        assert not torch.equal(before, gen.get_state())  # the draws came from the run's generator
+
+
+def test_draw_problems_covers_every_allowed_hop_count():
+    job = make_job({}, dict(n_range=[3, 6], k_max=4))
+    probs = T.draw_problems(random.Random(0), job, 400)
+    pairs = {(p.n, p.k) for p in probs}
+    allowed = {(n, k) for n in range(3, 7) for k in range(1, min(n - 1, 4) + 1)}
+    assert pairs == allowed
+
+
+def test_train_rl_history_schedule(monkeypatch):
+    rounds = [MIXED] * 5
+    fixed = Fixed(*rounds)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    policy = _model()
+    calls = []
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=2, reward="random", lr=1e-3))
+    hist = T.train_rl(job, policy, evaluate=lambda m: calls.append(m) or {"acc": 0.5}, progress=False)
+    assert [r["step"] for r in hist["steps"]] == [1, 2, 3, 4, 5]
+    assert [e["step"] for e in hist["evals"]] == [0, 2, 4, 5] and all(m is policy for m in calls)
+    assert [e["step"] for e in hist["examples"]] == [1, 2, 4, 5]  # a proxy reward: the first step and each due one
+    assert isinstance(hist["seconds"], float) and 0 < hist["seconds"]
+    assert all(0 <= r["time/seconds"] <= hist["seconds"] for r in hist["steps"])
+
+
+def test_train_rl_without_proxy_reward_records_no_examples(monkeypatch):
+    fixed = Fixed(MIXED, MIXED)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, eval_every=1))
+    assert T.train_rl(job, _model(), progress=False)["examples"] == []
+
+
+def test_train_rl_uses_the_jobs_learning_rate_and_no_weight_decay(monkeypatch):
+    seen = []
+    monkeypatch.setattr(T, "rl_step", lambda ctx, opt, step: seen.append(opt.param_groups[0]) or pytest.skip())
+    job = make_job({}, dict(B=2, G=2, n_range=[4, 5], k_max=2, steps=1, lr=0.0123))
+    try:
+        T.train_rl(job, _model(), progress=False)
+    except pytest.skip.Exception:
+        pass
+    assert seen[0]["lr"] == 0.0123 and seen[0]["weight_decay"] == 0.0
+
+
+def test_train_rl_needs_a_verifier_for_a_verifier_reward():
+    with pytest.raises(ValueError, match="needs a verifier"):
+        T.train_rl(make_job({}, {"reward": "orm"}), _model(), progress=False)
+
+
+def test_clip_mask_counts_only_tokens_the_clip_acts_on():
+    logp = torch.log(torch.tensor([[1.5], [1.5], [0.5], [0.5], [1.2]]))
+    adv = torch.tensor([0.5, 0.0, -0.5, 0.0, 0.5])
+    _, clipped = T.clipped_surrogate(logp, torch.zeros(5, 1), adv, 0.2, 0.2)
+    # ratio 1.5 with A > 0 and 0.5 with A < 0 are clipped; A = 0 never is; ratio 1.2 sits on the bound
+    assert clipped[:, 0].tolist() == [True, False, True, False, False]
+
+
+def test_fooled_examples_default_limit_and_rounding():
+    batch = T.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
+                    proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
+    fooled = T.fooled_examples(batch)
+    assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
