@@ -404,11 +404,11 @@ def test_train_rl_history_schedule(monkeypatch):
     monkeypatch.setattr(T, "sample_responses", fixed.sample)
     policy = _model()
     calls = []
-    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=2, reward="random", lr=1e-3))
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=3, reward="random", lr=1e-3))
     hist = T.train_rl(job, policy, evaluate=lambda m: calls.append(m) or {"acc": 0.5}, progress=False)
     assert [r["step"] for r in hist["steps"]] == [1, 2, 3, 4, 5]
-    assert [e["step"] for e in hist["evals"]] == [0, 2, 4, 5] and all(m is policy for m in calls)
-    assert [e["step"] for e in hist["examples"]] == [1, 2, 4, 5]  # a proxy reward: the first step and each due one
+    assert [e["step"] for e in hist["evals"]] == [0, 3, 5] and all(m is policy for m in calls)
+    assert [e["step"] for e in hist["examples"]] == [1, 3, 5]  # a proxy reward: the first step and each due one
     assert isinstance(hist["seconds"], float) and 0 < hist["seconds"]
     assert all(0 <= r["time/seconds"] <= hist["seconds"] for r in hist["steps"])
 
@@ -423,7 +423,14 @@ def test_train_rl_without_proxy_reward_records_no_examples(monkeypatch):
 
 def test_train_rl_uses_the_jobs_learning_rate_and_no_weight_decay(monkeypatch):
     seen = []
-    monkeypatch.setattr(T, "rl_step", lambda ctx, opt, step: seen.append(opt.param_groups[0]) or pytest.skip())
+    def first_step(ctx, opt, step):
+        # every draw comes from the run's own seeded generators, never torch's global one
+        assert isinstance(ctx.sample_gen, torch.Generator) and isinstance(ctx.reward_gen, torch.Generator)
+        assert ctx.sample_gen is not torch.default_generator and ctx.reward_gen is not torch.default_generator
+        seen.append(opt.param_groups[0])
+        pytest.skip()
+
+    monkeypatch.setattr(T, "rl_step", first_step)
     job = make_job({}, dict(B=2, G=2, n_range=[4, 5], k_max=2, steps=1, lr=0.0123))
     try:
         T.train_rl(job, _model(), progress=False)
