@@ -227,3 +227,24 @@ def test_hacking_clip_answer_ratio():
     b = {"mu": 4, "clip_frac": 0.25, "kl_end": 1.5, "acc_start": 0.25, "acc_end": 0.0}
     assert hacking.clip_answer([a, b]).endswith("μ = 4 ends 3.0× as far from the start (KL).")
     assert hacking.clip_answer([{**a, "kl_end": 0.0}, b]).endswith("inf× as far from the start (KL).")
+
+
+def test_trace_of_by_hand():
+    assert ev.trace_of("bc|c$") == "bc"
+    assert ev.trace_of("bc|c|d$") == "bc"  # the first `|`
+    assert ev.trace_of("bcd$") == "bcd"  # unfinished: the trailing `$` is dropped
+    assert ev.trace_of("bcd") == "bcd"
+    assert ev.trace_of("$") == ""
+    assert ev.trace_of("bc$|c$") == "bc$"  # a `$` inside a trace that has its `|` stays
+
+
+def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
+    p = prob("a", 2)
+    for responses, want in (
+        (["bc|c$", "b|d$"], {"think": 1.0, "acc": 0.5, "acc_think": 0.5, "acc_direct": 0.0}),
+        (["|c$", "|a$"], {"think": 0.0, "acc": 0.5, "acc_think": 0.0, "acc_direct": 0.5}),
+    ):
+        monkeypatch.setattr(ev, "sample_responses", lambda *a, r=responses, **k: [list(r)])
+        t = ev.think_profile(TableModel(), [p], N=2)
+        assert {k: t[k] for k in want} == want
+        assert t["by_k"]["2"]["trace"] == (1.5 if want["think"] else 0.0)
