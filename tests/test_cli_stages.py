@@ -1,0 +1,226 @@
+"""`reasonrl train` and the stage scripts, run in-process on tiny params (issue #17, item 5).
+
+The slow smoke test (tests/test_pipeline.py) runs the same scripts through DVC in subprocesses, where
+coverage does not see them. Here each script runs with `runpy` in a temporary working directory holding
+a shrunken params.yaml, in dependency order, and its outputs are read back.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from pipeline_util import shrink
+
+from reasonrl import cli
+from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.verifiers import load_verifier
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_layers": 1, "max_len": 96, "tied_head": True}
+
+
+def tiny_params() -> dict:
+    p = shrink(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    p["device"] = "cpu"
+    p["bases"] = {"cot_L2": {**p["bases"]["cot_L2"], "model": TINY_MODEL}}
+    p["mixed"] = {"think2": {**p["mixed"]["think2"], "model": TINY_MODEL}}
+    p["verifiers"] = {"orm": {**p["verifiers"]["orm"], "problems": 8, "samples": 2, "steps": 2, "batch_size": 4}}
+    p["rl"]["lr"] = 1e-3
+    p["passk"]["models"] = {"base": "base_cot_L2", "GRPO": "rl_grpo_s0"}
+    p["passk"]["sets"] = ["n12"]
+    return p
+
+
+def stage(script: str, *args: str) -> None:
+    """Run stages/<script> as `python stages/<script> args...` would, in the current directory."""
+    argv, hook = sys.argv, sys.excepthook
+    sys.argv = [str(ROOT / "stages" / script), *args]
+    try:
+        runpy.run_path(sys.argv[0], run_name="__main__")
+    finally:
+        sys.argv, sys.excepthook = argv, hook
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A tiny pipeline run in-process: data, a base, a mixed base, a verifier, RL runs, evaluations."""
+    work = tmp_path_factory.mktemp("work")
+    (work / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
+    mp = pytest.MonkeyPatch()
+    mp.chdir(work)
+    try:
+        stage("data.py")
+        stage("base.py", "cot_L2")
+        stage("mixed.py", "think2")
+        stage("verifier.py", "orm")
+        stage("rl.py", "runs", "grpo_s0")
+        stage("rl.py", "runs", "zero_think2")
+        stage("rl.py", "runs_orm", "hack_orm")
+        stage("rl.py", "headline", "headline")
+        stage("eval_base.py", "cot_L2")
+        stage("eval_run.py", "grpo_s0")
+        stage("passk.py", "base")
+        stage("passk.py", "GRPO")
+        yield work
+    finally:
+        mp.undo()
+
+
+def test_data_stage_writes_every_set(workdir):
+    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7}.items():
+        rows = [json.loads(line) for line in (workdir / f"data/{name}.jsonl").read_text().splitlines()]
+        assert len(rows) == 2 * n_ks  # count 2 per hop count in the tiny params
+
+
+def test_base_and_mixed_stages(workdir):
+    model, meta = load_checkpoint(workdir / "models/base_cot_L2.pt")
+    assert model.cfg.d_model == 32 and meta["kind"] == "base" and meta["name"] == "cot_L2"
+    metrics = json.loads((workdir / "reports/metrics/base_cot_L2.json").read_text())
+    assert set(metrics["n12"]) == {"acc", "by_k"} and set(metrics["n12"]["by_k"]) == {"3", "4", "5", "6"}
+    _, meta = load_checkpoint(workdir / "models/mixed_think2.pt")
+    assert meta["kind"] == "mixed"
+
+
+def test_verifier_stage(workdir):
+    verifier = load_verifier(workdir / "models/verifier_orm.pt")
+    assert verifier is not None
+    metrics = json.loads((workdir / "reports/metrics/verifier_orm.json").read_text())
+    assert metrics["kind"] == "orm" and metrics["init"] == "cot_L2"
+
+
+@pytest.mark.parametrize("name,method,reward,evals", [
+    ("grpo_s0", "grpo", "true", "acc"), ("zero_think2", "grpo", "true", "think"), ("hack_orm", "grpo", "orm", "acc"),
+    ("headline", "grpo", "true", "acc"),
+])
+def test_rl_stage_outputs(workdir, name, method, reward, evals):
+    summary = json.loads((workdir / f"reports/rl/{name}.json").read_text())
+    assert summary["job"]["method"] == method and summary["job"]["reward"] == reward
+    assert summary["job"]["steps"] == 3 and len(summary["evals"]) >= 2 and evals in summary["evals"][-1]
+    with open(workdir / f"reports/rl/{name}.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["step"] for r in rows] == ["1", "2", "3"]
+    assert float(rows[-1]["reward/true"]) == pytest.approx(summary["final"]["reward/true"], abs=1e-5)
+    _, meta = load_checkpoint(workdir / f"models/rl_{name}.pt")
+    assert meta["kind"] == "rl" and meta["job"] == summary["job"]
+    if reward == "orm":  # a proxy reward: the fooled examples are recorded
+        assert summary["examples"] and all("fooled" in e for e in summary["examples"])
+
+
+def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
+    from reasonrl.config import ConfigError
+
+    params = yaml.safe_load((workdir / "params.yaml").read_text())
+    params["runs"]["bad"] = {"init": "base_cot_L2", "reward": "orm"}
+    params["runs"]["noinit"] = {"method": "sft"}
+    (workdir / "alt").mkdir(exist_ok=True)
+    (workdir / "alt/params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(workdir / "alt")
+    with pytest.raises(ConfigError, match="runs.bad.reward"):
+        stage("rl.py", "runs", "bad")
+    with pytest.raises(ConfigError, match="runs.noinit.init"):
+        stage("rl.py", "runs", "noinit")
+
+
+def test_eval_stages(workdir):
+    base = json.loads((workdir / "reports/metrics/eval_base_cot_L2.json").read_text())
+    assert base["N"] == 4 and list(base["pass_at_k"]) == ["1", "2", "4"]
+    assert sum(base["failure_mix"].values()) == pytest.approx(1.0)
+    lines = (workdir / "reports/eval/passk_base_cot_L2.csv").read_text().splitlines()
+    assert lines[0] == "k,pass_at_k,random_baseline" and len(lines) == 4
+    run = json.loads((workdir / "reports/metrics/run_grpo_s0.json").read_text())
+    assert set(run) >= {"greedy", "failure_mix", "pass_at_k", "distinct_answers", "entropy"}
+
+
+def test_passk_stage(workdir):
+    for label, model in (("base", "base_cot_L2"), ("GRPO", "rl_grpo_s0")):
+        res = json.loads((workdir / f"reports/metrics/passk_{label}.json").read_text())
+        assert res["model"] == model and res["N"] == 4
+        n12 = res["sets"]["n12"]
+        assert n12["ring_sizes"] == [12] and n12["problems"] == 8
+        rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
+        assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
+    stage("report_passk.py")
+    assert (workdir / "reports/passk/passk.png").stat().st_size > 0
+
+
+# ---------------------------------------------------------------------------------------------------- reasonrl train
+
+@pytest.fixture
+def train_dir(tmp_path):
+    models, data = tmp_path / "models", tmp_path / "data"
+    models.mkdir()
+    model = TinyReasoner(ModelConfig(d_model=32, n_heads=2, n_layers=1), generator=torch.Generator().manual_seed(0))
+    save_checkpoint(models / "base_cot_L2.pt", model, {"kind": "base"})
+    params = tiny_params()
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    from reasonrl.io import write_jsonl
+    from reasonrl.pipeline import EvalSetConfig, build_eval_set
+
+    write_jsonl(data / "n12.jsonl", [p.to_dict() for p in build_eval_set(EvalSetConfig(n=12, ks=[3, 4], count=2))])
+    return tmp_path
+
+
+def _train(tmp: Path, *sets: str) -> int:
+    argv = ["train", "--params", str(tmp / "params.yaml"), "--out", str(tmp / "out"), "--models", str(tmp / "models"),
+            "--data", str(tmp / "data")]
+    for s in sets:
+        argv += ["--set", s]
+    try:
+        return cli.main(argv)
+    except SystemExit as e:  # an error may leave through the CLI's exit rather than a return code
+        return e.code
+
+
+def test_reasonrl_train_writes_a_run(train_dir, capsys):
+    rc = _train(train_dir, "method=rft", "steps=2", "B=2", "G=2", "eval=n12", "eval_every=1", "n_range=[4, 6]",
+                "k_max=3")
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "trained rft (reward true) for 2 steps" in out and "eval acc" in out
+    summary = json.loads((train_dir / "out/summary.json").read_text())
+    assert summary["job"]["method"] == "rft" and summary["job"]["n_range"] == [4, 6]
+    assert [e["step"] for e in summary["evals"]] == [0, 1, 2]
+    assert (train_dir / "out/history.csv").read_text().count("\n") == 3
+    _, meta = load_checkpoint(train_dir / "out/model.pt")
+    assert meta["job"]["steps"] == 2
+
+
+@pytest.mark.parametrize("sets,message", [(["stpes=3"], "stpes"), (["steps"], "KEY=VALUE"),
+                                          (["reward=orm_v2"], "reward")])
+def test_reasonrl_train_rejects_bad_settings_before_any_work(train_dir, capsys, sets, message):
+    assert _train(train_dir, *sets) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (train_dir / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------------- the exact toy
+
+def test_exact_stages_in_process(tmp_path, monkeypatch):
+    params = {"exact": {"sft_steps": 10, "bt_pairs": 100, "grad_trials": 2, "grad_batch": 8, "batch": 8,
+                        "steps": 6, "log_every": 3, "table_steps": [3, 6], "fixed_point_steps": 5,
+                        "sweep_betas": [1.0, 0.3], "frontier_betas": [1.0, 0.5]}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    threads = torch.get_num_threads()
+    try:
+        stage("exact.py", "--params", "params.yaml", "--out", "results.json", "--metrics", "metrics.json")
+    except SystemExit as e:
+        assert e.code == 0
+    finally:
+        torch.set_num_threads(threads)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
+    try:
+        stage("report_exact.py", "--results", "results.json", "--out", "report")
+    except SystemExit as e:
+        assert e.code == 0
+    names = {p.name for p in (tmp_path / "report").iterdir()}
+    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png"} <= names

@@ -1,0 +1,234 @@
+"""Study figures checked for content, not existence (issue #17, item 4).
+
+Each figure function is called on synthetic runs whose every column holds its own recognisable numbers;
+the figure is caught before saving (the module-level `save_figure` replaced) and its matplotlib objects
+are read: the lines' data arrays, the number of series, the bars' heights, the axis labels. A figure
+that plots the wrong column, drops a series or mislabels an axis fails here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from reasonrl.studies import ablations, common, hacking, methods, passk, zero  # noqa: E402
+from reasonrl.studies.common import Run, evals_frame  # noqa: E402
+
+STEPS = np.arange(1, 21)  # 20 training steps
+EVAL_STEPS = [0, 10, 20]
+# each per-step column is a constant of its own, so that a 10-step moving average leaves it as it is and a
+# wrong column shows as a wrong number
+COLUMNS = {"reward/true": 0.11, "reward/proxy": 0.22, "rollout/entropy": 0.33, "rollout/length": 4.4,
+           "rollout/think_rate": 0.55, "rollout/zero_var_frac": 0.66, "rollout/length_wrong": 7.7,
+           "losses/clip_frac": 0.088, "losses/kl": 0.099}
+
+
+def make_run(name: str, shift: float, job: dict | None = None, evals: list[dict] | None = None) -> Run:
+    history = pd.DataFrame({c: v + shift for c, v in COLUMNS.items()}, index=pd.Index(STEPS, name="step"))
+    evals = evals or [{"step": s, "acc": 0.1 * i + shift, "think": 0.2 * i + shift} for i, s in enumerate(EVAL_STEPS)]
+    job = {"method": "grpo", "seed": 0, "num_iterations": 1, "reward": "true", "guard": False, "len_pen": 0.0,
+           "beta": 0.0, **(job or {})}
+    return Run(name=name, history=history, evals=evals_frame(evals), summary={"job": job, "seconds": 1.0},
+               metrics=None)
+
+
+@pytest.fixture
+def caught(monkeypatch):
+    """The figures passed to save_figure, by file name; closed at the end."""
+    figs: dict[str, plt.Figure] = {}
+    for mod in (common, methods, zero, hacking, ablations, passk):
+        if hasattr(mod, "save_figure"):
+            monkeypatch.setattr(mod, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
+    yield figs
+    for fig in figs.values():
+        plt.close(fig)
+
+
+def series(ax) -> dict[str, tuple[list, list]]:
+    """{label: (x, y)} of the lines of an axes that carry a legend label."""
+    out = {}
+    for line in ax.get_lines():
+        if not line.get_label().startswith("_"):
+            out[line.get_label()] = (list(map(float, line.get_xdata())), list(map(float, line.get_ydata())))
+    return out
+
+
+def panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.axison]
+
+
+def const(v: float) -> list[float]:
+    return pytest.approx([v] * len(STEPS))
+
+
+def test_methods_curves(caught):
+    cfg = methods.Config(base="cot_L2", runs={"sft": ["s0", "s1"], "grpo": ["g0", "g1"]})
+    runs = {"s0": make_run("s0", 0.0, {"method": "sft", "seed": 0}), "s1": make_run("s1", 0.02, {"method": "sft"}),
+            "g0": make_run("g0", 0.1), "g1": make_run("g1", 0.12, {"seed": 1})}
+    methods.curves_figure(cfg, runs, Path("curves.png"))
+    acc, reward, entropy, length = panels(caught["curves.png"])
+    # mean over the two seeds of each method; the min-max band is drawn as one filled area per method
+    assert series(acc) == {"sft": (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21])),
+                           "grpo": (EVAL_STEPS, pytest.approx([0.11, 0.21, 0.31]))}
+    assert len(acc.collections) == 2
+    assert series(reward) == {"grpo": (list(STEPS), const(0.11 + 0.11))}  # SFT draws no samples: no reward curve
+    assert series(entropy) == {"sft": (list(STEPS), const(0.33 + 0.01)), "grpo": (list(STEPS), const(0.33 + 0.11))}
+    assert series(length) == {"sft": (list(STEPS), const(4.4 + 0.01)), "grpo": (list(STEPS), const(4.4 + 0.11))}
+    assert [ax.get_ylabel() for ax in (acc, reward, entropy, length)] == [
+        "accuracy (fraction correct)", "mean reward per sample (0–1)", "entropy (nats per token)",
+        "characters per response"]
+    assert {ax.get_xlabel() for ax in (acc, reward, entropy, length)} == {common.STEP}
+    assert "seeds 0, 1" in caught["curves.png"]._suptitle.get_text()
+
+
+def test_failure_figure_stacks_the_shares(caught):
+    mixes = {"before": {"correct": 0.5, "lookup": 0.25, "malformed": 0.25},
+             "after": {"correct": 0.75, "lookup": 0.125, "malformed": 0.125}}
+    common.failure_figure(mixes, "Outcome types", Path("failure_mix.png"))
+    (ax,) = caught["failure_mix.png"].axes
+    assert len(ax.containers) == 3  # one bar series per outcome type
+    by_type = {c.get_label(): c for c in ax.containers}
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["after", "before"]  # the first label on top
+    for t, c in by_type.items():
+        assert [b.get_width() for b in c] == [mixes["after"][t], mixes["before"][t]]
+    assert [b.get_x() for b in by_type["malformed"]] == [0.875, 0.75]  # stacked after correct and lookup
+    assert ax.get_xlabel() == "share of greedy responses on the n = 12 set"
+
+
+def _zero_setup():
+    cfg = zero.Config(runs={"think0": "z0", "think2": "z2"})
+    runs = {"z0": make_run("z0", 0.0), "z2": make_run("z2", 0.05)}
+    prof = {"think0": {"before": {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
+                                  "by_k": {1: 0.0, 2: 0.0, 3: 0.0}},
+                       "after": {"think": 0.005, "acc": 0.3, "acc_think": 0.5, "acc_direct": 0.25,
+                                 "by_k": {1: 0.01, 2: 0.0, 3: 0.005}}},
+            "think2": {"before": {"think": 0.02, "acc": 0.4, "acc_think": 0.75, "acc_direct": 0.375,
+                                  "by_k": {1: 0.03, 2: 0.02, 3: 0.01}},
+                       "after": {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
+                                 "by_k": {1: 1.0, 2: 1.0, 3: 1.0}}}}
+    return cfg, runs, prof
+
+
+def test_zero_training_figure(caught):
+    cfg, runs, _ = _zero_setup()
+    zero.training_figure(cfg, runs, Path("training.png"))
+    think, acc, think_rate, reward = panels(caught["training.png"])
+    assert series(think) == {"think0": (EVAL_STEPS, pytest.approx([0.0, 0.2, 0.4])),
+                             "think2": (EVAL_STEPS, pytest.approx([0.05, 0.25, 0.45]))}
+    assert series(acc) == {"think0": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
+                           "think2": (EVAL_STEPS, pytest.approx([0.05, 0.15, 0.25]))}
+    assert series(think_rate) == {"think0": (list(STEPS), const(0.55)), "think2": (list(STEPS), const(0.6))}
+    assert series(reward) == {"think0": (list(STEPS), const(0.11)), "think2": (list(STEPS), const(0.16))}
+    assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a trace"
+    assert acc.get_ylabel() == "accuracy (fraction correct)"
+
+
+def test_zero_by_hops_figure(caught):
+    cfg, _, prof = _zero_setup()
+    zero.by_hops_figure(cfg, prof, Path("by_hops.png"))
+    a, b = caught["by_hops.png"].axes
+    assert series(a) == {"before RL": ([1, 2, 3], [0.0, 0.0, 0.0]), "after RL": ([1, 2, 3], [0.01, 0.0, 0.005])}
+    assert series(b) == {"before RL": ([1, 2, 3], [0.03, 0.02, 0.01]), "after RL": ([1, 2, 3], [1.0, 1.0, 1.0])}
+    assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
+    assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
+
+
+def test_zero_think_vs_direct_figure(caught):
+    cfg, _, prof = _zero_setup()
+    zero.think_vs_direct_figure(cfg, prof, Path("think_vs_direct.png"))
+    (ax,) = caught["think_vs_direct.png"].axes
+    heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers}
+    # None (no such responses) is drawn as an empty bar and marked n/a
+    assert heights == {"thinking, before": [0, 0.75], "thinking, after": [0.5, 0.8],
+                       "direct, before": [0.2, 0.375], "direct, after": [0.25, 0]}
+    notes = sorted(t.get_text() for t in ax.texts)
+    # n/a: think0's thinking before, think2's direct after; <1%: think0's thinking after (0.5% of responses)
+    assert notes == ["<1%", "n/a", "n/a"]
+    assert ax.get_ylabel() == "accuracy (fraction correct)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["base think0", "base think2"]
+
+
+def test_hacking_reward_figure(caught):
+    run = make_run("h0", 0.0, {"reward": "orm", "guard": True, "len_pen": 0.01})
+    hacking.reward_figure("orm", run, Path("reward_h0.png"))
+    (ax,) = panels(caught["reward_h0.png"])
+    assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.22)),
+                          "true reward": (list(STEPS), const(0.11)),
+                          "greedy accuracy on n = 12 (eval)": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
+    assert ax.get_ylabel() == "reward per sample (batch mean)"
+    assert "reward orm, guard True, len_pen 0.01" in caught["reward_h0.png"]._suptitle.get_text()
+
+
+def test_hacking_random_clip_figure(caught):
+    cfg = hacking.Config(runs={"random": "r1", "random mu2": "r2"}, random_pair=["r1", "r2"])
+    runs = {"r1": make_run("r1", 0.0, {"num_iterations": 1}), "r2": make_run("r2", 0.001, {"num_iterations": 2})}
+    hacking.random_clip_figure(cfg, runs, Path("random_clip.png"))
+    clip, kl, acc, reward = panels(caught["random_clip.png"])
+    one, two = "μ = 1 (r1)", "μ = 2 (r2)"
+    assert series(clip) == {one: (list(STEPS), const(0.088)), two: (list(STEPS), const(0.089))}
+    assert series(kl) == {one: (list(STEPS), const(0.099)), two: (list(STEPS), const(0.1))}
+    assert series(acc) == {one: (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
+                           two: (EVAL_STEPS, pytest.approx([0.001, 0.101, 0.201]))}
+    assert series(reward) == {one: (list(STEPS), const(0.11)), two: (list(STEPS), const(0.111))}
+    assert [ax.get_ylabel() for ax in (clip, kl)] == ["clip fraction", "KL (nats per token)"]
+
+
+def test_ablations_group_figure(caught):
+    group = ablations.Group(title="std_norm", runs={"on": "a_on", "off": "a_off"})
+    runs = {"a_on": make_run("a_on", 0.0), "a_off": make_run("a_off", 0.2)}
+    ablations.group_figure(group, runs, Path("std_norm.png"))
+    acc, ent, zero_var, length = panels(caught["std_norm.png"])
+    assert series(acc) == {"on": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
+                           "off": (EVAL_STEPS, pytest.approx([0.2, 0.3, 0.4]))}
+    assert series(ent) == {"on": (list(STEPS), const(0.33)), "off": (list(STEPS), const(0.53))}
+    assert series(zero_var) == {"on": (list(STEPS), const(0.66)), "off": (list(STEPS), const(0.86))}
+    assert series(length) == {"on": (list(STEPS), const(7.7)), "off": (list(STEPS), const(7.9))}
+    assert [ax.get_ylabel() for ax in (acc, ent, zero_var, length)] == [
+        "accuracy (fraction correct)", "entropy (nats per token)", "zero-variance group fraction",
+        "characters per wrong response"]
+
+
+def _passk_data():
+    def one(curve, distinct, entropy):
+        ks = ["1", "2", "4"]
+        return {"N": 4, "sets": {s: {"ring_sizes": [n], "problems": 10, "pass_at_k": dict(zip(ks, c)),
+                                     "random_baseline": {k: 1 - (1 - 1 / n) ** int(k) for k in ks},
+                                     "distinct_answers": d, "entropy": e}
+                                 for (s, n), c, d, e in zip((("n12", 12), ("n8", 8)), curve, distinct, entropy)}}
+    return {"base": one(([0.2, 0.3, 0.5], [0.4, 0.6, 0.8]), (3.0, 2.5), (1.5, 1.25)),
+            "grpo": one(([0.4, 0.45, 0.5], [0.7, 0.75, 0.78]), (1.5, 1.25), (0.5, 0.25))}
+
+
+def test_passk_figure(caught):
+    cfg = passk.Config(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo"})
+    passk.passk_figure(cfg, _passk_data(), ["n12", "n8"], Path("passk.png"))
+    a, b = caught["passk.png"].axes
+    guess = "random guess 1 − (1 − 1/n)^k"
+    assert series(a) == {"base": ([1, 2, 4], [0.2, 0.3, 0.5]), "grpo": ([1, 2, 4], [0.4, 0.45, 0.5]),
+                         guess: ([1, 2, 4], pytest.approx([1 / 12, 1 - (11 / 12) ** 2, 1 - (11 / 12) ** 4]))}
+    assert series(b)["grpo"] == ([1, 2, 4], [0.7, 0.75, 0.78])
+    assert series(b)[guess][1] == pytest.approx([1 / 8, 1 - (7 / 8) ** 2, 1 - (7 / 8) ** 4])
+    assert a.get_title() == "n12: ring size 12, 10 problems"
+    assert a.get_xlabel() == "k (samples per problem, log scale)"
+    assert a.get_ylabel() == "pass@k (fraction of problems solved)"
+
+
+def test_passk_diversity_figure(caught):
+    cfg = passk.Config(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo"})
+    passk.diversity_figure(cfg, _passk_data(), ["n12", "n8"], Path("diversity.png"))
+    distinct, entropy = caught["diversity.png"].axes
+    assert {c.get_label(): [r.get_height() for r in c] for c in distinct.containers} == {
+        "base": [3.0, 2.5], "grpo": [1.5, 1.25]}
+    assert {c.get_label(): [r.get_height() for r in c] for c in entropy.containers} == {
+        "base": [1.5, 1.25], "grpo": [0.5, 0.25]}
+    assert distinct.get_ylabel() == "distinct answers per problem (mean)"
+    assert entropy.get_ylabel() == "token entropy of own samples (nats)"
+    assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]

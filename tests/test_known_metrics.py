@@ -1,0 +1,250 @@
+"""Known-answer metrics (issue #17, item 3).
+
+Sampling is replaced by fixed strings through the module-level names reasonrl/evaluate.py calls
+(`sample` for greedy decoding, `sample_responses` for sampling), and the entropy is measured on a
+lookup-table "model" whose next-token distributions are known in closed form, so every number below
+is worked out by hand. Then the study verdict functions on synthetic inputs on both sides of each
+boundary.
+
+Ring a>b>c>d>e>a (n = 5) throughout.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import reasonrl.evaluate as ev
+from reasonrl.studies import hacking, methods, passk, zero
+from reasonrl.task import STOI, VOCAB_SIZE, build_problem
+
+torch.set_num_threads(1)
+
+RING = (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "a"))
+
+
+def prob(start: str, k: int):
+    return build_problem(RING, start, k)
+
+
+# (problem, greedy continuation with junk after `$`, outcome type)
+GREEDY = [
+    (prob("a", 2), "bc|c$abc", "correct"),
+    (prob("b", 3), "cde|a$cd", "miscopy"),  # right trace, wrong answer
+    (prob("c", 1), "de|e$ddd", "overshoot"),  # right lookups, one hop too many
+    (prob("d", 2), "|a$bbbbb", "correct"),  # a direct answer counts
+    (prob("e", 1), "b|b$aaaa", "lookup"),  # e -> b is not an edge
+    (prob("a", 3), "bc|c$aaa", "early"),  # right lookups, one hop short
+    (prob("b", 1), "cccccccc", "malformed"),  # never wrote `|`
+    (prob("c", 3), "dea|a$aa", "correct"),
+]
+
+
+@pytest.fixture
+def greedy(monkeypatch):
+    problems = [p for p, _, _ in GREEDY]
+    calls = []
+
+    def fake_sample(model, prompts, max_new, temperature=1.0, generator=None):
+        calls.append((max_new, temperature))
+        assert prompts == [p.prompt for p in problems]
+        return [c for _, c, _ in GREEDY]
+
+    monkeypatch.setattr(ev, "sample", fake_sample)
+    return problems, calls
+
+
+def test_greedy_accuracy_and_by_k(greedy):
+    problems, calls = greedy
+    got = ev.greedy_accuracy(None, problems)
+    # k = 1: overshoot, lookup, malformed; k = 2: correct, correct; k = 3: miscopy, early, correct
+    assert got == {"acc": 3 / 8, "by_k": {"1": 0.0, "2": 1.0, "3": 1 / 3}}
+    assert calls == [(3 + 5, 0)]  # greedy, with room for k + 5 characters
+
+
+def test_failure_mix_counts_each_type(greedy):
+    problems, _ = greedy
+    assert [ev.classify(p, ev.response_of(c)) for p, c, _ in GREEDY] == [t for _, _, t in GREEDY]
+    assert ev.failure_mix(None, problems) == {"correct": 3 / 8, "overshoot": 1 / 8, "early": 1 / 8,
+                                             "lookup": 1 / 8, "miscopy": 1 / 8, "malformed": 1 / 8}
+
+
+# ---------------------------------------------------------------------------------------------------- entropy
+
+# Lookup-table model: the logits after token x are c at x itself and 0 elsewhere, with c = ln 31, so that (PAD
+# excluded, 32 tokens left) the repeat has probability 1/2 and each other token 1/62: entropy H = ln(124) / 2.
+# After a digit or `|` the logits are all 0: entropy U = ln 32.
+H = 0.5 * math.log(124)
+U = math.log(32)
+UNIFORM_AFTER = [STOI[c] for c in "0123456789|"]
+
+
+class TableModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        table = torch.eye(VOCAB_SIZE) * math.log(31)
+        table[UNIFORM_AFTER] = 0.0
+        self.table = nn.Parameter(table)
+
+    def forward(self, idx):  # (B, T) -> (B, T, V)
+        return self.table[idx]
+
+
+def test_table_model_entropies_are_as_written():
+    from reasonrl.model import token_logprobs
+
+    X = torch.tensor([[STOI["a"], STOI["3"], STOI["|"], STOI["$"]]])
+    _, ent = token_logprobs(TableModel(), X)
+    assert ent[0].tolist() == pytest.approx([H, U, U], rel=1e-6)
+
+
+def test_sample_entropy_by_hand():
+    p1, p2 = prob("a", 2), prob("b", 1)
+    responses = [["bc|c$", "|a$", "bbbbbb"], ["", "c|c$"]]
+    # the predicting positions read "=" then the response but its last character:
+    #   "bc|c$": = b c | c -> 4 H + 1 U;  "|a$": = | a -> 2 H + 1 U  (the third is beyond per_problem=2)
+    #   "": nothing;  "c|c$": = c | c -> 3 H + 1 U
+    want = (9 * H + 3 * U) / 12
+    assert ev.sample_entropy(TableModel(), [p1, p2], responses, per_problem=2) == pytest.approx(want, rel=1e-6)
+    # all three of the first problem: "bbbbbb" adds = b b b b b -> 6 H
+    want3 = (15 * H + 3 * U) / 18
+    assert ev.sample_entropy(TableModel(), [p1, p2], responses, per_problem=3, chunk=1) == pytest.approx(
+        want3, rel=1e-6)
+
+
+def test_sample_entropy_of_nothing_is_an_error():
+    with pytest.raises(ValueError, match="nothing to measure"):
+        ev.sample_entropy(TableModel(), [prob("a", 2)], [["", ""]])
+
+
+# ---------------------------------------------------------------------------------------------------- sampling
+
+SAMPLED = {  # 4 samples each; correct counts 2, 0, 4
+    prob("a", 2).prompt: ["bc|c$", "|c$", "|a$", "b|d$"],  # answers c c a d: 3 distinct
+    prob("b", 3).prompt: ["cde|a$", "cd|d$", "", "|b$"],  # a d None b: 4 distinct
+    prob("c", 1).prompt: ["d|d$", "|d$", "d|d$", "de|d$"],  # d: 1 distinct
+}
+PROBS = [prob("a", 2), prob("b", 3), prob("c", 1)]
+
+
+@pytest.fixture
+def sampled(monkeypatch):
+    calls = []
+
+    def fake(model, problems, n, temperature, generator, **kw):
+        calls.append((n, temperature, generator.initial_seed()))
+        return [list(SAMPLED[p.prompt][:n]) for p in problems]
+
+    monkeypatch.setattr(ev, "sample_responses", fake)
+    return calls
+
+
+def test_sampling_report_by_hand(sampled):
+    cfg = ev.EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], temperature=0.7, seed=11, entropy_samples=2)
+    rep = ev.sampling_report(TableModel(), PROBS, cfg)
+    assert sampled == [(4, 0.7, 11)]
+    assert rep["counts"] == [2, 0, 4]
+    # pass@1 = c/4; pass@2 = 1 - C(4-c, 2)/6; pass@4 = [c > 0]; k = 8 > N is left out
+    assert rep["pass_at_k"] == pytest.approx({"1": (0.5 + 0 + 1) / 3, "2": (5 / 6 + 0 + 1) / 3, "4": 2 / 3})
+    assert list(rep["pass_at_k"]) == ["1", "2", "4"]
+    assert rep["random_baseline"] == pytest.approx({str(k): 1 - 0.8**k for k in (1, 2, 4)})
+    assert rep["distinct_answers"] == pytest.approx((3 + 4 + 1) / 3)
+    # the first two samples of each: "bc|c$" 4H+U, "|c$" 2H+U, "cde|a$" 5H+U, "cd|d$" 4H+U, "d|d$" 3H+U,
+    # "|d$" 2H+U
+    assert rep["entropy"] == pytest.approx((20 * H + 6 * U) / 26, rel=1e-6)
+
+
+def test_pass_curve_by_hand(sampled):
+    curve, counts = ev.pass_curve(TableModel(), PROBS, 4, [1, 3], seed=5)
+    assert counts == [2, 0, 4]
+    # pass@3 with 2 of 4 correct: 1 - C(2, 3)/C(4, 3) = 1
+    assert curve == pytest.approx({"1": 0.5, "3": 2 / 3})
+
+
+def test_think_profile_by_hand(sampled):
+    t = ev.think_profile(TableModel(), PROBS, N=4, seed=3, temperature=0.5)
+    assert sampled == [(4, 0.5, 3)]
+    # thinking: bc|c$ b|d$ | cde|a$ cd|d$ | d|d$ d|d$ de|d$  -> 7 of 12; correct among them: bc|c$, d|d$ x2, de|d$
+    # direct: |c$ (right), |a$, "", |b$, |d$ (right) -> 5 of 12; 2 correct
+    assert t["think"] == pytest.approx(7 / 12)
+    assert t["acc"] == pytest.approx(6 / 12)
+    assert t["acc_think"] == pytest.approx(4 / 7)
+    assert t["acc_direct"] == pytest.approx(2 / 5)
+    assert t["len"] == pytest.approx((5 + 3 + 3 + 4 + 6 + 5 + 0 + 3 + 4 + 3 + 4 + 5) / 12)
+    want = {"1": {"think": 3 / 4, "acc": 1.0, "trace": (1 + 1 + 2) / 3},
+            "2": {"think": 2 / 4, "acc": 2 / 4, "trace": (2 + 1) / 2},
+            "3": {"think": 2 / 4, "acc": 0.0, "trace": (3 + 2) / 2}}
+    assert list(t["by_k"]) == list(want)
+    for k, row in want.items():
+        assert t["by_k"][k] == pytest.approx(row)
+
+
+# ---------------------------------------------------------------------------------------------------- verdicts
+
+def test_zero_verdict_on_both_sides_of_each_boundary():
+    cfg = zero.Config(runs={"x": "y"}, present=0.25, rise=0.25)  # binary fractions: exact arithmetic
+    assert zero.verdict(0.25, 0.5, cfg)[0] == "selected"  # rise exactly 0.25: acted; before == present
+    assert zero.verdict(0.25, 0.4999, cfg)[0] == "neither"  # just under the rise
+    assert zero.verdict(0.2499, 0.5, cfg)[0] == "created"  # just under present
+    assert zero.verdict(0.0, 0.25, cfg) == ("created", "created: think rate 0.0% → 25.0%")
+    assert zero.verdict(0.5, 0.25, cfg)[0] == "neither"  # fell
+
+
+def test_zero_answer_groups_bases_by_verdict():
+    cfg = zero.Config(runs={"x": "y"}, present=0.25, rise=0.25)
+    prof = {"b0": {"before": {"think": 0.0}, "after": {"think": 0.5}},
+            "b1": {"before": {"think": 0.5}, "after": {"think": 0.75}},
+            "b2": {"before": {"think": 0.5}, "after": {"think": 0.5}}}
+    assert zero.answer(cfg, prof) == ("RL selects thinking in b1 (50.0% → 75.0%); creates it in b0 (0.0% → 50.0%); "
+                                      "neither creates nor selects it in b2 (50.0% → 50.0%).")
+
+
+def test_passk_crossings_around_the_tie():
+    ks = [1, 2, 4]
+    base = [0.5, 0.5, 0.5]
+    tiny = passk.TIE / 2
+    assert passk.crossings(ks, base, [0.5 + tiny, 0.5 - tiny, 0.5]) == []  # within the tie: no side
+    assert passk.describe_crossing(ks, base, [0.5 + tiny, 0.5 - tiny, 0.5]) == "equal to the base at every k"
+    assert passk.crossings(ks, base, [0.6, 0.5 + tiny, 0.4]) == [(1, 4, "above → below")]  # the tie is skipped
+    assert passk.describe_crossing(ks, base, [0.4, 0.5, 0.45]) == "below the base at every k (no crossing)"
+    assert passk.first_crossing(ks, base, [0.6, 0.7, 0.8]) is None
+
+
+def test_methods_answer_names_the_best_and_ties():
+    cfg = methods.Config(runs={"sft": ["s0"], "rft": ["r0"], "grpo": ["g0"]})
+    metrics = {"base": {"acc": 0.25}, "sft": {"acc_mean": 0.5, "acc_sd": 0.0},
+               "rft": {"acc_mean": 0.75, "acc_sd": 0.125}, "grpo": {"acc_mean": 0.625, "acc_sd": 0.0}}
+    assert methods.answer(cfg, metrics).endswith("Highest: rft.")
+    metrics["grpo"]["acc_mean"] = 0.75
+    assert methods.answer(cfg, metrics).endswith("Highest: rft, grpo (tied).")
+
+
+def test_hacking_clip_answer_ratio():
+    a = {"mu": 1, "clip_frac": 0.0, "kl_end": 0.5, "acc_start": 0.25, "acc_end": 0.125}
+    b = {"mu": 4, "clip_frac": 0.25, "kl_end": 1.5, "acc_start": 0.25, "acc_end": 0.0}
+    assert hacking.clip_answer([a, b]).endswith("μ = 4 ends 3.0× as far from the start (KL).")
+    assert hacking.clip_answer([{**a, "kl_end": 0.0}, b]).endswith("inf× as far from the start (KL).")
+
+
+def test_trace_of_by_hand():
+    assert ev.trace_of("bc|c$") == "bc"
+    assert ev.trace_of("bc|c|d$") == "bc"  # the first `|`
+    assert ev.trace_of("bcd$") == "bcd"  # unfinished: the trailing `$` is dropped
+    assert ev.trace_of("bcd") == "bcd"
+    assert ev.trace_of("$") == ""
+    assert ev.trace_of("bc$|c$") == "bc$"  # a `$` inside a trace that has its `|` stays
+
+
+def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
+    p = prob("a", 2)
+    for responses, want in (
+        (["bc|c$", "b|d$"], {"think": 1.0, "acc": 0.5, "acc_think": 0.5, "acc_direct": 0.0}),
+        (["|c$", "|a$"], {"think": 0.0, "acc": 0.5, "acc_think": 0.0, "acc_direct": 0.5}),
+    ):
+        monkeypatch.setattr(ev, "sample_responses", lambda *a, r=responses, **k: [list(r)])
+        t = ev.think_profile(TableModel(), [p], N=2)
+        assert {k: t[k] for k in want} == want
+        assert t["by_k"]["2"]["trace"] == (1.5 if want["think"] else 0.0)

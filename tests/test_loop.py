@@ -1,0 +1,459 @@
+"""`rl_step` on hand-built batches (issue #17, item 2).
+
+The sampler is replaced by fixed responses through the narrowest seams `reasonrl/rl/train.py` has:
+its module-level `draw_problems` (which problems a step gets) and `sample_responses` (what the policy
+"wrote"), so everything from scoring on is the real loop. What the loop hands to its update is read by
+wrapping the module-level `update` and the advantage registry entry. Every expected number is written
+out below, worked by hand from the responses.
+
+Ring used throughout: a>b>c>d>e>a. P1 = start a, 2 hops (trace "bc", answer c); P2 = start b, 3 hops
+("cde", e); P3 = start c, 1 hop ("d", d); P4 = start d, 2 hops ("ea", a); P5 = start e, 1 hop ("a", a).
+Batches use B = 3 prompts and G = 4 samples (B != G, so a transposed group view shows).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+import torch
+
+from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
+from reasonrl.pretrain import encode_pairs
+from reasonrl.rl import ADVANTAGES, make_job
+from reasonrl.rl import train as T
+from reasonrl.task import build_problem
+
+torch.set_num_threads(1)
+
+RING = (("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "a"))
+P1, P2, P3, P4, P5 = (build_problem(RING, s, k) for s, k in (("a", 2), ("b", 3), ("c", 1), ("d", 2), ("e", 1)))
+CFG = ModelConfig(d_model=32, n_heads=2, n_layers=1, max_len=64)
+EPS = 1e-4  # the grpo advantage's std epsilon
+
+
+def _model(seed=0):
+    return TinyReasoner(CFG, generator=torch.Generator().manual_seed(seed)).eval()
+
+
+class Fixed:
+    """Stands in for the sampler: rounds of (problems, {prompt: G responses}) served in order."""
+
+    def __init__(self, *rounds):
+        self.rounds = list(rounds)
+        self.calls = 0
+
+    def draw(self, rng, job, count):
+        problems, _ = self.rounds[self.calls]
+        assert count == len(problems)
+        return list(problems)
+
+    def sample(self, model, problems, n_samples, temperature, generator, **kw):
+        _, responses = self.rounds[self.calls]
+        self.calls += 1
+        assert all(len(responses[p.prompt]) == n_samples for p in problems)
+        return [list(responses[p.prompt]) for p in problems]
+
+
+class Seen:
+    """Records what rl_step hands to `update` (rows' weights and their mask) before running it."""
+
+    def __init__(self):
+        self.w, self.m, self.seqs = None, None, None
+
+    def wrap(self, real):
+        def spy(ctx, opt, seqs, w, *args, **kw):
+            self.w, self.m, self.seqs = w.detach().clone(), seqs.m.detach().clone(), seqs
+            return real(ctx, opt, seqs, w, *args, **kw)
+        return spy
+
+
+def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, **job):
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    seen = Seen()
+    monkeypatch.setattr(T, "update", seen.wrap(T.update))
+    policy = policy if policy is not None else _model()
+    ref = ref if ref is not None else copy.deepcopy(policy).requires_grad_(False)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1, **job))
+    ctx = T.Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
+                    sample_gen=torch.Generator().manual_seed(1), reward_gen=torch.Generator().manual_seed(2),
+                    shared_prefix=shared)
+    record, batch = T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=lr), 0)
+    return record, batch, seen
+
+
+def right(p):
+    return p.trace + "|" + p.answer + "$"
+
+
+def wrong(p):  # a well-formed response with the right length and a wrong answer
+    return p.trace + "|" + ("a" if p.answer != "a" else "b") + "$"
+
+
+# P1 rewards 1 0 0 0; P2 rewards 1 1 0 0; P3 rewards 0 0 0 1 (lengths differ inside each group)
+MIXED = (P1, P2, P3), {
+    P1.prompt: [right(P1), wrong(P1), "b|a$", "bcdef|f$"],
+    P2.prompt: [right(P2), "|e$", wrong(P2), "c|c$"],
+    P3.prompt: ["|a$", wrong(P3), "de|e$", right(P3)],
+}
+
+
+def test_weights_are_the_group_advantages_row_by_row(monkeypatch):
+    _, batch, seen = _step(monkeypatch, Fixed(MIXED))
+    assert [p.prompt for p in batch.problems] == [p.prompt for p in (P1, P2, P3) for _ in range(4)]
+    assert batch.true.tolist() == [1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1]
+    # group 1 and 3: mean 1/4, unbiased std 1/2; group 2: mean 1/2, unbiased std sqrt(1/3)
+    a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
+    c = 0.5 / (3 ** -0.5 + EPS)
+    assert seen.w.tolist() == pytest.approx([a, b, b, b, c, c, -c, -c, b, b, b, a], rel=1e-6)
+
+
+def test_rloo_and_dr_grpo_weights_row_by_row(monkeypatch):
+    _, _, seen = _step(monkeypatch, Fixed(MIXED), advantage="rloo")
+    # r_i minus the mean of the other three
+    assert seen.w.tolist() == pytest.approx([1, -1 / 3, -1 / 3, -1 / 3, 2 / 3, 2 / 3, -2 / 3, -2 / 3,
+                                             -1 / 3, -1 / 3, -1 / 3, 1], rel=1e-6)
+    _, _, seen = _step(monkeypatch, Fixed(MIXED), advantage="dr_grpo")
+    assert seen.w.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5,
+                                             -0.25, -0.25, -0.25, 0.75], rel=1e-6)
+
+
+def test_records_of_the_step(monkeypatch):
+    record, _, _ = _step(monkeypatch, Fixed(MIXED))
+    lengths = [5, 5, 4, 8, 6, 3, 6, 4, 3, 4, 5, 4]
+    assert record["reward/true"] == pytest.approx(4 / 12)
+    assert record["reward/proxy"] == pytest.approx(4 / 12)
+    assert record["rollout/length"] == pytest.approx(sum(lengths) / 12)
+    # the wrong ones: every length but those of rows 0, 4, 5, 11
+    assert record["rollout/length_wrong"] == pytest.approx((5 + 4 + 8 + 6 + 4 + 3 + 4 + 5) / 8)
+    assert record["rollout/think_rate"] == pytest.approx(10 / 12)  # "|e$" and "|a$" answer directly
+    assert record["rollout/zero_var_frac"] == 0.0
+    assert record["losses/kl"] == pytest.approx(0.0, abs=1e-6)  # the reference is the policy itself
+
+
+def test_rft_trains_exactly_on_the_correct_rows(monkeypatch):
+    _, batch, seen = _step(monkeypatch, Fixed(MIXED), method="rft")
+    assert seen.w.tolist() == [1.0, 1.0, 1.0, 1.0]  # rows 0, 4, 5, 11
+    # the kept rows are the correct ones: their response tokens are 5 + 6 + 3 + 4 = 18
+    assert float(seen.m.sum()) == 18.0
+    assert batch.true.sum() == 4
+
+
+def test_rft_without_a_correct_row_skips_the_update(monkeypatch):
+    none_right = (P1, P2, P3), {p.prompt: [wrong(p)] * 4 for p in (P1, P2, P3)}
+    policy = _model()
+    before = [q.detach().clone() for q in policy.parameters()]
+    record, _, seen = _step(monkeypatch, Fixed(none_right), policy=policy, lr=1.0, method="rft")
+    assert seen.w is None
+    assert {k: record[k] for k in ("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm")} == \
+        dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
+    assert all(torch.equal(a, b) for a, b in zip(before, policy.parameters()))
+
+
+def test_sft_trains_on_the_gold_traces(monkeypatch):
+    fixed = Fixed(((P1, P2, P3), {}))
+    monkeypatch.setattr(T, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    seen = Seen()
+    monkeypatch.setattr(T, "update", seen.wrap(T.update))
+    policy = _model()
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, method="sft"))
+    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
+                    sample_gen=torch.Generator(), reward_gen=torch.Generator())
+    record, batch = T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
+    assert batch.responses == ["bc|c$", "cde|e$", "d|d$"] and batch.group == 1
+    assert seen.w.tolist() == [1.0, 1.0, 1.0]
+    assert float(seen.m.sum()) == 5 + 6 + 4
+    assert record["reward/true"] == 1.0 and record["rollout/zero_var_frac"] == 0.0
+
+
+def _seq_logp(model, problems, responses) -> torch.Tensor:
+    X, M = encode_pairs([(p.prompt, r) for p, r in zip(problems, responses)])
+    with torch.no_grad():
+        logp, _ = token_logprobs(model, X)
+    return (logp * M[:, 1:]).sum(1)  # (N,)
+
+
+# Wrong rows written with letters the right ones never use, so that rows of opposite sign share as little as
+# possible (they still share `|` and `$`): then each row's own term dominates its change.
+SIGNS = (P1, P2, P3), {
+    P1.prompt: [right(P1), "hg|f$", "kj|l$", "mn|o$"],
+    P2.prompt: [right(P2), "pon|m$", right(P2), "ijk|h$"],
+    P3.prompt: ["g|h$", "i|j$", "k|l$", right(P3)],
+}
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_one_sgd_step_raises_positive_rows_and_lowers_negative_rows(monkeypatch, shared):
+    policy = _model()
+    problems = [p for p in (P1, P2, P3) for _ in range(4)]
+    responses = [r for p in (P1, P2, P3) for r in SIGNS[1][p.prompt]]
+    before = _seq_logp(policy, problems, responses)
+    _, _, seen = _step(monkeypatch, Fixed(SIGNS), policy=policy, lr=0.05, shared=shared, advantage="dr_grpo")
+    delta = _seq_logp(policy, problems, responses) - before
+    assert seen.w.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.5, -0.5, 0.5, -0.5,
+                                             -0.25, -0.25, -0.25, 0.75])
+    assert (delta[seen.w > 0] > 0).all(), delta
+    assert (delta[seen.w < 0] < 0).all(), delta
+
+
+# ---------------------------------------------------------------------------------------------------- reward shaping
+
+# P1 and P2 (max_new = largest k + 5 = 8): lengths 3 .. 8, direct answers, a response that never wrote `$`
+SHAPES = (P1, P2, P3), {
+    P1.prompt: ["|c$", "bc|c$", "bcd|c$", "bcdefgh"],  # 3, 5, 6, 7 characters
+    P2.prompt: ["cde|e$", "cdeab|e$", "|e$", "cdeabcde"],  # 6, 8, 3, 8
+    P3.prompt: ["d|d$", "|d$", "dea|d$", "de|a$"],  # 4, 3, 6, 5
+}
+SHAPE_TRUE = [1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0]
+
+
+def test_guard_zeroes_malformed_and_direct_answers(monkeypatch):
+    _, batch, _ = _step(monkeypatch, Fixed(SHAPES), guard=True)
+    assert batch.true.tolist() == SHAPE_TRUE
+    # direct answers "|c$", "|e$", "|d$" are correct but not `trace|answer$`
+    assert batch.proxy.tolist() == [0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0]
+
+
+def test_length_penalty_subtracts_per_character(monkeypatch):
+    _, batch, _ = _step(monkeypatch, Fixed(SHAPES), len_pen=0.01)
+    lengths = [3, 5, 6, 7, 6, 8, 3, 8, 4, 3, 6, 5]
+    assert batch.proxy.tolist() == pytest.approx([t - 0.01 * n for t, n in zip(SHAPE_TRUE, lengths)])
+
+
+def test_overlong_penalty_over_the_last_window_of_the_budget(monkeypatch):
+    # budget 8 (largest k 3, plus 5), window 3: penalty max(0, len - 5) / 3, at most 1
+    _, batch, _ = _step(monkeypatch, Fixed(SHAPES), overlong=3)
+    pen = [0, 0, 1 / 3, 2 / 3, 1 / 3, 1, 0, 1, 0, 0, 1 / 3, 0]
+    assert batch.proxy.tolist() == pytest.approx([t - x for t, x in zip(SHAPE_TRUE, pen)])
+    assert batch.true.tolist() == SHAPE_TRUE  # the true reward is never shaped
+
+
+def test_guard_then_length_then_overlong(monkeypatch):
+    _, batch, _ = _step(monkeypatch, Fixed(SHAPES), guard=True, len_pen=0.1, overlong=3)
+    guarded = [0, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1, 0]
+    lengths = [3, 5, 6, 7, 6, 8, 3, 8, 4, 3, 6, 5]
+    pen = [0, 0, 1 / 3, 2 / 3, 1 / 3, 1, 0, 1, 0, 0, 1 / 3, 0]
+    assert batch.proxy.tolist() == pytest.approx([g - 0.1 * n - x for g, n, x in zip(guarded, lengths, pen)])
+
+
+# ---------------------------------------------------------------------------------------------------- dynamic sampling
+
+ROUND1 = (P1, P2, P3), {  # rewards: all 1 (zero variance), 1 0 0 0, all 0 (zero variance)
+    P1.prompt: [right(P1)] * 4,
+    P2.prompt: [right(P2), wrong(P2), wrong(P2), "|a$"],
+    P3.prompt: [wrong(P3)] * 4,
+}
+ROUND2 = (P4, P5, P1), {  # rewards: 1 0 0 0, 1 0 0 0, all 1 (zero variance again)
+    P4.prompt: [right(P4), wrong(P4), wrong(P4), wrong(P4)],
+    P5.prompt: [right(P5), wrong(P5), wrong(P5), wrong(P5)],
+    P1.prompt: [right(P1)] * 4,
+}
+
+
+def test_dynamic_sampling_drops_zero_variance_groups_and_refills(monkeypatch):
+    fixed = Fixed(ROUND1, ROUND2)
+    record, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=4)
+    assert fixed.calls == 2  # the second round filled the batch: no third
+    assert [p.prompt for p in batch.problems[::4]] == [P2.prompt, P4.prompt, P5.prompt]
+    assert batch.true.tolist() == [1, 0, 0, 0] * 3
+    assert record["rollout/zero_var_frac"] == pytest.approx(2 / 3)  # of the first round's groups
+    a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
+    assert seen.w.tolist() == pytest.approx([a, b, b, b] * 3, rel=1e-6)
+
+
+def test_without_dynamic_sampling_zero_variance_groups_stay(monkeypatch):
+    fixed = Fixed(ROUND1, ROUND2)
+    record, batch, seen = _step(monkeypatch, fixed)
+    assert fixed.calls == 1
+    assert [p.prompt for p in batch.problems[::4]] == [P1.prompt, P2.prompt, P3.prompt]
+    assert record["rollout/zero_var_frac"] == pytest.approx(2 / 3)
+    assert seen.w[:4].abs().max() == 0 and seen.w[8:].abs().max() == 0
+
+
+def test_dynamic_sampling_gives_up_after_max_resample_rounds(monkeypatch):
+    all_same = (P1, P2, P3), {p.prompt: [right(p)] * 4 for p in (P1, P2, P3)}
+    fixed = Fixed(all_same, all_same, all_same)
+    _, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=2)
+    assert fixed.calls == 3  # 1 + max_resample rounds, then the last round is trained on as it is
+    assert batch.true.tolist() == [1] * 12 and seen.w.abs().max() == 0
+
+
+@pytest.mark.xfail(strict=True, reason="rl_step records reward/true, reward/proxy and the rollout lengths on "
+                   "the filtered batch, not on what the policy drew (DESIGN §12: records on what the policy did)")
+def test_dynamic_sampling_records_on_the_unfiltered_samples(monkeypatch):
+    record, _, _ = _step(monkeypatch, Fixed(ROUND1, ROUND2), dynamic_sampling=True)
+    # what the policy drew in the step's first round: 4 + 1 + 0 of 12 correct, the same samples zero_var_frac is on
+    assert record["reward/true"] == pytest.approx(5 / 12)
+
+
+# ---------------------------------------------------------------------------------------------------- KL in the reward
+
+# shared=False matters: in the fast layout the log-probs hold response tokens only (0 at padding), so a missing
+# mask is invisible there; in the plain layout the prompt's tokens would enter the sum.
+@pytest.mark.parametrize("shared", [True, False])
+def test_kl_in_the_reward_is_the_masked_sequence_log_ratio(monkeypatch, shared):
+    policy = _model(0)
+    ref = _model(1).requires_grad_(False)  # a different reference, so the log-ratios are not zero
+    got = {}
+    real = ADVANTAGES["none"]
+    monkeypatch.setitem(ADVANTAGES, "none", lambda r, std_norm=False: got.setdefault("r", r.clone()) * 0 + real(r))
+    _, batch, seen = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, advantage="none", beta=0.5,
+                           kl_in="reward", shared=shared)
+    k1 = _seq_logp(policy, batch.problems, batch.responses) - _seq_logp(ref, batch.problems, batch.responses)
+    want = batch.proxy - 0.5 * k1  # r - beta * sum over the response tokens of log pi - log pi_ref
+    assert float(k1.abs().max()) > 0.1
+    assert got["r"].reshape(-1).tolist() == pytest.approx(want.tolist(), abs=1e-4)
+    assert seen.w.tolist() == pytest.approx(want.tolist(), abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------------- fooled examples
+
+def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
+    responses = ["bc|c$", "bc|a$", "b|a$", "|a$", "bcde|e$"]
+    batch = T.Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
+                    true=torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0]), group=5, zero_frac=0.0)
+    fooled = T.fooled_examples(batch)
+    assert [f["response"] for f in fooled] == ["bc|a$", "|a$", "bcde|e$"]
+    assert fooled[0] == {"prompt": P1.prompt, "gold": "bc|c$", "response": "bc|a$", "proxy": 0.95}
+    assert [f["response"] for f in T.fooled_examples(batch, limit=1)] == ["bc|a$"]
+
+
+# ---------------------------------------------------------------------------------------------------- more of the step
+
+def test_grpo_without_std_norm_is_the_group_mean_baseline(monkeypatch):
+    _, _, seen = _step(monkeypatch, Fixed(MIXED), std_norm=False)
+    assert seen.w.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5,
+                                             -0.25, -0.25, -0.25, 0.75], rel=1e-6)
+
+
+def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch):
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref)
+    X, M = encode_pairs([(p.prompt, r) for p, r in zip(batch.problems, batch.responses)])
+    m = M[:, 1:]
+    with torch.no_grad():
+        lp, ent = token_logprobs(policy, X)
+        lq, _ = token_logprobs(ref, X)
+    d = lq - lp
+    assert record["rollout/entropy"] == pytest.approx(float((ent * m).sum() / m.sum()), rel=1e-5)
+    assert record["losses/kl"] == pytest.approx(float(((d.exp() - d - 1) * m).sum() / m.sum()), rel=1e-4)
+    assert record["losses/kl"] > 0.01
+
+
+BETA_CLIPS = 3.0  # large enough that the gradient norm is in (1, 2)
+
+
+def test_update_records_are_means_over_the_iterations(monkeypatch):
+    # lr = 0: both iterations see the same weights, so each mean equals the one-iteration value.
+    # pg at ratio 1 is -sum_i w_i T_i / sum_i T_i with the dr_grpo weights and the lengths of MIXED:
+    # 0.75*5 - 0.25*(5+4+8) + 0.5*(6+3) - 0.5*(6+4) - 0.25*(3+4+5) + 0.75*4 = -1, over 57 tokens
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, _, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, advantage="dr_grpo", num_iterations=2,
+                         beta=BETA_CLIPS)
+    assert record["losses/pg"] == pytest.approx(1 / 57, rel=1e-5)
+    assert record["losses/kl_term"] == pytest.approx(BETA_CLIPS * record["losses/kl"], rel=1e-5)
+    assert record["losses/clip_frac"] == 0.0
+    clipped_norm = float(torch.cat([p.grad.reshape(-1) for p in policy.parameters()]).norm())
+    assert 1.0 < record["losses/grad_norm"] < 2.0  # the clip at norm 1 acted: the gradient left behind has norm 1
+    assert clipped_norm == pytest.approx(1.0, rel=1e-4)
+
+
+def test_all_correct_batch_records_zero_wrong_length(monkeypatch):
+    all_right = (P1, P2, P3), {p.prompt: [right(p)] * 4 for p in (P1, P2, P3)}
+    record, _, _ = _step(monkeypatch, Fixed(all_right))
+    assert record["rollout/length_wrong"] == 0.0 and record["reward/true"] == 1.0
+    assert record["rollout/zero_var_frac"] == 1.0
+
+
+def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
+    seen = []
+    real = T.sample_responses
+
+    def spy(model, problems, n, temperature, generator, **kw):
+        seen.append((n, temperature, generator, kw.get("shared")))
+        return real(model, problems, n, temperature, generator, **kw)
+
+    monkeypatch.setattr(T, "sample_responses", spy)
+    for shared in (True, False):
+        policy = _model()
+        job = make_job({}, dict(B=2, G=3, n_range=[4, 5], k_max=2, temperature=0.5))
+        gen = torch.Generator().manual_seed(1)
+        ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
+                        sample_gen=gen, reward_gen=torch.Generator(), shared_prefix=shared)
+        before = gen.get_state().clone()
+        T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
+        assert seen[-1] == (3, 0.5, gen, shared)
+        assert not torch.equal(before, gen.get_state())  # the draws came from the run's generator
+
+
+def test_draw_problems_covers_every_allowed_hop_count():
+    job = make_job({}, dict(n_range=[3, 6], k_max=4))
+    probs = T.draw_problems(random.Random(0), job, 400)
+    pairs = {(p.n, p.k) for p in probs}
+    allowed = {(n, k) for n in range(3, 7) for k in range(1, min(n - 1, 4) + 1)}
+    assert pairs == allowed
+
+
+def test_train_rl_history_schedule(monkeypatch):
+    rounds = [MIXED] * 5
+    fixed = Fixed(*rounds)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    policy = _model()
+    calls = []
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=3, reward="random", lr=1e-3))
+    hist = T.train_rl(job, policy, evaluate=lambda m: calls.append(m) or {"acc": 0.5}, progress=False)
+    assert [r["step"] for r in hist["steps"]] == [1, 2, 3, 4, 5]
+    assert [e["step"] for e in hist["evals"]] == [0, 3, 5] and all(m is policy for m in calls)
+    assert [e["step"] for e in hist["examples"]] == [1, 3, 5]  # a proxy reward: the first step and each due one
+    assert isinstance(hist["seconds"], float) and 0 < hist["seconds"]
+    assert all(0 <= r["time/seconds"] <= hist["seconds"] for r in hist["steps"])
+
+
+def test_train_rl_without_proxy_reward_records_no_examples(monkeypatch):
+    fixed = Fixed(MIXED, MIXED)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, eval_every=1))
+    assert T.train_rl(job, _model(), progress=False)["examples"] == []
+
+
+def test_train_rl_uses_the_jobs_learning_rate_and_no_weight_decay(monkeypatch):
+    seen = []
+    def first_step(ctx, opt, step):
+        # every draw comes from the run's own seeded generators, never torch's global one
+        assert isinstance(ctx.sample_gen, torch.Generator) and isinstance(ctx.reward_gen, torch.Generator)
+        assert ctx.sample_gen is not torch.default_generator and ctx.reward_gen is not torch.default_generator
+        seen.append(opt.param_groups[0])
+        pytest.skip()
+
+    monkeypatch.setattr(T, "rl_step", first_step)
+    job = make_job({}, dict(B=2, G=2, n_range=[4, 5], k_max=2, steps=1, lr=0.0123))
+    try:
+        T.train_rl(job, _model(), progress=False)
+    except pytest.skip.Exception:
+        pass
+    assert seen[0]["lr"] == 0.0123 and seen[0]["weight_decay"] == 0.0
+
+
+def test_train_rl_needs_a_verifier_for_a_verifier_reward():
+    with pytest.raises(ValueError, match="needs a verifier"):
+        T.train_rl(make_job({}, {"reward": "orm"}), _model(), progress=False)
+
+
+def test_clip_mask_counts_only_tokens_the_clip_acts_on():
+    logp = torch.log(torch.tensor([[1.5], [1.5], [0.5], [0.5], [1.2]]))
+    adv = torch.tensor([0.5, 0.0, -0.5, 0.0, 0.5])
+    _, clipped = T.clipped_surrogate(logp, torch.zeros(5, 1), adv, 0.2, 0.2)
+    # ratio 1.5 with A > 0 and 0.5 with A < 0 are clipped; A = 0 never is; ratio 1.2 sits on the bound
+    assert clipped[:, 0].tolist() == [True, False, True, False, False]
+
+
+def test_fooled_examples_default_limit_and_rounding():
+    batch = T.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
+                    proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
+    fooled = T.fooled_examples(batch)
+    assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
