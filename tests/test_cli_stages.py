@@ -30,7 +30,10 @@ def tiny_params() -> dict:
     p = shrink(yaml.safe_load((ROOT / "params.yaml").read_text()))
     p["device"] = "cpu"
     p["bases"] = {"cot_L2": {**p["bases"]["cot_L2"], "model": TINY_MODEL}}
-    p["mixed"] = {"think2": {**p["mixed"]["think2"], "model": TINY_MODEL}}
+    # phase 1 from fresh (tiny) weights; phase 2 continues it (init), so it takes its model from there
+    p["mixed"] = {"phase1": {"skill": {**p["mixed"]["phase1"]["skill"], "model": TINY_MODEL}},
+                  "phase2": {"think2": p["mixed"]["phase2"]["think2"]}}
+    p["headline"] = {"headline_s0": p["headline"]["headline_s0"]}
     p["verifiers"] = {"orm": {**p["verifiers"]["orm"], "problems": 8, "samples": 2, "steps": 2, "batch_size": 4}}
     p["rl"]["lr"] = 1e-3
     p["passk"]["models"] = {"base": "base_cot_L2", "GRPO": "rl_grpo_s0"}
@@ -50,22 +53,25 @@ def stage(script: str, *args: str) -> None:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """A tiny pipeline run in-process: data, a base, a mixed base, a verifier, RL runs, evaluations."""
+    """A tiny pipeline run in-process: data, a base, a mixed base (both phases), a verifier, RL runs,
+    evaluations; each stage with the arguments dvc.yaml gives it."""
     work = tmp_path_factory.mktemp("work")
     (work / "params.yaml").write_text(yaml.safe_dump(tiny_params(), sort_keys=False))
     mp = pytest.MonkeyPatch()
     mp.chdir(work)
     try:
         stage("data.py")
-        stage("base.py", "cot_L2")
-        stage("mixed.py", "think2")
+        stage("base.py", "bases.cot_L2", "base_cot_L2")
+        stage("base.py", "mixed.phase1.skill", "mixed_p1_skill")
+        stage("base.py", "mixed.phase2.think2", "mixed_think2")
         stage("verifier.py", "orm")
         stage("rl.py", "runs", "grpo_s0")
         stage("rl.py", "runs", "zero_think2")
         stage("rl.py", "runs_orm", "hack_orm")
-        stage("rl.py", "headline", "headline")
-        stage("eval_base.py", "cot_L2")
-        stage("eval_run.py", "grpo_s0")
+        stage("rl.py", "headline", "headline_s0")
+        stage("eval.py", "base_cot_L2", "reports/eval")
+        stage("eval.py", "rl_grpo_s0", "reports/eval")
+        stage("eval.py", "rl_headline_s0", "reports/headline/eval")
         stage("passk.py", "base")
         stage("passk.py", "GRPO")
         yield work
@@ -74,18 +80,29 @@ def workdir(tmp_path_factory):
 
 
 def test_data_stage_writes_every_set(workdir):
-    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7}.items():
+    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7, "val_n12": 4, "val_n8": 4}.items():
         rows = [json.loads(line) for line in (workdir / f"data/{name}.jsonl").read_text().splitlines()]
         assert len(rows) == 2 * n_ks  # count 2 per hop count in the tiny params
 
 
 def test_base_and_mixed_stages(workdir):
     model, meta = load_checkpoint(workdir / "models/base_cot_L2.pt")
-    assert model.cfg.d_model == 32 and meta["kind"] == "base" and meta["name"] == "cot_L2"
+    assert model.cfg.d_model == 32 and meta["kind"] == "base" and meta["name"] == "base_cot_L2"
+    assert meta["params"]["trace"] == 1.0 and meta["params"]["init"] is None
     metrics = json.loads((workdir / "reports/metrics/base_cot_L2.json").read_text())
+    assert set(metrics) == {"n8", "n12", "final_loss"}
     assert set(metrics["n12"]) == {"acc", "by_k"} and set(metrics["n12"]["by_k"]) == {"3", "4", "5", "6"}
-    _, meta = load_checkpoint(workdir / "models/mixed_think2.pt")
-    assert meta["kind"] == "mixed"
+    timing = json.loads((workdir / "reports/timing/base_cot_L2.json").read_text())
+    assert set(timing) == {"seconds", "steps_per_second"}
+    # phase 2 continues phase 1: the same (tiny) model, its own trace share
+    p1, meta1 = load_checkpoint(workdir / "models/mixed_p1_skill.pt")
+    p2, meta2 = load_checkpoint(workdir / "models/mixed_think2.pt")
+    assert (meta1["name"], meta2["name"]) == ("mixed_p1_skill", "mixed_think2")
+    assert meta2["params"]["init"] == "mixed_p1_skill" and meta2["params"]["trace"] == 0.02
+    assert p1.cfg == p2.cfg and p2.cfg.d_model == 32
+    for stem in ("mixed_p1_skill", "mixed_think2"):
+        assert (workdir / f"reports/metrics/{stem}.json").exists()
+        assert (workdir / f"reports/timing/{stem}.json").exists()
 
 
 def test_verifier_stage(workdir):
@@ -95,22 +112,33 @@ def test_verifier_stage(workdir):
     assert metrics["kind"] == "orm" and metrics["init"] == "cot_L2"
 
 
-@pytest.mark.parametrize("name,method,reward,evals", [
-    ("grpo_s0", "grpo", "true", "acc"), ("zero_think2", "grpo", "true", "think"), ("hack_orm", "grpo", "orm", "acc"),
-    ("headline", "grpo", "true", "acc"),
+@pytest.mark.parametrize("name,method,reward,evals,out", [
+    ("grpo_s0", "grpo", "true", "acc", "reports/rl"), ("zero_think2", "grpo", "true", "think", "reports/rl"),
+    ("hack_orm", "grpo", "orm", "acc", "reports/rl"), ("headline_s0", "grpo", "true", "acc", "reports/headline/rl"),
 ])
-def test_rl_stage_outputs(workdir, name, method, reward, evals):
-    summary = json.loads((workdir / f"reports/rl/{name}.json").read_text())
+def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
+    summary = json.loads((workdir / f"{out}/{name}.json").read_text())
     assert summary["job"]["method"] == method and summary["job"]["reward"] == reward
     assert summary["job"]["steps"] == 3 and len(summary["evals"]) >= 2 and evals in summary["evals"][-1]
-    with open(workdir / f"reports/rl/{name}.csv") as f:
+    with open(workdir / f"{out}/{name}.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["step"] for r in rows] == ["1", "2", "3"]
     assert float(rows[-1]["reward/true"]) == pytest.approx(summary["final"]["reward/true"], abs=1e-5)
     _, meta = load_checkpoint(workdir / f"models/rl_{name}.pt")
     assert meta["kind"] == "rl" and meta["job"] == summary["job"]
+    assert set(json.loads((workdir / f"reports/timing/rl_{name}.json").read_text())) == {"seconds",
+                                                                                        "steps_per_second"}
     if reward == "orm":  # a proxy reward: the fooled examples are recorded
         assert summary["examples"] and all("fooled" in e for e in summary["examples"])
+
+
+def test_headline_runs_stay_out_of_the_studies_folder(workdir):
+    # the headline run takes the top-level method and its own seed, and writes nowhere a study reads
+    summary = json.loads((workdir / "reports/headline/rl/headline_s0.json").read_text())
+    assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "n12"
+    assert not (workdir / "reports/rl/headline_s0.json").exists()
+    assert not (workdir / "reports/eval/rl_headline_s0.json").exists()
+    assert (workdir / "reports/headline/eval/outcomes_rl_headline_s0.csv").exists()
 
 
 def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
@@ -129,13 +157,23 @@ def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
 
 
 def test_eval_stages(workdir):
-    base = json.loads((workdir / "reports/metrics/eval_base_cot_L2.json").read_text())
+    base = json.loads((workdir / "reports/eval/base_cot_L2.json").read_text())
     assert base["N"] == 4 and list(base["pass_at_k"]) == ["1", "2", "4"]
     assert sum(base["failure_mix"].values()) == pytest.approx(1.0)
     lines = (workdir / "reports/eval/passk_base_cot_L2.csv").read_text().splitlines()
     assert lines[0] == "k,pass_at_k,random_baseline" and len(lines) == 4
-    run = json.loads((workdir / "reports/metrics/run_grpo_s0.json").read_text())
+    run = json.loads((workdir / "reports/eval/rl_grpo_s0.json").read_text())
     assert set(run) >= {"greedy", "failure_mix", "pass_at_k", "distinct_answers", "entropy"}
+    # the per-problem outcomes the studies resample: one row per problem of n12, agreeing with the accuracy
+    for stem, out in (("base_cot_L2", "reports/eval"), ("rl_grpo_s0", "reports/eval"),
+                      ("rl_headline_s0", "reports/headline/eval")):
+        with open(workdir / f"{out}/outcomes_{stem}.csv") as f:
+            rows = list(csv.DictReader(f))
+        assert len(rows) == 8 and {r["set"] for r in rows} == {"n12"}
+        assert len({r["problem"] for r in rows}) == 8
+        acc = json.loads((workdir / f"{out}/{stem}.json").read_text())["greedy"]["acc"]
+        assert sum(int(r["correct"]) for r in rows) / 8 == pytest.approx(acc)
+        assert (workdir / f"reports/timing/eval_{stem}.json").exists()
 
 
 def test_passk_stage(workdir):
@@ -144,10 +182,16 @@ def test_passk_stage(workdir):
         assert res["model"] == model and res["N"] == 4
         n12 = res["sets"]["n12"]
         assert n12["ring_sizes"] == [12] and n12["problems"] == 8
+        assert len(n12["counts"]) == 8 and all(0 <= c <= 4 for c in n12["counts"])  # what the report resamples
         rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
         assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
     stage("report_passk.py")
     assert (workdir / "reports/passk/passk.png").stat().st_size > 0
+    # the answers at the ends of the curve, k = 1 and the largest k, paired with the base by problem
+    answers = sorted(p.name for p in (workdir / "reports/passk/answers").iterdir())
+    assert answers == ["grpo_vs_base_n12_k001.json", "grpo_vs_base_n12_k004.json"]
+    k1 = json.loads((workdir / "reports/passk/answers/grpo_vs_base_n12_k001.json").read_text())
+    assert (k1["seeds"], k1["problems"]) == (1, 8) and k1["ci_lo"] <= k1["effect"] <= k1["ci_hi"]
 
 
 # ---------------------------------------------------------------------------------------------------- reasonrl train
@@ -204,6 +248,7 @@ def test_reasonrl_train_rejects_bad_settings_before_any_work(train_dir, capsys, 
 # ---------------------------------------------------------------------------------------------------- the exact toy
 
 def test_exact_stages_in_process(tmp_path, monkeypatch):
+    # both stages take no arguments: they read ./params.yaml and write under ./reports
     params = {"exact": {"sft_steps": 10, "bt_pairs": 100, "grad_trials": 2, "grad_batch": 8, "batch": 8,
                         "steps": 6, "log_every": 3, "table_steps": [3, 6], "fixed_point_steps": 5,
                         "sweep_betas": [1.0, 0.3], "frontier_betas": [1.0, 0.5]}}
@@ -211,16 +256,17 @@ def test_exact_stages_in_process(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     threads = torch.get_num_threads()
     try:
-        stage("exact.py", "--params", "params.yaml", "--out", "results.json", "--metrics", "metrics.json")
+        stage("exact.py")
     except SystemExit as e:
         assert e.code == 0
     finally:
         torch.set_num_threads(threads)
-    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "reports/metrics/exact.json").read_text())
     assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
+    assert (tmp_path / "reports/exact/results.json").exists() and (tmp_path / "reports/timing/exact.json").exists()
     try:
-        stage("report_exact.py", "--results", "results.json", "--out", "report")
+        stage("report_exact.py")
     except SystemExit as e:
         assert e.code == 0
-    names = {p.name for p in (tmp_path / "report").iterdir()}
-    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png"} <= names
+    names = {p.name for p in (tmp_path / "reports/exact").iterdir()}
+    assert {"gradient_quality.png", "training.png", "beta_sweep.png", "kl_placement.png", "manifest.json"} <= names

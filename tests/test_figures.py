@@ -17,7 +17,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
+from reasonrl import evaluate as ev  # noqa: E402
+from reasonrl.stats import Interval  # noqa: E402
 from reasonrl.studies import ablations, common, hacking, methods, passk, zero  # noqa: E402
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
@@ -131,12 +134,34 @@ def test_zero_training_figure(caught):
     assert acc.get_ylabel() == "accuracy (fraction correct)"
 
 
+def errorbars(ax) -> dict[str, tuple[list, list]]:
+    """{label: (x, y)} of the data lines of an axes' labelled error-bar series."""
+    out = {}
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer) and not c.get_label().startswith("_"):
+            line = c.lines[0]
+            out[c.get_label()] = (list(map(float, line.get_xdata())), list(map(float, line.get_ydata())))
+    return out
+
+
+def whiskers(container) -> list[tuple[float, float]]:
+    """(low, high) of each vertical error bar of an ErrorbarContainer."""
+    (segments,) = container.lines[2]
+    return [(float(seg[0][1]), float(seg[1][1])) for seg in segments.get_segments()]
+
+
 def test_zero_by_hops_figure(caught):
     cfg, _, prof = _zero_setup()
+    prof["think2"]["after"]["by_k_ci"] = {1: (0.875, 1.0), 2: (0.75, 1.0), 3: (0.5, 1.0)}  # an arm of several seeds
     zero.by_hops_figure(cfg, prof, Path("by_hops.png"))
-    a, b = caught["by_hops.png"].axes
-    assert series(a) == {"before RL": ([1, 2, 3], [0.0, 0.0, 0.0]), "after RL": ([1, 2, 3], [0.01, 0.0, 0.005])}
-    assert series(b) == {"before RL": ([1, 2, 3], [0.03, 0.02, 0.01]), "after RL": ([1, 2, 3], [1.0, 1.0, 1.0])}
+    a, b = panels(caught["by_hops.png"])
+    assert errorbars(a) == {"before RL": ([1, 2, 3], [0.0, 0.0, 0.0]), "after RL": ([1, 2, 3], [0.01, 0.0, 0.005])}
+    assert errorbars(b) == {"before RL": ([1, 2, 3], [0.03, 0.02, 0.01]), "after RL": ([1, 2, 3], [1.0, 1.0, 1.0])}
+    # the interval over seeds is drawn where the profile has one, and only there
+    after = {c.get_label(): c for c in b.containers}["after RL"]
+    assert whiskers(after) == [(0.875, 1.0), (0.75, 1.0), (0.5, 1.0)]
+    assert all(not c.has_yerr for c in a.containers) and not {c.get_label(): c for c in b.containers}[
+        "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
     assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
 
@@ -158,21 +183,35 @@ def test_zero_think_vs_direct_figure(caught):
 
 def test_hacking_reward_figure(caught):
     run = make_run("h0", 0.0, {"reward": "orm", "guard": True, "len_pen": 0.01})
-    hacking.reward_figure("orm", run, Path("reward_h0.png"))
-    (ax,) = panels(caught["reward_h0.png"])
+    hacking.reward_figure("orm", [run], Path("reward_orm.png"))
+    (ax,) = panels(caught["reward_orm.png"])
     assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.22)),
                           "true reward": (list(STEPS), const(0.11)),
                           "greedy accuracy on n = 12 (eval)": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
+    assert len(ax.collections) == 0  # one seed: no band
     assert ax.get_ylabel() == "reward per sample (batch mean)"
-    assert "reward orm, guard True, len_pen 0.01" in caught["reward_h0.png"]._suptitle.get_text()
+    title = caught["reward_orm.png"]._suptitle.get_text()
+    assert "Reward orm, runs h0" in title and "reward orm, guard True, len_pen 0.01" in title
+
+
+def test_hacking_reward_figure_averages_an_arms_seeds(caught):
+    # two seeds 0.02 apart: every curve is their mean, with a band per curve
+    arm = [make_run("h0", 0.0, {"reward": "orm"}), make_run("h1", 0.02, {"reward": "orm", "seed": 1})]
+    hacking.reward_figure("orm + guard", arm, Path(hacking.reward_png("orm + guard")))
+    (ax,) = panels(caught["reward_orm_guard.png"])
+    assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.23)),
+                          "true reward": (list(STEPS), const(0.12)),
+                          "greedy accuracy on n = 12 (eval)": (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21]))}
+    assert len(ax.collections) == 3
+    assert "runs h0, h1" in caught["reward_orm_guard.png"]._suptitle.get_text()
 
 
 def test_hacking_random_clip_figure(caught):
-    cfg = hacking.Config(runs={"random": "r1", "random mu2": "r2"}, random_pair=["r1", "r2"])
+    cfg = hacking.Config(runs={"random": "r1", "random mu2": "r2"}, random_pair=["random", "random mu2"])
     runs = {"r1": make_run("r1", 0.0, {"num_iterations": 1}), "r2": make_run("r2", 0.001, {"num_iterations": 2})}
     hacking.random_clip_figure(cfg, runs, Path("random_clip.png"))
     clip, kl, acc, reward = panels(caught["random_clip.png"])
-    one, two = "μ = 1 (r1)", "μ = 2 (r2)"
+    one, two = "random (μ = 1)", "random mu2 (μ = 2)"
     assert series(clip) == {one: (list(STEPS), const(0.088)), two: (list(STEPS), const(0.089))}
     assert series(kl) == {one: (list(STEPS), const(0.099)), two: (list(STEPS), const(0.1))}
     assert series(acc) == {one: (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
@@ -196,39 +235,97 @@ def test_ablations_group_figure(caught):
         "characters per wrong response"]
 
 
+# pass@k from N = 4 samples per problem, by hand: 1 - C(4 - c, k) / C(4, k) for c correct
+#   c = 0: 0, 0, 0;  c = 1: 1/4, 1/2, 1;  c = 2: 1/2, 5/6, 1;  c = 4: 1, 1, 1  (k = 1, 2, 4)
+COUNTS = {"base": {"n12": [1, 1, 0, 0], "n8": [2, 2, 1, 1]},
+          "grpo": {"n12": [2, 2, 2, 0], "n8": [4, 4, 4, 0]},
+          "sft_a": {"n12": [4, 4, 0, 0], "n8": [4, 4, 4, 4]},
+          "sft_b": {"n12": [0, 0, 0, 0], "n8": [2, 2, 2, 2]}}
+# the mean over problems (and, for sft, over its two seeds) at k = 1, 2, 4
+MEANS = {"base": {"n12": [0.125, 0.25, 0.5], "n8": [0.375, 2 / 3, 1.0]},
+         "grpo": {"n12": [0.375, 0.625, 0.75], "n8": [0.75, 0.75, 0.75]},
+         "sft": {"n12": [0.25, 0.25, 0.25], "n8": [0.75, 11 / 12, 1.0]}}
+DIVERSITY = {"base": ((3.0, 2.5), (1.5, 1.25)), "grpo": ((1.5, 1.25), (0.5, 0.25)),
+             "sft_a": ((2.0, 1.0), (1.0, 0.5)), "sft_b": ((1.0, 2.0), (0.5, 1.0))}
+
+
 def _passk_data():
-    def one(curve, distinct, entropy):
-        ks = ["1", "2", "4"]
-        return {"N": 4, "sets": {s: {"ring_sizes": [n], "problems": 10, "pass_at_k": dict(zip(ks, c)),
-                                     "random_baseline": {k: 1 - (1 - 1 / n) ** int(k) for k in ks},
-                                     "distinct_answers": d, "entropy": e}
-                                 for (s, n), c, d, e in zip((("n12", 12), ("n8", 8)), curve, distinct, entropy)}}
-    return {"base": one(([0.2, 0.3, 0.5], [0.4, 0.6, 0.8]), (3.0, 2.5), (1.5, 1.25)),
-            "grpo": one(([0.4, 0.45, 0.5], [0.7, 0.75, 0.78]), (1.5, 1.25), (0.5, 0.25))}
+    ks = ["1", "2", "4"]
+
+    def one(model):
+        distinct, entropy = DIVERSITY[model]
+        return {"N": 4, "model": model, "sets": {
+            s: {"ring_sizes": [n], "problems": 4, "counts": COUNTS[model][s],
+                "pass_at_k": {k: sum(ev.pass_at_k(4, c, int(k)) for c in COUNTS[model][s]) / 4 for k in ks},
+                "random_baseline": {k: 1 - (1 - 1 / n) ** int(k) for k in ks},
+                "distinct_answers": d, "entropy": e}
+            for (s, n), d, e in zip((("n12", 12), ("n8", 8)), distinct, entropy)}}
+    return {m: one(m) for m in COUNTS}
+
+
+PASSK_CFG = dict(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo", "sft_a": "rl_sft_s0",
+                                      "sft_b": "rl_sft_s1"},
+                 arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
+
+
+def test_passk_curve_cis_are_the_per_problem_pass_at_k_by_hand():
+    cfg, data = passk.Config(**PASSK_CFG), _passk_data()
+    for s in ("n12", "n8"):
+        cis = passk.curve_cis(cfg, data, s, [1, 2, 4])
+        for arm, means in MEANS.items():
+            assert [iv.mean for iv in cis[arm]] == pytest.approx(means[s]), (arm, s)
+            assert all(iv.lo <= iv.mean + 1e-12 and iv.mean <= iv.hi + 1e-12 for iv in cis[arm])
+    # every problem the same: nothing to resample but identical values, so the interval is the point
+    (iv,) = passk.curve_cis(passk.Config(base="base", models={"base": "x"}), {"base": data["sft_b"]}, "n8", [2])["base"]
+    assert (iv.lo, iv.mean, iv.hi) == pytest.approx((5 / 6, 5 / 6, 5 / 6))
+
+
+def Iv(mean, lo, hi):
+    return Interval(mean, lo, hi, 0.0)
 
 
 def test_passk_figure(caught):
-    cfg = passk.Config(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo"})
-    passk.passk_figure(cfg, _passk_data(), ["n12", "n8"], Path("passk.png"))
-    a, b = caught["passk.png"].axes
+    cfg, data = passk.Config(**PASSK_CFG), _passk_data()
+    # intervals given by hand: the figure draws exactly these (lines: the means; bands: lo..hi)
+    cis = {s: {arm: [Iv(m, m - 0.05 * (i + 1), m + 0.01 * (i + 1)) for i, m in enumerate(ms[s])]
+               for arm, ms in MEANS.items()} for s in ("n12", "n8")}
+    passk.passk_figure(cfg, data, ["n12", "n8"], cis, Path("passk.png"))
+    a, b = panels(caught["passk.png"])
     guess = "random guess 1 − (1 − 1/n)^k"
-    assert series(a) == {"base": ([1, 2, 4], [0.2, 0.3, 0.5]), "grpo": ([1, 2, 4], [0.4, 0.45, 0.5]),
+    assert series(a) == {"base (1 seed)": ([1, 2, 4], pytest.approx(MEANS["base"]["n12"])),
+                         "grpo (1 seed)": ([1, 2, 4], pytest.approx(MEANS["grpo"]["n12"])),
+                         "sft (2 seeds)": ([1, 2, 4], pytest.approx(MEANS["sft"]["n12"])),
                          guess: ([1, 2, 4], pytest.approx([1 / 12, 1 - (11 / 12) ** 2, 1 - (11 / 12) ** 4]))}
-    assert series(b)["grpo"] == ([1, 2, 4], [0.7, 0.75, 0.78])
+    assert series(b)["sft (2 seeds)"] == ([1, 2, 4], pytest.approx(MEANS["sft"]["n8"]))
     assert series(b)[guess][1] == pytest.approx([1 / 8, 1 - (7 / 8) ** 2, 1 - (7 / 8) ** 4])
-    assert a.get_title() == "n12: ring size 12, 10 problems"
+    # one band per arm, spanning exactly its intervals
+    assert len(a.collections) == 3
+    for band, arm in zip(a.collections, ("base", "grpo", "sft")):
+        ys = sorted({round(float(y), 9) for y in band.get_paths()[0].vertices[:, 1]})
+        want = sorted({round(v, 9) for iv in cis["n12"][arm] for v in (iv.lo, iv.hi)})
+        assert ys == want, arm
+    assert a.get_title() == "n12: ring size 12, 4 problems"
     assert a.get_xlabel() == "k (samples per problem, log scale)"
     assert a.get_ylabel() == "pass@k (fraction of problems solved)"
 
 
 def test_passk_diversity_figure(caught):
-    cfg = passk.Config(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo"})
-    passk.diversity_figure(cfg, _passk_data(), ["n12", "n8"], Path("diversity.png"))
-    distinct, entropy = caught["diversity.png"].axes
-    assert {c.get_label(): [r.get_height() for r in c] for c in distinct.containers} == {
-        "base": [3.0, 2.5], "grpo": [1.5, 1.25]}
-    assert {c.get_label(): [r.get_height() for r in c] for c in entropy.containers} == {
-        "base": [1.5, 1.25], "grpo": [0.5, 0.25]}
+    cfg, data = passk.Config(**PASSK_CFG), _passk_data()
+    passk.diversity_figure(cfg, data, ["n12", "n8"], Path("diversity.png"))
+    distinct, entropy = panels(caught["diversity.png"])
+
+    def bars(ax):
+        return {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
+
+    # the mean over an arm's seeds: sft (2.0 and 1.0 on n12, 1.0 and 2.0 on n8)
+    assert {k: [r.get_height() for r in c] for k, c in bars(distinct).items()} == {
+        "base": [3.0, 2.5], "grpo": [1.5, 1.25], "sft": [1.5, 1.5]}
+    assert {k: [r.get_height() for r in c] for k, c in bars(entropy).items()} == {
+        "base": [1.5, 1.25], "grpo": [0.5, 0.25], "sft": [0.75, 0.75]}
+    # whiskers: the seed range (one model: none)
+    assert whiskers(bars(distinct)["sft"].errorbar) == [(1.0, 2.0), (1.0, 2.0)]
+    assert whiskers(bars(entropy)["sft"].errorbar) == [(0.5, 1.0), (0.5, 1.0)]
+    assert whiskers(bars(distinct)["base"].errorbar) == [(3.0, 3.0), (2.5, 2.5)]
     assert distinct.get_ylabel() == "distinct answers per problem (mean)"
     assert entropy.get_ylabel() == "token entropy of own samples (nats)"
     assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]

@@ -18,7 +18,9 @@ import torch
 from torch import nn
 
 import reasonrl.evaluate as ev
+from reasonrl.stats import Comparison, word
 from reasonrl.studies import hacking, methods, passk, zero
+from reasonrl.studies.common import Answer
 from reasonrl.task import STOI, VOCAB_SIZE, build_problem
 
 torch.set_num_threads(1)
@@ -193,13 +195,26 @@ def test_zero_verdict_on_both_sides_of_each_boundary():
     assert zero.verdict(0.5, 0.25, cfg)[0] == "neither"  # fell
 
 
+def cmp(a: float, b: float, lo: float, hi: float, mde: float = 0.125) -> Comparison:
+    """A paired comparison given by hand (binary fractions: exact arithmetic and formatting)."""
+    return Comparison(a, b, b - a, lo, hi, mde, 2, 8)
+
+
 def test_zero_answer_groups_bases_by_verdict():
     cfg = zero.Config(runs={"x": "y"}, present=0.25, rise=0.25)
     prof = {"b0": {"before": {"think": 0.0}, "after": {"think": 0.5}},
             "b1": {"before": {"think": 0.5}, "after": {"think": 0.75}},
             "b2": {"before": {"think": 0.5}, "after": {"think": 0.5}}}
-    assert zero.answer(cfg, prof) == ("RL selects thinking in b1 (50.0% → 75.0%); creates it in b0 (0.0% → 50.0%); "
-                                      "neither creates nor selects it in b2 (50.0% → 50.0%).")
+    answers = [Answer("b0_after_vs_before", "b0 before", "b0 after", cmp(0.0, 0.5, 0.25, 0.75)),
+               Answer("b2_after_vs_before", "b2 before", "b2 after", cmp(0.5, 0.5, -0.125, 0.125))]
+    assert zero.answer(cfg, prof, answers) == (
+        "RL selects thinking in b1 (50.0% → 75.0%); creates it in b0 (0.0% → 50.0%); "
+        "neither creates nor selects it in b2 (50.0% → 50.0%). Think rate: b0 after > b0 before by 0.500 "
+        "[0.250, 0.750]; no detectable difference between b2 before and b2 after (effect +0.000 [-0.125, 0.125], "
+        "MDE 0.125).")
+    only = {"b0": prof["b0"]}
+    assert zero.answer(cfg, only, []).startswith("RL selects thinking in none; creates it in b0 (0.0% → 50.0%); "
+                                                 "neither creates nor selects it in none.")
 
 
 def test_passk_crossings_around_the_tie():
@@ -213,13 +228,28 @@ def test_passk_crossings_around_the_tie():
     assert passk.first_crossing(ks, base, [0.6, 0.7, 0.8]) is None
 
 
-def test_methods_answer_names_the_best_and_ties():
+def test_methods_answer_states_each_comparison_by_its_interval():
+    # no "highest" by point estimates any more: a method beats another only where the paired interval
+    # excludes 0; a tie is "no detectable difference" with the design's MDE
     cfg = methods.Config(runs={"sft": ["s0"], "rft": ["r0"], "grpo": ["g0"]})
-    metrics = {"base": {"acc": 0.25}, "sft": {"acc_mean": 0.5, "acc_sd": 0.0},
-               "rft": {"acc_mean": 0.75, "acc_sd": 0.125}, "grpo": {"acc_mean": 0.625, "acc_sd": 0.0}}
-    assert methods.answer(cfg, metrics).endswith("Highest: rft.")
-    metrics["grpo"]["acc_mean"] = 0.75
-    assert methods.answer(cfg, metrics).endswith("Highest: rft, grpo (tied).")
+    metrics = {"base": {"acc": 0.25},
+               "sft": {"acc_mean": 0.5, "acc_ci_lo": 0.375, "acc_ci_hi": 0.625},
+               "rft": {"acc_mean": 0.75, "acc_ci_lo": 0.625, "acc_ci_hi": 0.875},
+               "grpo": {"acc_mean": 0.75, "acc_ci_lo": 0.5, "acc_ci_hi": 1.0}}
+    answers = [Answer("rft_vs_sft", "sft", "rft", cmp(0.5, 0.75, 0.125, 0.375)),
+               Answer("grpo_vs_sft", "sft", "grpo", cmp(0.5, 0.75, -0.125, 0.5, mde=0.25)),
+               Answer("grpo_vs_rft", "rft", "grpo", cmp(0.75, 0.5, -0.375, -0.125))]
+    assert methods.answer(cfg, metrics, answers) == (
+        "Final greedy accuracy on n12 [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], rft 0.750 [0.625, 0.875], "
+        "grpo 0.750 [0.500, 1.000]. rft > sft by 0.250 [0.125, 0.375]; no detectable difference between sft and "
+        "grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 [0.125, 0.375].")
+
+
+def test_answer_wording_on_both_sides_of_zero():
+    assert word(cmp(0.5, 0.5, 0.0, 0.25), "a", "b").startswith("no detectable difference")  # lo == 0: covers 0
+    assert word(cmp(0.5, 0.625, 2 ** -20, 0.25), "a", "b").startswith("b > a by 0.125")
+    assert word(cmp(0.5, 0.375, -0.25, -(2 ** -20)), "a", "b").startswith("a > b by 0.125")
+    assert word(cmp(0.5, 0.5, -0.25, 0.0), "a", "b").startswith("no detectable difference")  # hi == 0
 
 
 def test_hacking_clip_answer_ratio():

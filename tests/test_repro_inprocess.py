@@ -1,10 +1,11 @@
-"""`reasonrl repro`'s scheduling logic in-process (issue #17, items 5 and the `_downstream` mutation).
+"""`reasonrl repro`'s scheduling logic in-process (issue #17, items 5 and the transitive-skip mutation).
 
 tests/test_parallel.py runs the real thing in subprocesses (slow, and invisible to coverage). Here the
 Dask cluster is an in-process one (threads), and each stage's `dvc repro -s` is replaced by a tiny
-Python command (the module-level `_DVC_MAIN`) that prints what DVC would and exits with the stage's
-planned return code, so the plan, the submission order, the skipping of dependents and the report are
-the real code's.
+Python command (the module-level `_DVC_MAIN`) that prints what DVC would, writes what DVC writes when
+the stage is meant to (its dvc.lock entry, a run-cache entry) and exits with the stage's planned return
+code, so the plan, the submission order, the skipping of dependents, the outcome read from DVC's files
+and the report are the real code's.
 """
 
 from __future__ import annotations
@@ -12,17 +13,44 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from reasonrl import parallel
+from reasonrl.plan import Plan, Schedule
 
 pytest.importorskip("distributed")
 
-# `python -c FAKE --wait-for-lock repro -s <stage>`: the stage is the last argument
-FAKE = ("import sys; s = sys.argv[-1]; print('Running stage ' + repr(s)); "
-        "print('boom in ' + s) if s.startswith('bad') else None; sys.exit(3 if s.startswith('bad') else 0)")
+# `python -c FAKE --wait-for-lock repro -s <stage>`, run in the plan's root: the stage is the last argument.
+# bad*: fails (exit 3). new*: records a new dvc.lock entry and a run-cache entry, as a stage DVC ran does.
+# cached*: records the dvc.lock entry that the run-cache already holds, as a restored stage does. Anything
+# else writes nothing (no dvc.lock entry before or after: counted as ran; see test_outcome_from_dvc_files).
+FAKE = """
+import sys, yaml
+from pathlib import Path
+s = sys.argv[-1]
+print('Running stage ' + repr(s))
+if s.startswith('bad'):
+    print('boom in ' + s)
+    sys.exit(3)
+if s.startswith(('new', 'cached')):
+    lock = Path('dvc.lock')
+    data = yaml.safe_load(lock.read_text()) if lock.exists() else {'schema': '2.0', 'stages': {}}
+    entry = {'cmd': 'make ' + s, 'outs': [{'path': s + '.txt', 'md5': ('1' if s.startswith('new') else '2') * 32}]}
+    data['stages'][s] = entry
+    lock.write_text(yaml.safe_dump(data))
+    if s.startswith('new'):
+        run = Path('runs') / ('n_' + s) / 'v'
+        run.parent.mkdir(parents=True)
+        run.write_text(yaml.safe_dump(entry))
+"""
+
+
+def plan_of(root, stages: dict[str, list[str]]) -> Plan:
+    """A plan in `root` (lock file root/dvc.lock, run-cache root/runs), as `stale_plan` would give it."""
+    return Plan(str(root), str(root / "runs"), stages, {s: (str(root / "dvc.lock"), s) for s in stages})
 
 
 @pytest.fixture(scope="module")
@@ -42,29 +70,41 @@ def _args(**kw) -> argparse.Namespace:
     return a
 
 
-def test_downstream_is_transitive_and_lists_each_once():
-    dependents = {"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": ["e"], "e": [], "x": []}
-    assert sorted(parallel._downstream("a", dependents)) == ["b", "c", "d", "e"]
-    assert len(parallel._downstream("a", dependents)) == 4
-    assert parallel._downstream("d", dependents) == ["e"]
-    assert parallel._downstream("x", dependents) == []
+def test_failed_skips_transitively_and_lists_each_once():
+    sched = Schedule({"a": [], "x": [], "b": ["a"], "c": ["a"], "d": ["b", "c"], "e": ["d"]})
+    assert sorted(sched.failed("a")) == ["b", "c", "d", "e"]
+    assert len(sched.failed("a")) == 4  # d is reached through b and through c, listed once
+    assert sched.failed("d") == ["e"]
+    assert sched.failed("x") == []
 
 
-def test_status_reads_dvc_lines():
-    assert parallel._status("Running stage 'a':", "done") == "ran"
-    assert parallel._status("Stage 'a' is cached - skipping run, checking out outputs", "done") == "restored"
-    assert parallel._status("Pulling data for stage 'a'", "done") == "pulled"
-    assert parallel._status("Stage 'a' didn't change, skipping", "done") == "unchanged"
-    assert parallel._status("anything else", "ran") == "ran"
+def test_outcome_from_dvc_files(cluster, monkeypatch, tmp_path, capsys):
+    """ran, restored or unchanged, from the stage's dvc.lock entry and the run-cache (never DVC's log text)."""
+    from distributed import Client
+
+    monkeypatch.setattr(parallel, "_DVC_MAIN", FAKE)
+    same = {"cmd": "make same", "outs": [{"path": "same.txt", "md5": "3" * 32}]}
+    restored = {"cmd": "make cached", "outs": [{"path": "cached.txt", "md5": "2" * 32}]}
+    (tmp_path / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {"same": same}}))
+    (tmp_path / "runs/c_cached").mkdir(parents=True)
+    (tmp_path / "runs/c_cached/v").write_text(yaml.safe_dump(restored))
+    plan = plan_of(tmp_path, {"same": [], "new": [], "cached": ["new"]})
+    with Client(cluster) as client:
+        assert parallel.execute(client, plan, {}) == 0
+    err = capsys.readouterr().err
+    assert "finished same " in err and "(unchanged)" in err.split("finished same ")[1].splitlines()[0]
+    assert "(ran)" in err.split("finished new ")[1].splitlines()[0]
+    assert "(restored)" in err.split("finished cached ")[1].splitlines()[0]
+    assert "1 ran, 1 restored, 1 unchanged" in err[err.index("summary"):]
 
 
 def test_a_failing_stage_skips_exactly_its_dependents(cluster, monkeypatch, tmp_path, capsys):
     from distributed import Client
 
     monkeypatch.setattr(parallel, "_DVC_MAIN", FAKE)
-    plan = {"a": [], "bad": [], "after_bad": ["bad"], "b": ["a"], "final": ["after_bad", "b"]}
+    plan = plan_of(tmp_path, {"a": [], "bad": [], "after_bad": ["bad"], "b": ["a"], "final": ["after_bad", "b"]})
     with Client(cluster) as client:
-        rc = parallel.execute(client, str(tmp_path), plan, {}, log_dir=str(tmp_path / "logs"))
+        rc = parallel.execute(client, plan, {}, log_dir=str(tmp_path / "logs"))
     err = capsys.readouterr().err
     assert rc == 1
     assert "FAILED   bad  (exit 3)" in err and "    | boom in bad" in err
@@ -81,9 +121,9 @@ def test_all_stages_finish_in_dependency_order(cluster, monkeypatch, tmp_path, c
     from distributed import Client
 
     monkeypatch.setattr(parallel, "_DVC_MAIN", FAKE)
-    plan = {"a": [], "b": ["a"], "c": ["b"]}
+    plan = plan_of(tmp_path, {"a": [], "b": ["a"], "c": ["b"]})
     with Client(cluster) as client:
-        assert parallel.execute(client, str(tmp_path), plan, {}) == 0
+        assert parallel.execute(client, plan, {}) == 0
     err = capsys.readouterr().err
     assert err.index("finished a ") < err.index("finished b ") < err.index("finished c ")
     assert "3 ran" in err
@@ -120,6 +160,12 @@ def test_run_rejects_bad_arguments(tmp_path, capsys):
     assert "error:" in capsys.readouterr().err
 
 
-def test_stage_failed_names_the_stage():
-    err = parallel.StageFailed("x@1", 3, "tail")
-    assert str(err) == "stage 'x@1' failed (exit 3)" and err.tail == "tail"
+def test_a_task_that_fails_outside_its_stage_is_reported_as_failed(capsys):
+    """A lost worker or an error in the task itself (not the stage's exit status): FAILED, no exit code."""
+    lost = SimpleNamespace(status="error", exception=lambda: RuntimeError("worker lost"))
+    outcome = parallel._outcome("x@1", lost)
+    assert outcome == {"stage": "x@1", "status": "FAILED", "returncode": None, "tail": "RuntimeError: worker lost"}
+    done = SimpleNamespace(status="finished", result=lambda: {"stage": "x@1", "status": "ran"})
+    assert parallel._outcome("x@1", done) == {"stage": "x@1", "status": "ran"}
+    parallel._log_outcome(outcome)
+    assert "FAILED   x@1  (exit None)" in capsys.readouterr().err
