@@ -4,7 +4,8 @@ Two kinds of check:
 - exact: the loop's own `update` (reasonrl/rl/train.py) run on the exact toy's enumerable world
   (reasonrl/exact.py: every response of a 5-token vocabulary up to length 6), with each response
   weighted by its probability under the policy, so the gradient it takes IS the expected gradient of
-  the sampled estimator. It is compared with the gradient of a KL computed in closed form.
+  the sampled estimator. It is compared with the toy's own exact quantities (`exact_kl`,
+  `expected_k3_loss`) and with per-state KLs computed in closed form here.
 - behavioural: a TinyReasoner moved away from a fixed reference, rewards held equal, a few real
   `rl_step`s with beta > 0 must bring it back towards the reference, for each placement; and the
   reference must never move.
@@ -68,33 +69,45 @@ def _loop_kl_gradient(estimator: str, beta: float = 0.5) -> tuple[torch.Tensor, 
         old = E.token_logprobs(pol, seqs.idx)
         ref_lp = E.token_logprobs(ref, seqs.idx)
     n = E.world().n
+    scored = T.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None)
     stats = T.update(ctx, torch.optim.SGD(pol.parameters(), lr=0.0), seqs, torch.zeros(n, dtype=E.DTYPE),
-                     old, ref_lp, step=0)
+                     scored, step=0)
     grad = E.flat_grad(pol) * n  # undo the 1/N of the aggregation
     return grad, stats["losses/grad_norm"] * n
 
 
 def _exact_gradient(fn) -> torch.Tensor:
-    """∇ of fn(table, ref_table, reach) for the same policies, reach = stopgrad(chance of writing prefix s)."""
+    """∇ of fn(pol, ref) (a 0-d tensor) for the two toy policies, with respect to the live one."""
     pol, ref = _toy_policies()
-    table, ref_table = E.log_table(pol), E.log_table(ref)  # (P, V + 1)
-    lp = E.all_logprobs(pol)  # (N,)
-    reach = (lp[: table.shape[0]] - table[:, E.END]).detach().exp()  # (P,)
     pol.zero_grad()
-    fn(table, ref_table, reach, lp, E.all_logprobs(ref)).backward()
+    fn(pol, ref).backward()
     return E.flat_grad(pol)
 
 
-def _per_state_kl_pi_ref(table, ref_table, reach, lp, ref_lp):  # sum_s d(s) KL(pi(.|s) || pi_ref(.|s))
+def _sequence_kl(pol, ref):  # KL(pi || pi_ref) over whole responses: the toy's exact_kl
+    return E.exact_kl(E.all_token_logprobs(pol), E.all_token_logprobs(ref))
+
+
+def _expected_k3(pol, ref):  # E_pi[sum_t k3_t] with pi held constant: the toy's expected_k3_loss
+    return E.expected_k3_loss(E.all_token_logprobs(pol), E.all_token_logprobs(ref))
+
+
+def _tables(pol, ref):
+    """log pi(.|s), log pi_ref(.|s) (P, V + 1) and reach = stopgrad(chance that pi writes prefix s) (P,)."""
+    table, ref_table = E.log_table(pol), E.log_table(ref)
+    lp = E.all_logprobs(pol)  # (N,); prefixes are the first P responses, and pi(s) = pi(s, END) / pi(END | s)
+    reach = (lp[: table.shape[0]] - table[:, E.END]).detach().exp()
+    return table, ref_table, reach
+
+
+def _per_state_kl_pi_ref(pol, ref):  # sum_s d(s) KL(pi(.|s) || pi_ref(.|s)), in closed form
+    table, ref_table, reach = _tables(pol, ref)
     return (reach * (table.exp() * (table - ref_table)).sum(1)).sum()
 
 
-def _per_state_kl_ref_pi(table, ref_table, reach, lp, ref_lp):  # sum_s d(s) KL(pi_ref(.|s) || pi(.|s))
+def _per_state_kl_ref_pi(pol, ref):  # sum_s d(s) KL(pi_ref(.|s) || pi(.|s)), in closed form
+    table, ref_table, reach = _tables(pol, ref)
     return (reach * (ref_table.exp() * (ref_table - table)).sum(1)).sum()
-
-
-def _sequence_kl(table, ref_table, reach, lp, ref_lp):  # KL(pi || pi_ref) over whole responses
-    return (lp.exp() * (lp - ref_lp)).sum()
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-9) -> bool:
@@ -105,9 +118,11 @@ def test_k3_in_the_loss_follows_the_per_state_kl_from_the_reference():
     beta = 0.5
     got, norm = _loop_kl_gradient("k3", beta)
     assert norm < 1.0  # below the loop's grad-norm clip: the gradient read back is the unclipped one
-    want = beta * _exact_gradient(_per_state_kl_ref_pi)
+    want = beta * _exact_gradient(_expected_k3)  # the toy's own expected k3 update
     assert float(want.abs().max()) > 1e-3  # the policies differ: a sign or direction error shows
     assert _close(got, want)
+    # which is, in closed form, the per-state KL from the reference (checks the estimator and the toy's helper)
+    assert _close(want, beta * _exact_gradient(_per_state_kl_ref_pi))
     # What it is not: the gradient of KL(pi || pi_ref). k3 in the loss descends KL(pi_ref || pi) state by state
     # (Schulman's k3 is an unbiased estimate of the KL's VALUE, not of its gradient).
     seq = beta * _exact_gradient(_sequence_kl)
@@ -138,8 +153,10 @@ def test_exact_sequence_kl_of_the_toy_policies_is_positive():
     # the KL helpers the tests above compare with agree with the toy's own KL on full responses
     pol, ref = _toy_policies()
     lp, ref_lp = E.all_logprobs(pol).detach(), E.all_logprobs(ref)
-    assert E.kl(lp, ref_lp) == pytest.approx(float(_sequence_kl(None, None, None, lp, ref_lp)), rel=1e-12)
+    assert E.kl(lp, ref_lp) == pytest.approx(_sequence_kl(pol, ref).item(), rel=1e-12)
     assert E.kl(lp, ref_lp) > 0.01
+    # k3 is unbiased: the expected k3 loss has the KL as its value (only its gradient differs)
+    assert _expected_k3(pol, ref).item() == pytest.approx(E.kl(lp, ref_lp), rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------------------- behaviour
@@ -191,7 +208,7 @@ def _steps(monkeypatch, steps: int, **job):
 
 
 @pytest.mark.parametrize("kl_in,estimator,beta", [
-    ("loss", "k3", 1.0), ("loss", "k2", 1.0), ("reward", "k1", 0.5),
+    ("loss", "k3", 1.0), ("loss", "k2", 1.0), ("reward", "k1", 0.5), ("reward", "k2", 0.5), ("reward", "k3", 0.5),
 ])
 def test_a_few_steps_with_beta_bring_the_policy_back_to_the_reference(monkeypatch, kl_in, estimator, beta):
     before, after = _steps(monkeypatch, 8, beta=beta, kl_in=kl_in, kl_estimator=estimator)

@@ -76,7 +76,7 @@ def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=Tr
     monkeypatch.setattr(T, "update", seen.wrap(T.update))
     policy = policy if policy is not None else _model()
     ref = ref if ref is not None else copy.deepcopy(policy).requires_grad_(False)
-    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1, **job))
+    job = make_job({}, {**dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1), **job})
     ctx = T.Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
                     sample_gen=torch.Generator().manual_seed(1), reward_gen=torch.Generator().manual_seed(2),
                     shared_prefix=shared)
@@ -169,11 +169,18 @@ def test_sft_trains_on_the_gold_traces(monkeypatch):
     assert record["reward/true"] == 1.0 and record["rollout/zero_var_frac"] == 0.0
 
 
-def _seq_logp(model, problems, responses) -> torch.Tensor:
+def _tokens(model, problems, responses, temperature=1.0):
+    """(logp, ent, m), each (N, T): every next-token log-prob and entropy of prompt + response at `temperature`,
+    computed in full, and the mask of the response's tokens."""
     X, M = encode_pairs([(p.prompt, r) for p, r in zip(problems, responses)])
     with torch.no_grad():
-        logp, _ = token_logprobs(model, X)
-    return (logp * M[:, 1:]).sum(1)  # (N,)
+        logp, ent = token_logprobs(model, X, temperature)
+    return logp, ent, M[:, 1:]
+
+
+def _seq_logp(model, problems, responses) -> torch.Tensor:
+    logp, _, m = _tokens(model, problems, responses)
+    return (logp * m).sum(1)  # (N,)
 
 
 # Wrong rows written with letters the right ones never use, so that rows of opposite sign share as little as
@@ -253,13 +260,17 @@ ROUND2 = (P4, P5, P1), {  # rewards: 1 0 0 0, 1 0 0 0, all 1 (zero variance agai
 }
 
 
+# steps=10: a rollout budget of 10 x 3 x 4 = 120 samples, never what stops a step's resampling unless a test says so
 def test_dynamic_sampling_drops_zero_variance_groups_and_refills(monkeypatch):
     fixed = Fixed(ROUND1, ROUND2)
-    record, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=4)
+    record, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=4, steps=10)
     assert fixed.calls == 2  # the second round filled the batch: no third
     assert [p.prompt for p in batch.problems[::4]] == [P2.prompt, P4.prompt, P5.prompt]
     assert batch.true.tolist() == [1, 0, 0, 0] * 3
-    assert record["rollout/zero_var_frac"] == pytest.approx(2 / 3)  # of the first round's groups
+    assert batch.rollouts == 24 and record["rollout/count"] == 24  # both rounds are paid for
+    # zero_var_frac is on every group sampled (3 of 6); the kept batch has none
+    assert record["rollout/zero_var_frac"] == pytest.approx(3 / 6)
+    assert record["filtered/zero_var_frac"] == 0.0
     a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
     assert seen.w.tolist() == pytest.approx([a, b, b, b] * 3, rel=1e-6)
 
@@ -270,43 +281,119 @@ def test_without_dynamic_sampling_zero_variance_groups_stay(monkeypatch):
     assert fixed.calls == 1
     assert [p.prompt for p in batch.problems[::4]] == [P1.prompt, P2.prompt, P3.prompt]
     assert record["rollout/zero_var_frac"] == pytest.approx(2 / 3)
+    assert record["rollout/count"] == 12 and not any(k.startswith("filtered/") for k in record)
     assert seen.w[:4].abs().max() == 0 and seen.w[8:].abs().max() == 0
 
 
 def test_dynamic_sampling_gives_up_after_max_resample_rounds(monkeypatch):
     all_same = (P1, P2, P3), {p.prompt: [right(p)] * 4 for p in (P1, P2, P3)}
     fixed = Fixed(all_same, all_same, all_same)
-    _, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=2)
+    record, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=2, steps=10)
     assert fixed.calls == 3  # 1 + max_resample rounds, then the last round is trained on as it is
     assert batch.true.tolist() == [1] * 12 and seen.w.abs().max() == 0
+    assert record["rollout/count"] == 36 and record["rollout/zero_var_frac"] == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="rl_step records reward/true, reward/proxy and the rollout lengths on "
-                   "the filtered batch, not on what the policy drew (DESIGN §12: records on what the policy did)")
+ALL_RIGHT = (P1, P2, P3), {p.prompt: [right(p)] * 4 for p in (P1, P2, P3)}
+
+
+def test_dynamic_sampling_stops_resampling_at_the_rollout_budget(monkeypatch):
+    # steps=2: the run may draw 2 x 3 x 4 = 24 samples, so this step gets two rounds although max_resample allows
+    # four; the one group with variance is all that is kept: a batch smaller than B
+    fixed = Fixed(ROUND1, ALL_RIGHT, ALL_RIGHT)
+    record, batch, seen = _step(monkeypatch, fixed, dynamic_sampling=True, max_resample=4, steps=2)
+    assert fixed.calls == 2
+    assert record["rollout/count"] == 24
+    assert [p.prompt for p in batch.problems] == [P2.prompt] * 4
+    a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
+    assert seen.w.tolist() == pytest.approx([a, b, b, b], rel=1e-6)
+
+
 def test_dynamic_sampling_records_on_the_unfiltered_samples(monkeypatch):
-    record, _, _ = _step(monkeypatch, Fixed(ROUND1, ROUND2), dynamic_sampling=True)
-    # what the policy drew in the step's first round: 4 + 1 + 0 of 12 correct, the same samples zero_var_frac is on
-    assert record["reward/true"] == pytest.approx(5 / 12)
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, batch, _ = _step(monkeypatch, Fixed(ROUND1, ROUND2), policy=policy, ref=ref, dynamic_sampling=True,
+                             steps=10)
+    # everything the policy drew, both rounds: correct 4 + 1 + 0 and 1 + 1 + 4 of 24
+    assert record["reward/true"] == pytest.approx(11 / 24)
+    assert record["reward/proxy"] == pytest.approx(11 / 24)
+    # lengths: round 1 5*4 + (6 + 6 + 6 + 3) + 4*4 = 57, round 2 5*4 + 4*4 + 5*4 = 56
+    assert record["rollout/length"] == pytest.approx(113 / 24)
+    # the 13 wrong ones: P2's 6 + 6 + 3, P3's 4*4, P4's 5*3, P5's 4*3
+    assert record["rollout/length_wrong"] == pytest.approx(58 / 13)
+    assert record["rollout/think_rate"] == pytest.approx(23 / 24)  # only "|a$" answers directly
+    # the kept batch (P2, P4, P5) under filtered/
+    assert record["filtered/true"] == pytest.approx(3 / 12)
+    assert record["filtered/proxy"] == pytest.approx(3 / 12)
+    assert record["filtered/length"] == pytest.approx((21 + 20 + 16) / 12)
+    assert record["filtered/length_wrong"] == pytest.approx((15 + 15 + 12) / 9)
+    assert record["filtered/think_rate"] == pytest.approx(11 / 12)
+    # entropy and KL to the reference: token means over the responses of each set
+    drawn = [(p, r) for rnd in (ROUND1, ROUND2) for p in rnd[0] for r in rnd[1][p.prompt]]
+    for prefix, rows in (("rollout/", drawn), ("filtered/", list(zip(batch.problems, batch.responses)))):
+        problems, responses = [p for p, _ in rows], [r for _, r in rows]
+        lp, ent, m = _tokens(policy, problems, responses)
+        lq, _, _ = _tokens(ref, problems, responses)
+        d = lq - lp
+        assert record[prefix + "entropy"] == pytest.approx(float((ent * m).sum() / m.sum()), rel=1e-5)
+        kl = "losses/kl" if prefix == "rollout/" else "filtered/kl"
+        assert record[kl] == pytest.approx(float(((d.exp() - d - 1) * m).sum() / m.sum()), rel=1e-4)
+    assert abs(record["filtered/kl"] - record["losses/kl"]) > 0.005  # the two sets tell apart (0.014 and 0.025)
+
+
+def test_dynamic_sampling_runs_end_at_the_rollout_budget(monkeypatch):
+    # budget 3 x 3 x 4 = 36: step 1 takes two rounds (24), step 2 one (the budget has no room for a second), and
+    # then no round is left for a third step
+    fixed = Fixed(ROUND1, ROUND2, ROUND1, ROUND2)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=3, dynamic_sampling=True, lr=1e-3))
+    hist = T.train_rl(job, _model(), progress=False)
+    assert fixed.calls == 3
+    assert [r["step"] for r in hist["steps"]] == [1, 2]
+    assert [r["rollout/count"] for r in hist["steps"]] == [24, 12]
 
 
 # ---------------------------------------------------------------------------------------------------- KL in the reward
 
+KL_BY_HAND = {"k1": lambda d: -d, "k2": lambda d: 0.5 * d * d, "k3": lambda d: d.exp() - d - 1}
+
+
+def _reward_kl(policy, ref, batch, estimator, beta) -> torch.Tensor:
+    """beta times the estimator summed over each response's tokens, d = log pi_ref - log pi: (N,)."""
+    lp, _, m = _tokens(policy, batch.problems, batch.responses)
+    lq, _, _ = _tokens(ref, batch.problems, batch.responses)
+    return beta * (KL_BY_HAND[estimator](lq - lp) * m).sum(1)
+
+
 # shared=False matters: in the fast layout the log-probs hold response tokens only (0 at padding), so a missing
 # mask is invisible there; in the plain layout the prompt's tokens would enter the sum.
+@pytest.mark.parametrize("estimator", ["k1", "k2", "k3"])
 @pytest.mark.parametrize("shared", [True, False])
-def test_kl_in_the_reward_is_the_masked_sequence_log_ratio(monkeypatch, shared):
+def test_kl_in_the_reward_is_the_masked_sequence_sum_of_the_jobs_estimator(monkeypatch, shared, estimator):
     policy = _model(0)
     ref = _model(1).requires_grad_(False)  # a different reference, so the log-ratios are not zero
     got = {}
     real = ADVANTAGES["none"]
-    monkeypatch.setitem(ADVANTAGES, "none", lambda r, std_norm=False: got.setdefault("r", r.clone()) * 0 + real(r))
+    monkeypatch.setitem(ADVANTAGES, "none", lambda r, **kw: got.setdefault("r", r.clone()) * 0 + real(r))
     _, batch, seen = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, advantage="none", beta=0.5,
-                           kl_in="reward", shared=shared)
-    k1 = _seq_logp(policy, batch.problems, batch.responses) - _seq_logp(ref, batch.problems, batch.responses)
-    want = batch.proxy - 0.5 * k1  # r - beta * sum over the response tokens of log pi - log pi_ref
-    assert float(k1.abs().max()) > 0.1
-    assert got["r"].reshape(-1).tolist() == pytest.approx(want.tolist(), abs=1e-4)
-    assert seen.w.tolist() == pytest.approx(want.tolist(), abs=1e-4)
+                           kl_in="reward", kl_estimator=estimator, shared=shared)
+    kl = _reward_kl(policy, ref, batch, estimator, 0.5)
+    assert float(kl.abs().max()) > 0.05
+    # the advantage sees the proxy reward alone; the KL is subtracted from what it returns
+    assert got["r"].reshape(-1).tolist() == batch.proxy.tolist()
+    assert seen.w.tolist() == pytest.approx((batch.proxy - kl).tolist(), abs=1e-4)
+
+
+def test_kl_in_the_reward_is_not_normalised_by_the_group(monkeypatch):
+    # grpo divides by the group's std; the KL is subtracted after, so beta scales it as written
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    _, batch, seen = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, beta=0.5, kl_in="reward",
+                           kl_estimator="k1")
+    kl = _reward_kl(policy, ref, batch, "k1", 0.5)
+    a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
+    c = 0.5 / (3 ** -0.5 + EPS)
+    adv = torch.tensor([a, b, b, b, c, c, -c, -c, b, b, b, a])
+    assert seen.w.tolist() == pytest.approx((adv - kl).tolist(), abs=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------------- fooled examples
@@ -323,20 +410,23 @@ def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
 
 # ---------------------------------------------------------------------------------------------------- more of the step
 
-def test_grpo_without_std_norm_is_the_group_mean_baseline(monkeypatch):
-    _, _, seen = _step(monkeypatch, Fixed(MIXED), std_norm=False)
+def test_dr_grpo_is_the_group_mean_baseline_and_a_constant_normaliser(monkeypatch):
+    # `advantage: dr_grpo` is the one knob for "no std division"; `loss_agg: dr_grpo` divides the token sum by
+    # rows x the longest possible response (k_max 3 + 5 = 8), whatever the lengths:
+    # pg = -(sum_i w_i T_i) / (12 * 8) = 1 / 96 with the sum worked out in test_update_records_are_means_...
+    record, _, seen = _step(monkeypatch, Fixed(MIXED), advantage="dr_grpo", loss_agg="dr_grpo")
     assert seen.w.tolist() == pytest.approx([0.75, -0.25, -0.25, -0.25, 0.5, 0.5, -0.5, -0.5,
                                              -0.25, -0.25, -0.25, 0.75], rel=1e-6)
+    assert record["losses/pg"] == pytest.approx(1 / 96, rel=1e-5)
 
 
-def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch):
+# the policy trained is the one sampled from: its log-probs and entropies are at the job's sampling temperature
+@pytest.mark.parametrize("temperature", [1.0, 0.5])
+def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch, temperature):
     policy, ref = _model(0), _model(1).requires_grad_(False)
-    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref)
-    X, M = encode_pairs([(p.prompt, r) for p, r in zip(batch.problems, batch.responses)])
-    m = M[:, 1:]
-    with torch.no_grad():
-        lp, ent = token_logprobs(policy, X)
-        lq, _ = token_logprobs(ref, X)
+    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, temperature=temperature)
+    lp, ent, m = _tokens(policy, batch.problems, batch.responses, temperature)
+    lq, _, _ = _tokens(ref, batch.problems, batch.responses, temperature)
     d = lq - lp
     assert record["rollout/entropy"] == pytest.approx(float((ent * m).sum() / m.sum()), rel=1e-5)
     assert record["losses/kl"] == pytest.approx(float(((d.exp() - d - 1) * m).sum() / m.sum()), rel=1e-4)
