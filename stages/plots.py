@@ -19,7 +19,7 @@ def read(run: str) -> tuple[list[dict], list[dict]]:
 
 
 t0 = time.perf_counter()
-params, _ = stage_setup()
+params, _, _ = stage_setup()
 defined = [path.stem for path in sorted(Path("reports/rl").glob("*.csv"))]
 for study, plot in STUDY_PLOTS.items():
     runs = study_runs(params, plot, defined)

@@ -33,7 +33,7 @@ data:
     think: {{n: 8, ks: [2], count: 2, seed: 31}}
 bases:
   tiny:
-    mode: cot
+    trace: 1.0
     model: {{d_model: 64, n_heads: 2, n_layers: 1, max_len: 96, tied_head: true}}
     train: {{steps: 30, batch_size: 32, lr: 1.0e-3, warmup: 5, min_lr_frac: 0.1, weight_decay: 0.01,
             grad_clip: 1.0, n_range: [4, 8], seed: 0}}
@@ -99,7 +99,7 @@ def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, 
     """Base and RL run in a fresh folder sharing the data; everything they computed."""
     shutil.copytree(data, where)
     (where / "params.yaml").write_text(PARAMS.format(threads=threads))
-    _stage(where, env_threads, "base.py", "tiny")
+    _stage(where, env_threads, "base.py", "bases.tiny", "base_tiny")
     if rl:
         _stage(where, env_threads, "rl.py", "runs", "tiny")
     out = {}

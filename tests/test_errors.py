@@ -36,7 +36,7 @@ PARAMS = {
     "data": {"sets": {"n8": {"n": 8, "ks": [3], "count": 2, "seed": 21},
                       "n12": {"n": 12, "ks": [3], "count": 2, "seed": 21},
                       "think": {"n": 8, "ks": [2], "count": 2, "seed": 31}}},
-    "bases": {"cot_L2": {"mode": "cot", "model": TINY_MODEL, "train": TINY_PHASE}},
+    "bases": {"cot_L2": {"trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE}},
     "verifiers": {"orm": {"kind": "orm", "init": "cot_L2", "model": None, "problems": 8, "samples": 2,
                           "temperature": 1.0, "gold_frac": 0.0, "holdout": 0.25, "n_range": [4, 6], "k_max": 3,
                           "steps": 2, "batch_size": 4, "lr": 1.0e-3, "warmup": 1, "min_lr_frac": 0.1,
@@ -47,6 +47,7 @@ PARAMS = {
     "runs": {"grpo_s0": {"init": "base_cot_L2", "method": "grpo", "seed": 0},
              "sft_s0": {"init": "base_cot_L2", "method": "sft", "seed": 0}},
     "runs_orm": {"hack_orm": {"init": "base_cot_L2", "reward": "orm"}},
+    "headline": {"headline_s0": {"init": "base_cot_L2", "seed": 100}},
 }
 
 RL = ("rl.py", "runs", "grpo_s0")
@@ -96,9 +97,9 @@ CASES = [
     # unknown keys, one per section kind, each a near miss that gets a suggestion
     Case("unknown key: data", ("data.py",), r"^data\.sets\.n12\.cuont: unknown key \(did you mean 'count'\?",
          {"data.sets.n12.cuont": 3}),
-    Case("unknown key: bases", ("base.py", "cot_L2"),
+    Case("unknown key: bases", ("base.py", "bases.cot_L2", "base_cot_L2"),
          r"^bases\.cot_L2\.train\.stpes: unknown key \(did you mean 'steps'\?", {"bases.cot_L2.train.stpes": 3}),
-    Case("unknown key: model", ("base.py", "cot_L2"),
+    Case("unknown key: model", ("base.py", "bases.cot_L2", "base_cot_L2"),
          r"^bases\.cot_L2\.model\.n_layer: unknown key \(did you mean 'n_layers'\?",
          {"bases.cot_L2.model.n_layer": 3}),
     Case("unknown key: verifiers", ("verifier.py", "orm"),
@@ -109,7 +110,7 @@ CASES = [
          {"runs.grpo_s0.bata": 0.1}),
     # wrong types and bad values
     Case("wrong type", RL, r"^rl\.steps: expected an integer, got 'ten'", {"rl.steps": "ten"}),
-    Case("wrong type in a base", ("base.py", "cot_L2"), r"^bases\.cot_L2\.train\.lr: expected a number",
+    Case("wrong type in a base", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.train\.lr: expected a number",
          {"bases.cot_L2.train.lr": "fast"}),
     Case("G: 1 for GRPO", RL, r"^runs\.grpo_s0\.G: must be at least 2", {"runs.grpo_s0.G": 1}),
     Case("k_max >= n", RL, r"^runs\.grpo_s0\.k_max: must be in \[1, 7\]", {"runs.grpo_s0.k_max": 8}),
@@ -117,7 +118,7 @@ CASES = [
          {"data.sets.n8.ks": [3, 8]}),
     Case("n > 16", ("data.py",), r"^data\.sets\.n12\.n: must be in \[2, 16\], got 17", {"data.sets.n12.n": 17}),
     Case("n > 16 in an RL range", RL, r"^rl\.n_range: need 2 <= lo <= hi <= 16", {"rl.n_range": [4, 17]}),
-    Case("unknown method (top level)", ("rl.py", "headline", "headline"),
+    Case("unknown method (top level)", ("rl.py", "headline", "headline_s0"),
          r"^method: 'ppo' is not one of \['grpo', 'rft', 'sft'\]", {"method": "ppo"}),
     Case("unknown method in rl: that every run overrides", RL, r"^rl\.method: 'ppo' is not one of",
          {"rl.method": "ppo"}),
@@ -126,13 +127,13 @@ CASES = [
     Case("verifier reward in the plain runs group", RL, r"^runs\.grpo_s0\.reward: 'orm' is not allowed in runs "
          r"\(move the run to runs_orm", {"runs.grpo_s0.reward": "orm"}),
     Case("negative steps", RL, r"^runs\.grpo_s0\.steps: must be at least 1, got -5", {"runs.grpo_s0.steps": -5}),
-    Case("negative steps in a base", ("base.py", "cot_L2"), r"^bases\.cot_L2\.train\.steps: must be at least 1",
+    Case("negative steps in a base", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.train\.steps: must be at least 1",
          {"bases.cot_L2.train.steps": -1}),
     Case("temperature 0", RL, r"^rl\.temperature: must be positive", {"rl.temperature": 0}),
     Case("temperature 0 for a verifier", ("verifier.py", "orm"), r"^verifiers\.orm\.temperature: must be positive",
          {"verifiers.orm.temperature": 0}),
     Case("B: 0", RL, r"^runs\.grpo_s0\.B: must be at least 1, got 0", {"runs.grpo_s0.B": 0}),
-    Case("max_len too small", ("base.py", "cot_L2"), r"^bases\.cot_L2\.model\.max_len: 20 is shorter than the "
+    Case("max_len too small", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.model\.max_len: 20 is shorter than the "
          r"longest sequence this stage makes, 44 tokens .*\(set it to at least 44\)",
          {"bases.cot_L2.model.max_len": 20}),
     Case("undefined run", ("rl.py", "runs", "nosuch"), r"^runs\.nosuch: no such run \(defined runs in runs: "

@@ -22,6 +22,7 @@ from scipy import stats as sps  # noqa: E402
 
 from .. import stats  # noqa: E402
 from ..config import from_dict, load_params  # noqa: E402
+from ..errors import install_excepthook
 from ..io import atomic_path, read_json, write_json, write_text  # noqa: E402
 
 SMOOTH = 10  # per-step training curves are drawn as a trailing moving average over this many steps
@@ -501,7 +502,9 @@ def load_config(module, params: dict):
 
 
 def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:
-    """Stage entry of report_<study>: load the study's config and write its report under root."""
+    """Stage entry of report_<study>: load the study's config and write its report under root. A bad
+    param or a missing input is one `error:` line, as in every other stage."""
+    install_excepthook()
     cfg = load_config(module, load_params(params_path))
     module.report(cfg, Path(root))
     print(f"{module.__name__.rsplit('.', 1)[-1]}: {len(module.outputs(cfg))} outputs written", file=sys.stderr)
