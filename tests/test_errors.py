@@ -51,6 +51,7 @@ PARAMS = {
 }
 
 RL = ("rl.py", "runs", "grpo_s0")
+BASE = ("base.py", "bases.cot_L2", "base_cot_L2")
 TRAIN = ("-m", "reasonrl.cli", "train", "--out", "runs/oneoff")
 
 
@@ -97,9 +98,9 @@ CASES = [
     # unknown keys, one per section kind, each a near miss that gets a suggestion
     Case("unknown key: data", ("data.py",), r"^data\.sets\.n12\.cuont: unknown key \(did you mean 'count'\?",
          {"data.sets.n12.cuont": 3}),
-    Case("unknown key: bases", ("base.py", "bases.cot_L2", "base_cot_L2"),
+    Case("unknown key: bases", BASE,
          r"^bases\.cot_L2\.train\.stpes: unknown key \(did you mean 'steps'\?", {"bases.cot_L2.train.stpes": 3}),
-    Case("unknown key: model", ("base.py", "bases.cot_L2", "base_cot_L2"),
+    Case("unknown key: model", BASE,
          r"^bases\.cot_L2\.model\.n_layer: unknown key \(did you mean 'n_layers'\?",
          {"bases.cot_L2.model.n_layer": 3}),
     Case("unknown key: verifiers", ("verifier.py", "orm"),
@@ -110,7 +111,7 @@ CASES = [
          {"runs.grpo_s0.bata": 0.1}),
     # wrong types and bad values
     Case("wrong type", RL, r"^rl\.steps: expected an integer, got 'ten'", {"rl.steps": "ten"}),
-    Case("wrong type in a base", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.train\.lr: expected a number",
+    Case("wrong type in a base", BASE, r"^bases\.cot_L2\.train\.lr: expected a number",
          {"bases.cot_L2.train.lr": "fast"}),
     Case("G: 1 for GRPO", RL, r"^runs\.grpo_s0\.G: must be at least 2", {"runs.grpo_s0.G": 1}),
     Case("k_max >= n", RL, r"^runs\.grpo_s0\.k_max: must be in \[1, 7\]", {"runs.grpo_s0.k_max": 8}),
@@ -127,13 +128,13 @@ CASES = [
     Case("verifier reward in the plain runs group", RL, r"^runs\.grpo_s0\.reward: 'orm' is not allowed in runs "
          r"\(move the run to runs_orm", {"runs.grpo_s0.reward": "orm"}),
     Case("negative steps", RL, r"^runs\.grpo_s0\.steps: must be at least 1, got -5", {"runs.grpo_s0.steps": -5}),
-    Case("negative steps in a base", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.train\.steps: must be at least 1",
+    Case("negative steps in a base", BASE, r"^bases\.cot_L2\.train\.steps: must be at least 1",
          {"bases.cot_L2.train.steps": -1}),
     Case("temperature 0", RL, r"^rl\.temperature: must be positive", {"rl.temperature": 0}),
     Case("temperature 0 for a verifier", ("verifier.py", "orm"), r"^verifiers\.orm\.temperature: must be positive",
          {"verifiers.orm.temperature": 0}),
     Case("B: 0", RL, r"^runs\.grpo_s0\.B: must be at least 1, got 0", {"runs.grpo_s0.B": 0}),
-    Case("max_len too small", ("base.py", "bases.cot_L2", "base_cot_L2"), r"^bases\.cot_L2\.model\.max_len: 20 is shorter than the "
+    Case("max_len too small", BASE, r"^bases\.cot_L2\.model\.max_len: 20 is shorter than the "
          r"longest sequence this stage makes, 44 tokens .*\(set it to at least 44\)",
          {"bases.cot_L2.model.max_len": 20}),
     Case("undefined run", ("rl.py", "runs", "nosuch"), r"^runs\.nosuch: no such run \(defined runs in runs: "

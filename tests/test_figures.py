@@ -21,7 +21,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl import evaluate as ev  # noqa: E402
 from reasonrl.stats import Interval  # noqa: E402
-from reasonrl.studies import ablations, common, hacking, methods, passk, zero  # noqa: E402
+from reasonrl.studies import ablations, common, figures, hacking, methods, passk, zero  # noqa: E402
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
@@ -46,7 +46,7 @@ def make_run(name: str, shift: float, job: dict | None = None, evals: list[dict]
 def caught(monkeypatch):
     """The figures passed to save_figure, by file name; closed at the end."""
     figs: dict[str, plt.Figure] = {}
-    for mod in (common, methods, zero, hacking, ablations, passk):
+    for mod in (common, figures, methods, zero, hacking, ablations, passk):
         if hasattr(mod, "save_figure"):
             monkeypatch.setattr(mod, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
     yield figs

@@ -209,7 +209,8 @@ def test_rl_step_fast_equals_plain(overrides):
 
 
 def test_groups_must_share_their_prompt():
-    from reasonrl.rl.train import Batch, shared_prefix
+    from reasonrl.rl.layout import shared_prefix
+    from reasonrl.rl.train import Batch
 
     rng = random.Random(0)
     a, b = sample_problem(rng, (4, 5)), sample_problem(rng, (6, 7))

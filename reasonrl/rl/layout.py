@@ -1,0 +1,91 @@
+"""The two layouts of an RL batch: how a step's rollouts meet the model.
+
+Both give logprobs(model) -> (logp, ent), each (N, T), and a mask m (N, T) that is 1 exactly on the
+response tokens; everything downstream (surrogate, KL, aggregation, records) is per token and masked, so
+it does not care which columns hold which token. `Layout` bundles a layout with how its rollouts are drawn;
+the training loop (train.py) picks one, PLAIN or FAST, once per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from ..model import shared_token_logprobs, token_logprobs
+from ..pretrain import encode_pairs
+from ..task import PAD_ID, encode
+
+if TYPE_CHECKING:
+    from .train import Batch
+
+
+class FullSequences:
+    """Plain layout: row i is prompt + response, right-padded; column t predicts character t + 1."""
+
+    def __init__(self, X: torch.Tensor, m: torch.Tensor, temperature: float):
+        self.X, self.m, self.temperature = X, m, temperature  # (N, T + 1), (N, T)
+
+    def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
+        return token_logprobs(model, self.X, self.temperature)
+
+    def select(self, rows: torch.Tensor) -> FullSequences:
+        return FullSequences(self.X[rows], self.m[rows], self.temperature)
+
+
+class SharedPrefix:
+    """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
+    column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows."""
+
+    def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
+                 rows: torch.Tensor | None = None):
+        self.prompts, self.lens, self.resp, self.temperature, self.rows = prompts, lens, resp, temperature, rows
+        m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
+        self.m = m if rows is None else m[rows]
+
+    def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
+        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature)
+        return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
+
+    def select(self, rows: torch.Tensor) -> SharedPrefix:
+        # the forward still runs on whole groups (the prompt is shared); only the selected rows enter the loss
+        return SharedPrefix(self.prompts, self.lens, self.resp, self.temperature,
+                            rows if self.rows is None else self.rows[rows])
+
+
+def _pad(seqs: list[list[int]], device) -> torch.Tensor:
+    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return X.to(device)
+
+
+def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
+    X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)), device)
+    return FullSequences(X, M[:, 1:], temperature)  # m: 1 where the predicted token belongs to the response
+
+
+def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
+    G = batch.group
+    prompts = [p.prompt for p in batch.problems[::G]]
+    if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
+        raise ValueError("batch: rows must come in groups of G with the same prompt")
+    resp = _pad([encode(r) for r in batch.responses], device)  # (N, R)
+    lens = torch.tensor([len(p) for p in prompts], device=device)
+    return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1), temperature)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One of the two computations of a step: how rollouts are drawn and how a batch meets the model."""
+    shared: bool  # sample_responses(shared=...): prefix-shared rollouts
+    build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
+    # the forward that scores the rollouts keeps its graph and serves as the first update's forward (the weights
+    # have not moved yet, so it is the same computation)
+    reuse_forward: bool
+
+
+PLAIN = Layout(shared=False, build=full_sequences, reuse_forward=False)
+FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
