@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -124,3 +125,12 @@ def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.de
                           "use auto, cpu, cuda or cuda:<index>") from None
     apply_threads(threads, device)
     return params, device, threads
+
+
+def stage_args(usage: str) -> list[str]:
+    """A stage script's arguments, after stage_setup(): a wrong count is one `error:` line with the usage
+    (`usage` names them, e.g. "<section> <stem>")."""
+    args, script = sys.argv[1:], Path(sys.argv[0]).name
+    check(len(args) == len(usage.split()), f"stages/{script}", f"expects {usage}, got {len(args)} argument(s)",
+          f"run it as dvc.yaml does: python stages/{script} {usage}")
+    return args

@@ -4,17 +4,16 @@
     python stages/base.py <section> <stem>      # e.g. bases.cot_L2 base_cot_L2, mixed.phase2.think2 mixed_think2
 """
 
-import sys
 
 from reasonrl.config import to_dict
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint, save_checkpoint
-from reasonrl.pipeline import read_problems, section, stage_setup
+from reasonrl.pipeline import read_problems, section, stage_args, stage_setup
 from reasonrl.pretrain import BaseConfig, train_base
 
-where, stem = sys.argv[1], sys.argv[2]
 params, device, _ = stage_setup()
+where, stem = stage_args("<section> <stem>")
 cfg = section(params, where, BaseConfig)
 init = load_checkpoint(f"models/{cfg.init}.pt", device)[0] if cfg.init else None
 model, summary = train_base(cfg, init, device, desc=stem)

@@ -6,17 +6,16 @@ mix, pass@k, distinct answers and entropy of any checkpoint models/<stem>.pt on 
     python stages/eval.py <stem> <out>          # e.g. base_cot_L2 reports/eval, rl_grpo_s0 reports/eval
 """
 
-import sys
 import time
 
 from reasonrl.evaluate import EvalConfig, greedy_eval, outcomes_csv, sampling_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import read_problems, section, stage_setup
+from reasonrl.pipeline import read_problems, section, stage_args, stage_setup
 
-stem, out = sys.argv[1], sys.argv[2]
 t0 = time.perf_counter()
 params, device, _ = stage_setup()
+stem, out = stage_args("<stem> <out>")
 cfg = section(params, "eval", EvalConfig)
 model, _ = load_checkpoint(f"models/{stem}.pt", device)
 problems = read_problems("data/n12.jsonl")

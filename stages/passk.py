@@ -2,18 +2,17 @@
 entropy of model passk.models.<label> on each set of passk.sets -> reports/metrics/passk_<label>.json and
 the plot data reports/passk/curve_<label>.csv."""
 
-import sys
 import time
 
 from reasonrl.config import from_dict
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import read_problems, stage_setup
+from reasonrl.pipeline import read_problems, stage_args, stage_setup
 from reasonrl.studies.passk_eval import Config, curve_csv, measure
 
-label = sys.argv[1]
 t0 = time.perf_counter()
 params, device, _ = stage_setup()
+(label,) = stage_args("<label>")
 cfg = from_dict(Config, params.get("passk"), "passk")
 model, _ = load_checkpoint(f"models/{cfg.models[label]}.pt", device)
 result = measure(model, {s: read_problems(f"data/{s}.jsonl") for s in cfg.sets}, cfg.eval)

@@ -8,10 +8,9 @@ reports/rl/ (the study reports read that folder), headline runs under reports/he
 changed `method` reaches no study.
 """
 
-import sys
 
 from reasonrl.io import write_json
-from reasonrl.pipeline import read_problems, stage_setup
+from reasonrl.pipeline import read_problems, stage_args, stage_setup
 from reasonrl.rl.job import Job, job_for
 from reasonrl.rl.run import run_job, write_outputs
 
@@ -25,7 +24,7 @@ def job_of(params: dict, group: str, name: str) -> Job:
 
 if __name__ == "__main__":
     params, device, _ = stage_setup()
-    group, name = sys.argv[1], sys.argv[2]
+    group, name = stage_args("<group> <name>")
     job, where = job_for(params, group, name)
     sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
     verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None

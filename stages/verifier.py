@@ -1,15 +1,14 @@
 """Stage `verifier@<name>`: train the learned verifier `verifiers.<name>` on samples of its base."""
 
-import sys
 
 from reasonrl.config import to_dict
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import section, stage_setup
+from reasonrl.pipeline import section, stage_args, stage_setup
 from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier
 
-name = sys.argv[1]
 params, device, _ = stage_setup()
+(name,) = stage_args("<name>")
 cfg = section(params, f"verifiers.{name}", VerifierConfig)
 base, _ = load_checkpoint(f"models/base_{cfg.init}.pt", device)
 verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}")

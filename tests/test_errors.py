@@ -142,7 +142,8 @@ CASES = [
     Case("near-miss run name", ("rl.py", "runs", "grpo_s1"), r"^runs\.grpo_s1: no such run \(did you mean "
          r"'grpo_s0'\?"),
     Case("undefined run group", ("rl.py", "run", "grpo_s0"), r"^run: not a run group \(did you mean 'runs'\?"),
-    Case("undefined base", ("base.py", "cot_L3"), r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
+    Case("undefined base", ("base.py", "bases.cot_L3", "base_cot_L3"),
+         r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
          r"'cot_L2'\? defined: cot_L2\)"),
     Case("threads: 0", RL, r"^threads: must be an integer >= 1, got 0", {"threads": 0}),
     Case("missing checkpoint", RL, r"^models/base_gone\.pt: checkpoint not found \(run `dvc repro base@gone`, "
@@ -155,6 +156,8 @@ CASES = [
          {"runs.grpo_s0.init": "base_evil"}, make=("models/base_evil.pt", _evil)),
     Case("missing data file", RL, r"^data/think\.jsonl: data file not found \(run `dvc repro data`",
          drop="data/think.jsonl"),
+    Case("stage called without its arguments", ("base.py", "bases.cot_L2"),
+         r"^stages/base\.py: expects <section> <stem>, got 1 argument\(s\) \(run it as dvc\.yaml does"),
     Case("train --set G=1", (*TRAIN, "--set", "G=1"), r"^--set G: must be at least 2 for group advantages"),
     Case("train --set nosuch=1", (*TRAIN, "--set", "nosuch=1"), r"^--set nosuch: unknown key"),
     Case("train --set with a near miss", (*TRAIN, "--set", "bta=0.1"), r"^--set bta: unknown key \(did you mean "
