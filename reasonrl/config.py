@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
 
-from .errors import ConfigError, unknown_key_fix
+from .errors import ConfigError, suggest, unknown_key_fix
 
 __all__ = ["ConfigError", "check", "from_dict", "load_params", "to_dict"]
 
@@ -26,6 +26,21 @@ def check(ok: bool, key: str, message: str, fix: str | None = None) -> None:
     """Raise ConfigError for `key` unless `ok`; used by dataclass __post_init__ validators."""
     if not ok:
         raise ConfigError(key, message, fix)
+
+
+def node_at(params: dict, dotted: str):
+    """params[a][b]... for the dotted path "a.b..."; a missing part is a ConfigError naming the path so far
+    and suggesting the nearest defined key."""
+    node, done = params, []
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            valid = [str(k) for k in node] if isinstance(node, dict) else []
+            near = suggest(part, valid)
+            fix = (f"did you mean {near!r}? " if near else "") + f"defined: {', '.join(valid) or 'nothing'}"
+            raise ConfigError(".".join([*done, part]), "not defined in params.yaml", fix)
+        node = node[part]
+        done.append(part)
+    return node
 
 
 def load_params(path: str | Path = "params.yaml") -> dict:

@@ -16,7 +16,6 @@ Dicts keyed by k use string keys ("3") so they can be written as JSON metrics as
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -26,10 +25,9 @@ from .config import check
 from .model import token_logprobs
 from .pretrain import encode_pairs
 from .sampling import response_of, sample, sample_responses
-from .task import ANSWER_MARK, END, Problem, is_correct, parse_answer, problem_key, step_labels
+from .task import ANSWER_MARK, END, THINKS, Problem, is_correct, parse_answer, problem_key, step_labels
 
 FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
-THINKS = re.compile(r"^[a-p]+\|")  # a response that writes at least one trace letter before `|`
 
 
 @dataclass

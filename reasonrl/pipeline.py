@@ -11,8 +11,8 @@ from typing import TypeVar
 
 import torch
 
-from .config import ConfigError, check, from_dict, load_params
-from .errors import DataError, install_excepthook, rebuild_fix, suggest
+from .config import ConfigError, check, from_dict, load_params, node_at
+from .errors import DataError, install_excepthook, rebuild_fix
 from .io import read_jsonl
 from .model import resolve_device
 from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set, problem_key
@@ -70,16 +70,7 @@ def read_problems(path: str | Path) -> list[Problem]:
 
 def section(params: dict, dotted: str, cls: type[T]) -> T:
     """Load params[a][b]... (dotted path) into dataclass `cls`, naming the path in every error."""
-    node, done = params, []
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            valid = [str(k) for k in node] if isinstance(node, dict) else []
-            near = suggest(part, valid)
-            fix = (f"did you mean {near!r}? " if near else "") + f"defined: {', '.join(valid) or 'nothing'}"
-            raise ConfigError(".".join([*done, part]), "not defined in params.yaml", fix)
-        node = node[part]
-        done.append(part)
-    return from_dict(cls, node, dotted)
+    return from_dict(cls, node_at(params, dotted), dotted)
 
 
 def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, offset: int = 0) -> None:

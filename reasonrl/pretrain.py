@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -103,17 +104,17 @@ def make_pairs(rng: random.Random, batch_size: int, n_range: tuple[int, int], p_
     return out
 
 
-def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str = "train") -> dict:
-    """Train `model` in place for one phase; returns a summary (final loss, loss curve, seconds)."""
-    device = next(model.parameters()).device
-    rng = random.Random(cfg.seed)
+def optimize(model: torch.nn.Module, cfg, loss_at: Callable[[int], torch.Tensor], desc: str) -> list[list]:
+    """The supervised loop of bases and verifiers: AdamW with warmup and cosine decay (`lr_at`), gradient
+    clipping and a progress bar. `loss_at(step)` draws the step's batch and returns its loss; `cfg` needs
+    steps, lr, warmup, min_lr_frac, weight_decay and grad_clip. Returns the loss curve [[step, loss], ...]
+    (every 100 steps and the last)."""
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    curve, t0 = [], time.perf_counter()
+    curve = []
     model.train()
     bar = tqdm(range(cfg.steps), desc=desc, mininterval=2.0, leave=False)
     for step in bar:
-        X, M = encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, p_think), device)
-        loss = masked_loss(model, X, M)
+        loss = loss_at(step)
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         opt.zero_grad(set_to_none=True)
@@ -124,6 +125,19 @@ def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str
             curve.append([step, round(loss.item(), 5)])
             bar.set_postfix(loss=f"{loss.item():.4f}")
     model.eval()
+    return curve
+
+
+def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str = "train") -> dict:
+    """Train `model` in place for one phase; returns a summary (final loss, loss curve, seconds)."""
+    device = next(model.parameters()).device
+    rng = random.Random(cfg.seed)
+    t0 = time.perf_counter()
+
+    def loss_at(step: int) -> torch.Tensor:
+        return masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, p_think), device))
+
+    curve = optimize(model, cfg, loss_at, desc)
     return {"final_loss": curve[-1][1], "loss_curve": curve, "seconds": round(time.perf_counter() - t0, 2)}
 
 

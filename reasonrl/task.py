@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass
 
 LETTERS = "abcdefghijklmnop"
@@ -219,3 +220,7 @@ def longest_sequence(n_max: int, k_max: int, response: str) -> int:
     k = min(k_max, n_max - 1, MAX_K)
     extra = {"cot": k + 3, "direct": 3, "sampled": k + SAMPLE_SLACK}[response]
     return prompt_length(n_max, k) + extra
+
+
+# A response that writes at least one trace letter before `|`: it "thinks" (the zero study, RL records).
+THINKS = re.compile(r"^[a-p]+\|")

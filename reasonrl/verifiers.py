@@ -39,7 +39,7 @@ from .evaluate import FAILURE_TYPES, auc, classify, trace_of
 from .io import atomic_path
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob
 from .pipeline import check_fits
-from .pretrain import encode_pairs, lr_at
+from .pretrain import encode_pairs, optimize
 from .sampling import sample_responses
 from .task import MAX_N, Problem, is_correct, parse_answer, sample_problem, step_labels, target
 
@@ -284,28 +284,17 @@ def train_verifier(cfg: VerifierConfig, base: TinyReasoner, device: torch.device
     if not all(pools):  # one class missing: nothing to balance, draw from what there is
         pools = [train]
     gen = torch.Generator().manual_seed(cfg.seed + 1)
-    opt = torch.optim.AdamW(verifier.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    curve = []
-    verifier.train()
-    bar = tqdm(range(cfg.steps), desc=desc, mininterval=2.0, leave=False)
-    for step in bar:
+
+    def loss_at(step: int) -> torch.Tensor:
         batch = []
         for j, pool in enumerate(pools):  # an equal share of the batch from each class
             size = cfg.batch_size // len(pools) + (j < cfg.batch_size % len(pools))
             batch += [pool[int(i)] for i in torch.randint(len(pool), (size,), generator=gen)]
         X, W, Y = _batch(cfg.kind, [e.problem for e in batch], [e.response for e in batch], device)
         logits = verifier(X)  # (B, T)
-        loss = (F.binary_cross_entropy_with_logits(logits, Y, reduction="none") * W).sum() / W.sum()
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, cfg)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(verifier.parameters(), cfg.grad_clip)
-        opt.step()
-        if step % 100 == 0 or step == cfg.steps - 1:
-            curve.append([step, round(loss.item(), 5)])
-            bar.set_postfix(loss=f"{loss.item():.4f}")
-    verifier.eval()
+        return (F.binary_cross_entropy_with_logits(logits, Y, reduction="none") * W).sum() / W.sum()
+
+    curve = optimize(verifier, cfg, loss_at, desc)
     held_problems = list({id(e.problem): e.problem for e in held}.values())
     summary = {"heldout": evaluate_verifier(verifier, held), "probes": probe_scores(verifier, held_problems, cfg.seed),
                "data": {"train_examples": len(train), "train_correct": sum(e.correct for e in train),

@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import torch
 
+from ..task import THINKS  # noqa: F401  re-exported: the loop's think-rate record
+
 # ----------------------------------------------------------------------------- advantages
 # r: (B, G) rewards of G samples per prompt -> (B, G) advantages
 
@@ -133,7 +135,6 @@ def sgd(params, lr: float) -> torch.optim.Optimizer:
 # A reward function maps (problems, responses, ctx) to a proxy reward per response (N,).
 
 WELL_FORMED = re.compile(r"^[a-p]+\|[a-p]\$$")  # at least one trace letter, `|`, one letter, `$`
-THINKS = re.compile(r"^[a-p]+\|")  # wrote a trace before answering
 
 REWARDS: dict[str, Callable] = {}
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .. import stats  # noqa: E402
-from ..config import from_dict, load_params  # noqa: E402
+from ..config import from_dict, load_params, node_at  # noqa: E402
 from ..errors import install_excepthook
 from ..io import read_json, write_json, write_text  # noqa: E402
 from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
@@ -379,20 +379,11 @@ def manifest_answers(answers: list[Answer]) -> list[dict]:
 
 # ----------------------------------------------------------------------------- the stage entry
 
-def params_section(params: dict, dotted: str) -> dict:
-    node = params
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise KeyError(f"params: missing section {dotted!r}")
-        node = node[part]
-    return node
-
-
 def load_config(module, params: dict):
     """The study's config: `module.load_config(params)` when it has one, else its SECTION."""
     if hasattr(module, "load_config"):
         return module.load_config(params)
-    return from_dict(module.Config, params_section(params, module.SECTION), module.SECTION)
+    return from_dict(module.Config, node_at(params, module.SECTION), module.SECTION)
 
 
 def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:
