@@ -15,7 +15,7 @@ import torch
 
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import PhaseConfig, encode_pairs, lr_at, make_pairs, masked_loss
+from reasonrl.pretrain import PhaseConfig, encode_pairs, make_pairs, masked_loss, optimize
 from reasonrl.task import make_problem
 
 
@@ -35,24 +35,27 @@ def main(name: str, kv: dict[str, str]) -> None:
             "n16k7": val_set(16, [7])}
     model = TinyReasoner(ModelConfig(n_layers=int(kv.get("L", 2))), generator=torch.Generator().manual_seed(seed))
     rng = random.Random(cfg.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     t0 = time.time()
-    for step in range(steps):
-        model.train()
-        X, M = encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, 1.0))
-        loss = masked_loss(model, X, M)
-        for g in opt.param_groups:
-            g["lr"] = lr_at(step, cfg)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        if (step + 1) % every == 0:
-            model.eval()
-            row = {"step": step + 1, "loss": round(loss.item(), 5), "seconds": round(time.time() - t0)}
-            row |= {k: round(greedy_accuracy(model, v)["acc"], 3) for k, v in sets.items()}
-            print(name, row, flush=True)
 
+    def report(step: int, loss: float) -> None:
+        model.eval()
+        row = {"step": step, "loss": round(loss, 5), "seconds": round(time.time() - t0)}
+        row |= {k: round(greedy_accuracy(model, v)["acc"], 3) for k, v in sets.items()}
+        print(name, row, flush=True)
+        model.train()
+
+    last = {}
+
+    def loss_at(step: int) -> torch.Tensor:
+        if step and step % every == 0:  # the weights after `step` updates; greedy decoding draws nothing
+            report(step, last["loss"])
+        loss = masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, 1.0)))
+        last["loss"] = loss.item()
+        return loss
+
+    optimize(model, cfg, loss_at, name)  # the training loop of every base (reasonrl.pretrain)
+    if steps % every == 0:
+        report(steps, last["loss"])
 
 if __name__ == "__main__":
     main(sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:]))
