@@ -8,28 +8,20 @@ reports/rl/ (the study reports read that folder), headline runs under reports/he
 changed `method` reaches no study.
 """
 
-
 from reasonrl.io import write_json
 from reasonrl.pipeline import read_problems, stage_args, stage_setup
-from reasonrl.rl.job import Job, job_for
+from reasonrl.rl.job import job_for
 from reasonrl.rl.run import run_job, write_outputs
 
 OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
 
-
-def job_of(params: dict, group: str, name: str) -> Job:
-    """The job of run <group>.<name>, validated; tests/test_deps.py resolves every stage through it."""
-    return job_for(params, group, name)[0]
-
-
-if __name__ == "__main__":
-    params, device, _ = stage_setup()
-    group, name = stage_args("<group> <name>")
-    job, where = job_for(params, group, name)
-    sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
-    verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
-    policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
-    out = OUT.get(group, "reports/rl")
-    write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
-    write_json(f"reports/timing/rl_{name}.json", {"seconds": round(hist["seconds"], 2),
-                                                  "steps_per_second": round(job.steps / hist["seconds"], 3)})
+params, device, _ = stage_setup()
+group, name = stage_args("<group> <name>")
+job, where = job_for(params, group, name)  # every check of a run, before any work
+sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
+verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
+policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
+out = OUT.get(group, "reports/rl")
+write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
+write_json(f"reports/timing/rl_{name}.json", {"seconds": round(hist["seconds"], 2),
+                                              "steps_per_second": round(job.steps / hist["seconds"], 3)})

@@ -5,7 +5,6 @@ imports (derived here with `ast`) plus files other stages make, every stage read
 from __future__ import annotations
 
 import ast
-import importlib.util
 from functools import cache
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from pipeline_util import ROOT
 
 from reasonrl.config import ConfigError
 from reasonrl.plotdata import STUDY_PLOTS, study_runs
+from reasonrl.rl.job import job_for
 
 
 @cache
@@ -101,21 +101,13 @@ def test_every_file_dep_is_made_by_another_stage():
             assert makers and name not in makers, (name, dep)
 
 
-@cache
-def rl_stage_module():
-    spec = importlib.util.spec_from_file_location("stage_rl", ROOT / "stages/rl.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # the stage's work runs only under __main__
-    return module
-
-
 def jobs(params: dict) -> dict[str, dict]:
     """stage -> the job it trains, resolved through the library's job builder as the stage does."""
     out = {}
     for name, stage in stages().items():
         argv = stage.cmd.split()
         if argv[1] == "stages/rl.py":
-            out[name] = rl_stage_module().job_of(params, argv[2], argv[3]).to_dict()
+            out[name] = job_for(params, argv[2], argv[3])[0].to_dict()
     return out
 
 
@@ -137,10 +129,10 @@ def test_a_headline_run_equal_to_a_study_run_is_caught():
     assert resolved["rl_headline@headline_s0"] == resolved["rl@grpo_s0"]
 
 
-def test_job_of_names_the_group_and_its_runs():
+def test_an_undefined_run_names_the_group_and_its_runs():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     with pytest.raises(ConfigError, match=r"runs\.nosuch: no such run \(defined runs in runs: sft_s0, "):
-        rl_stage_module().job_of(params, "runs", "nosuch")
+        job_for(params, "runs", "nosuch")
 
 
 def test_a_run_added_to_a_study_needs_only_its_entry_and_its_label():
