@@ -32,7 +32,8 @@ from scipy import stats
 CONFIDENCE = 0.95
 RESAMPLES = 2000  # percentile intervals of a mean: the 2.5% / 97.5% quantiles settle to ~0.1 se here
 POWER = 0.8
-ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems")  # interface 4
+# The keys of every answer file reports/<study>/answers/<pair>.json: one schema, so `dvc metrics show` is a table
+ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems")
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class Comparison:
         return self.ci_lo > 0 or self.ci_hi < 0
 
     def to_json(self) -> dict:
-        """The flat answer-file dict (interface 4), floats rounded to 6 places for stable diffs."""
+        """The flat answer-file dict (ANSWER_KEYS), floats rounded to 6 places for stable diffs."""
         d = asdict(self)
         return {k: round(d[k], 6) if isinstance(d[k], float) else d[k] for k in ANSWER_KEYS}
 
