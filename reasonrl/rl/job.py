@@ -17,7 +17,7 @@ from ..errors import suggest
 
 # Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
-KL_PLACEMENTS = ("loss", "reward")  # kl_in: per-token estimator in the loss | sequence k1 in the reward
+KL_PLACEMENTS = ("loss", "reward")  # kl_in: per token in the loss | summed per response, off the advantage
 EVALS = ("none", "n12", "think")  # in-training evaluations (rl/run.py make_evaluator)
 
 
@@ -35,7 +35,7 @@ class Job:
     eps_low: float = 0.2  # PPO ratio clipped below at 1 - eps_low
     eps_high: float = 0.2  # ... and above at 1 + eps_high (> eps_low: DAPO's clip-higher)
     beta: float = 0.0  # KL coefficient towards the starting model
-    kl_estimator: str = "k3"  # key of variants.KL_ESTIMATORS, used when kl_in = loss
+    kl_estimator: str = "k3"  # key of variants.KL_ESTIMATORS, in either placement
     kl_in: str = "loss"  # one of KL_PLACEMENTS: where the KL penalty goes
     dynamic_sampling: bool = False  # drop zero-variance groups and resample prompts
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
