@@ -1,6 +1,6 @@
 """The plain and the fast RL step side by side on the same job, in one run, one thread.
 
-    python benchmarks/rl_step.py [--steps 4] [--ref-steps 1] [--init models/base_cot_L2.pt]
+    python benchmarks/rl_step.py [--steps 4] [--ref-steps 1] [--init models/base_cot.pt]
 
 Default job (B = 32 prompts, G = 8 samples each, n in [4, 12], k <= 7). Two contexts start from the same
 weights and seeds: `plain` (every sequence computed in full: `sample`, `token_logprobs`) and `fast`
@@ -11,7 +11,7 @@ per token). Peak memory is the peak RSS of a fresh child process running --rss-s
 Times are wall-clock; the CPU seconds of the whole step (this process runs one thread) are shown too, as
 they are less disturbed by other work on a shared machine.
 
-Uses the trained cot_L2 base when it exists (realistic response lengths), else a fresh model.
+Uses the trained cot base when it exists (realistic response lengths), else a fresh model.
 """
 
 import argparse
@@ -114,7 +114,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=4, help="RL steps per path (interleaved)")
     ap.add_argument("--ref-steps", type=int, default=1, help="steps whose prompts are also run by sample_reference")
     ap.add_argument("--rss-steps", type=int, default=3, help="steps run by each peak-memory child")
-    ap.add_argument("--init", default="models/base_cot_L2.pt")
+    ap.add_argument("--init", default="models/base_cot.pt")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--rss-child", choices=PATHS, help=argparse.SUPPRESS)
     args = ap.parse_args()

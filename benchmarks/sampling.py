@@ -1,9 +1,9 @@
 """Speed of the samplers side by side in one run, on the RL rollout shape: G samples of each of B prompts.
 
-    python benchmarks/sampling.py [--prompts 32] [--group 8] [--repeats 3] [--init models/base_cot_L2.pt]
+    python benchmarks/sampling.py [--prompts 32] [--group 8] [--repeats 3] [--init models/base_cot.pt]
 
 B = 32 prompts with n in [4, 12] (k <= 7, as in RL), each repeated G = 8 times; max_new = largest k + 5;
-temperature 1; one thread; default model size (the trained cot_L2 base when it exists, so that responses
+temperature 1; one thread; default model size (the trained cot base when it exists, so that responses
 end with `$` and early stopping can happen; else a fresh model). Prints the best-of-repeats seconds of:
 
   sample_reference   full recompute of the sequence for every token (the reference)
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ref-repeats", type=int, default=1, help="repeats of the (slow) reference")
-    ap.add_argument("--init", default="models/base_cot_L2.pt")
+    ap.add_argument("--init", default="models/base_cot.pt")
     args = ap.parse_args()
     torch.set_num_threads(1)
     rng = random.Random(0)

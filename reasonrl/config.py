@@ -122,7 +122,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
 def from_dict(cls: type[T], data: dict | None, where: str) -> T:
     """Build dataclass `cls` from `data`; unknown keys, wrong types and bad values raise ConfigError.
 
-    `where` is the dotted params path of `data` (e.g. "bases.cot_L2"); it prefixes every message.
+    `where` is the dotted params path of `data` (e.g. "bases.cot"); it prefixes every message.
     """
     data = {} if data is None else data
     if not isinstance(data, dict):

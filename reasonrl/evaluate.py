@@ -34,11 +34,11 @@ FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malforme
 class EvalConfig:
     """The `eval:` params section: sampling evaluation of a model on a fixed set."""
 
-    passk_N: int = 64  # samples per problem for pass@k
-    passk_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])  # k values (k > passk_N skipped)
+    passk_N: int = 8  # samples per problem: sampled accuracy per problem and pass@k
+    passk_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8])  # k values (k > passk_N skipped)
     temperature: float = 1.0  # sampling temperature
     seed: int = 7  # seeds the sampling generator
-    entropy_samples: int = 16  # samples per problem whose token entropy is measured
+    entropy_samples: int = 2  # samples per problem whose token entropy is measured
 
     def __post_init__(self):
         check(self.passk_N >= 1, "passk_N", f"must be at least 1, got {self.passk_N}")
@@ -204,8 +204,10 @@ def greedy_eval(model, problems: list[Problem], set_name: str) -> tuple[dict, li
 
 
 def outcomes_csv(rows: list[dict]) -> str:
-    """Per-problem outcomes (outcome_rows of one or more sets) as CSV text, columns OUTCOME_COLUMNS."""
-    lines = [",".join(OUTCOME_COLUMNS)] + [",".join(str(r[c]) for c in OUTCOME_COLUMNS) for r in rows]
+    """Per-problem outcomes (outcome_rows of one or more sets) as CSV text, columns OUTCOME_COLUMNS and,
+    when the rows carry it (set_report), `sampled`."""
+    cols = (*OUTCOME_COLUMNS, "sampled") if rows and "sampled" in rows[0] else OUTCOME_COLUMNS
+    lines = [",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -305,3 +307,17 @@ def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
     return {"pass_at_k": curve, "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
             "counts": counts, "distinct_answers": distinct_answers(responses),
             "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples)}
+
+
+def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -> tuple[dict, list[dict]]:
+    """Greedy decoding and one sampling pass of a set: (summary, outcome rows). Each row also carries
+    `sampled`, the share of its cfg.passk_N samples that are correct (its pass@1 at cfg.temperature):
+    greedy accuracy saturates on a converged model, sampled accuracy is what RL's reward measures."""
+    greedy, rows = greedy_eval(model, problems, set_name)
+    report = sampling_report(model, problems, cfg)
+    for row, count in zip(rows, report["counts"]):
+        row["sampled"] = round(count / cfg.passk_N, 6)
+    return {"greedy": {"acc": greedy["acc"], "by_k": greedy["by_k"]}, "failure_mix": greedy["failure_mix"],
+            "sampled_acc": sum(report["counts"]) / (cfg.passk_N * len(problems)),
+            "pass_at_k": report["pass_at_k"], "random_baseline": report["random_baseline"],
+            "distinct_answers": report["distinct_answers"], "entropy": report["entropy"]}, rows

@@ -26,7 +26,7 @@ from .task import PAD_ID, VOCAB_SIZE
 class ModelConfig:
     d_model: int = 128  # residual width
     n_heads: int = 4  # attention heads (head size must be even for rotary positions)
-    n_layers: int = 2  # transformer blocks
+    n_layers: int = 3  # transformer blocks
     max_len: int = 96  # longest prompt + response the model can see
     tied_head: bool = True  # output head shares the token embedding
     vocab_size: int = VOCAB_SIZE  # fixed by the task's alphabet; not a param

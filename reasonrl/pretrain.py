@@ -35,7 +35,7 @@ class PhaseConfig:
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
     weight_decay: float = 0.01  # AdamW weight decay
     grad_clip: float = 1.0  # gradient norm clip
-    n_range: tuple[int, int] = (4, 8)  # ring sizes of training problems (k uniform in 1..n-1)
+    n_range: tuple[int, int] = (4, 12)  # ring sizes of training problems (k uniform in 1..n-1)
     seed: int = 0  # seeds both the weights and the problem stream
 
     def __post_init__(self):

@@ -50,16 +50,16 @@ KINDS = ("orm", "prm_full")
 @dataclass
 class VerifierConfig:
     kind: Literal["orm", "prm_full"] = "orm"  # orm: the answer check only | prm_full: every trace step, then it
-    init: str = "cot_L2"  # base whose samples are the training data
+    init: str = "cot"  # base whose samples are the training data
     model: ModelConfig | None = None  # null: the trunk starts from the base's architecture and weights
-    problems: int = 6000  # problems drawn from the RL distribution (training + held-out)
+    problems: int = 3000  # problems drawn from the RL distribution (training + held-out)
     samples: int = 8  # responses sampled per problem
     temperature: float = 1.0  # sampling temperature of the training data (1: the distribution RL samples)
     gold_frac: float = 0.0  # share of examples replaced by the gold response
     holdout: float = 0.2  # share of problems held out for the metrics
-    n_range: tuple[int, int] = (4, 12)  # ring sizes of the problems (the RL distribution)
+    n_range: tuple[int, int] = (4, 16)  # ring sizes of the problems (the RL distribution)
     k_max: int = 7  # largest hop count
-    steps: int = 1000  # optimizer steps
+    steps: int = 600  # optimizer steps
     batch_size: int = 64  # responses per step, half correct and half wrong
     lr: float = 1e-3  # peak AdamW learning rate
     warmup: int = 50  # linear warmup steps

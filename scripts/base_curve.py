@@ -1,5 +1,5 @@
 """Side runs for choosing the starting base: train one cot base with the given recipe and print its
-greedy accuracy every `every` steps on fresh problems (n = 8, 12, 16 with k in 3..6, and n = 16 with
+greedy accuracy (and sampled pass@1 at temperature 1 on n12, n16) every `every` steps on fresh problems (n = 8, 12, 16 with k in 3..6, and n = 16 with
 k = 7; 300/300/300/75 problems drawn from rng keys "val-<n>-<ks>", not from the test sets' keys).
 
     python scripts/base_curve.py NAME seed=0 steps=3000 every=250 L=2 lr=1e-3 bs=64 n=4,8
@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from reasonrl.evaluate import greedy_accuracy
+from reasonrl.evaluate import greedy_accuracy, pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, encode_pairs, make_pairs, masked_loss, optimize
 from reasonrl.task import make_problem
@@ -41,6 +41,8 @@ def main(name: str, kv: dict[str, str]) -> None:
         model.eval()
         row = {"step": step, "loss": round(loss, 5), "seconds": round(time.time() - t0)}
         row |= {k: round(greedy_accuracy(model, v)["acc"], 3) for k, v in sets.items()}
+        # sampled accuracy at temperature 1 (pass@1 over 8 samples), what RL's sharpening can raise
+        row |= {f"T1_{k}": round(pass_curve(model, sets[k], 8, [1])[0]["1"], 3) for k in ("n12", "n16")}
         print(name, row, flush=True)
         model.train()
 

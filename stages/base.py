@@ -1,7 +1,7 @@
 """Stages `base@<name>`, `mixed_p1@<name>`, `mixed@<name>`: train one base phase from params section
 <section> (fresh weights, or continuing models/<init>.pt) -> models/<stem>.pt and its greedy accuracy.
 
-    python stages/base.py <section> <stem>      # e.g. bases.cot_L2 base_cot_L2, mixed.phase2.think2 mixed_think2
+    python stages/base.py <section> <stem>      # e.g. bases.cot base_cot, mixed.phase2.think2 mixed_think2
 """
 
 

@@ -18,7 +18,7 @@ OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
 params, device, _ = stage_setup()
 group, name = stage_args("<group> <name>")
 job, where = job_for(params, group, name)  # every check of a run, before any work
-sets = {"n12": read_problems("data/n12.jsonl"), "think": read_problems("data/think.jsonl")}
+sets = {name: read_problems(f"data/{name}.jsonl") for name in ("val_n12", "val_n16", "think")}
 verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
 policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
 out = OUT.get(group, "reports/rl")

@@ -29,14 +29,15 @@ TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_layers": 1, "max_len": 96, "tied_h
 def tiny_params() -> dict:
     p = shrink(yaml.safe_load((ROOT / "params.yaml").read_text()))
     p["device"] = "cpu"
-    p["bases"] = {"cot_L2": {**p["bases"]["cot_L2"], "model": TINY_MODEL}}
+    p["bases"] = {"cot": {**p["bases"]["cot"], "model": TINY_MODEL}}
     # phase 1 from fresh (tiny) weights; phase 2 continues it (init), so it takes its model from there
     p["mixed"] = {"phase1": {"skill": {**p["mixed"]["phase1"]["skill"], "model": TINY_MODEL}},
                   "phase2": {"think2": p["mixed"]["phase2"]["think2"]}}
     p["headline"] = {"headline_s0": p["headline"]["headline_s0"]}
     p["verifiers"] = {"orm": {**p["verifiers"]["orm"], "problems": 8, "samples": 2, "steps": 2, "batch_size": 4}}
     p["rl"]["lr"] = 1e-3
-    p["passk"]["models"] = {"base": "base_cot_L2", "GRPO": "rl_grpo_s0"}
+    p["passk"]["models"] = {"base": "base_cot", "GRPO": "rl_grpo_s0"}
+    p["passk"].pop("arms")  # one model per arm
     p["passk"]["sets"] = ["n12"]
     return p
 
@@ -61,15 +62,15 @@ def workdir(tmp_path_factory):
     mp.chdir(work)
     try:
         stage("data.py")
-        stage("base.py", "bases.cot_L2", "base_cot_L2")
+        stage("base.py", "bases.cot", "base_cot")
         stage("base.py", "mixed.phase1.skill", "mixed_p1_skill")
         stage("base.py", "mixed.phase2.think2", "mixed_think2")
         stage("verifier.py", "orm")
         stage("rl.py", "runs", "grpo_s0")
-        stage("rl.py", "runs", "zero_think2")
-        stage("rl.py", "runs_orm", "hack_orm")
+        stage("rl.py", "runs", "zero_think2_s0")
+        stage("rl.py", "runs_orm", "orm_s0")
         stage("rl.py", "headline", "headline_s0")
-        stage("eval.py", "base_cot_L2", "reports/eval")
+        stage("eval.py", "base_cot", "reports/eval")
         stage("eval.py", "rl_grpo_s0", "reports/eval")
         stage("eval.py", "rl_headline_s0", "reports/headline/eval")
         stage("passk.py", "base")
@@ -80,19 +81,19 @@ def workdir(tmp_path_factory):
 
 
 def test_data_stage_writes_every_set(workdir):
-    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7, "val_n12": 4, "val_n8": 4}.items():
+    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7, "val_n12": 4, "val_n8": 4, "val_n16": 4}.items():
         rows = [json.loads(line) for line in (workdir / f"data/{name}.jsonl").read_text().splitlines()]
         assert len(rows) == 2 * n_ks  # count 2 per hop count in the tiny params
 
 
 def test_base_and_mixed_stages(workdir):
-    model, meta = load_checkpoint(workdir / "models/base_cot_L2.pt")
-    assert model.cfg.d_model == 32 and meta["kind"] == "base" and meta["name"] == "base_cot_L2"
+    model, meta = load_checkpoint(workdir / "models/base_cot.pt")
+    assert model.cfg.d_model == 32 and meta["kind"] == "base" and meta["name"] == "base_cot"
     assert meta["params"]["trace"] == 1.0 and meta["params"]["init"] is None
-    metrics = json.loads((workdir / "reports/metrics/base_cot_L2.json").read_text())
+    metrics = json.loads((workdir / "reports/metrics/base_cot.json").read_text())
     assert set(metrics) == {"n8", "n12", "final_loss"}
     assert set(metrics["n12"]) == {"acc", "by_k"} and set(metrics["n12"]["by_k"]) == {"3", "4", "5", "6"}
-    timing = json.loads((workdir / "reports/timing/base_cot_L2.json").read_text())
+    timing = json.loads((workdir / "reports/timing/base_cot.json").read_text())
     assert set(timing) == {"seconds", "steps_per_second"}
     # phase 2 continues phase 1: the same (tiny) model, its own trace share
     p1, meta1 = load_checkpoint(workdir / "models/mixed_p1_skill.pt")
@@ -109,12 +110,12 @@ def test_verifier_stage(workdir):
     verifier = load_verifier(workdir / "models/verifier_orm.pt")
     assert verifier is not None
     metrics = json.loads((workdir / "reports/metrics/verifier_orm.json").read_text())
-    assert metrics["kind"] == "orm" and metrics["init"] == "cot_L2"
+    assert metrics["kind"] == "orm" and metrics["init"] == "cot"
 
 
 @pytest.mark.parametrize("name,method,reward,evals,out", [
-    ("grpo_s0", "grpo", "true", "acc", "reports/rl"), ("zero_think2", "grpo", "true", "think", "reports/rl"),
-    ("hack_orm", "grpo", "orm", "acc", "reports/rl"), ("headline_s0", "grpo", "true", "acc", "reports/headline/rl"),
+    ("grpo_s0", "grpo", "true", "acc", "reports/rl"), ("zero_think2_s0", "grpo", "true", "think", "reports/rl"),
+    ("orm_s0", "grpo", "orm", "acc", "reports/rl"), ("headline_s0", "grpo", "true", "acc", "reports/headline/rl"),
 ])
 def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
     summary = json.loads((workdir / f"{out}/{name}.json").read_text())
@@ -135,7 +136,7 @@ def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
 def test_headline_runs_stay_out_of_the_studies_folder(workdir):
     # the headline run takes the top-level method and its own seed, and writes nowhere a study reads
     summary = json.loads((workdir / "reports/headline/rl/headline_s0.json").read_text())
-    assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "n12"
+    assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "val_n16"
     assert not (workdir / "reports/rl/headline_s0.json").exists()
     assert not (workdir / "reports/eval/rl_headline_s0.json").exists()
     assert (workdir / "reports/headline/eval/outcomes_rl_headline_s0.csv").exists()
@@ -145,7 +146,7 @@ def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
     from reasonrl.config import ConfigError
 
     params = yaml.safe_load((workdir / "params.yaml").read_text())
-    params["runs"]["bad"] = {"init": "base_cot_L2", "reward": "orm"}
+    params["runs"]["bad"] = {"init": "base_cot", "reward": "orm"}
     params["runs"]["noinit"] = {"method": "sft"}
     (workdir / "alt").mkdir(exist_ok=True)
     (workdir / "alt/params.yaml").write_text(yaml.safe_dump(params))
@@ -157,27 +158,35 @@ def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
 
 
 def test_eval_stages(workdir):
-    base = json.loads((workdir / "reports/eval/base_cot_L2.json").read_text())
-    assert base["N"] == 4 and list(base["pass_at_k"]) == ["1", "2", "4"]
-    assert sum(base["failure_mix"].values()) == pytest.approx(1.0)
-    lines = (workdir / "reports/eval/passk_base_cot_L2.csv").read_text().splitlines()
-    assert lines[0] == "k,pass_at_k,random_baseline" and len(lines) == 4
+    base = json.loads((workdir / "reports/eval/base_cot.json").read_text())
+    assert base["N"] == 4 and list(base) == ["N", "n16", "n12"]  # one summary per test set, n16 first
+    for s in ("n16", "n12"):
+        assert list(base[s]["pass_at_k"]) == ["1", "2", "4"] and base[s]["pass_at_k"]["1"] == base[s]["sampled_acc"]
+        assert sum(base[s]["failure_mix"].values()) == pytest.approx(1.0)
+    lines = (workdir / "reports/eval/passk_base_cot.csv").read_text().splitlines()
+    assert lines[0] == "set,k,pass_at_k,random_baseline" and len(lines) == 1 + 2 * 3
     run = json.loads((workdir / "reports/eval/rl_grpo_s0.json").read_text())
-    assert set(run) >= {"greedy", "failure_mix", "pass_at_k", "distinct_answers", "entropy"}
-    # the per-problem outcomes the studies resample: one row per problem of n12, agreeing with the accuracy
-    for stem, out in (("base_cot_L2", "reports/eval"), ("rl_grpo_s0", "reports/eval"),
+    assert set(run["n16"]) == {"greedy", "failure_mix", "sampled_acc", "pass_at_k", "random_baseline",
+                               "distinct_answers", "entropy"}
+    # the per-problem outcomes the studies resample: one row per problem of each set, agreeing with the
+    # greedy accuracy (`correct`) and the sampled one (`sampled`, the share of N = 4 samples right)
+    for stem, out in (("base_cot", "reports/eval"), ("rl_grpo_s0", "reports/eval"),
                       ("rl_headline_s0", "reports/headline/eval")):
         with open(workdir / f"{out}/outcomes_{stem}.csv") as f:
             rows = list(csv.DictReader(f))
-        assert len(rows) == 8 and {r["set"] for r in rows} == {"n12"}
-        assert len({r["problem"] for r in rows}) == 8
-        acc = json.loads((workdir / f"{out}/{stem}.json").read_text())["greedy"]["acc"]
-        assert sum(int(r["correct"]) for r in rows) / 8 == pytest.approx(acc)
+        summary = json.loads((workdir / f"{out}/{stem}.json").read_text())
+        assert [r["set"] for r in rows] == ["n16"] * 8 + ["n12"] * 8
+        for s in ("n16", "n12"):
+            mine = [r for r in rows if r["set"] == s]
+            assert len({r["problem"] for r in mine}) == 8
+            assert sum(int(r["correct"]) for r in mine) / 8 == pytest.approx(summary[s]["greedy"]["acc"])
+            assert all(float(r["sampled"]) * 4 == round(float(r["sampled"]) * 4) for r in mine)
+            assert sum(float(r["sampled"]) for r in mine) / 8 == pytest.approx(summary[s]["sampled_acc"])
         assert (workdir / f"reports/timing/eval_{stem}.json").exists()
 
 
 def test_passk_stage(workdir):
-    for label, model in (("base", "base_cot_L2"), ("GRPO", "rl_grpo_s0")):
+    for label, model in (("base", "base_cot"), ("GRPO", "rl_grpo_s0")):
         res = json.loads((workdir / f"reports/metrics/passk_{label}.json").read_text())
         assert res["model"] == model and res["N"] == 4
         n12 = res["sets"]["n12"]
@@ -201,13 +210,13 @@ def train_dir(tmp_path):
     models, data = tmp_path / "models", tmp_path / "data"
     models.mkdir()
     model = TinyReasoner(ModelConfig(d_model=32, n_heads=2, n_layers=1), generator=torch.Generator().manual_seed(0))
-    save_checkpoint(models / "base_cot_L2.pt", model, {"kind": "base"})
+    save_checkpoint(models / "base_cot.pt", model, {"kind": "base"})
     params = tiny_params()
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     from reasonrl.io import write_jsonl
     from reasonrl.pipeline import EvalSetConfig, build_eval_set
 
-    write_jsonl(data / "n12.jsonl", [p.to_dict() for p in build_eval_set(EvalSetConfig(n=12, ks=[3, 4], count=2))])
+    write_jsonl(data / "val_n12.jsonl", [p.to_dict() for p in build_eval_set(EvalSetConfig(n=12, ks=[3, 4], count=2))])
     return tmp_path
 
 
@@ -223,7 +232,7 @@ def _train(tmp: Path, *sets: str) -> int:
 
 
 def test_reasonrl_train_writes_a_run(train_dir, capsys):
-    rc = _train(train_dir, "method=rft", "steps=2", "B=2", "G=2", "eval=n12", "eval_every=1", "n_range=[4, 6]",
+    rc = _train(train_dir, "method=rft", "steps=2", "B=2", "G=2", "eval=val_n12", "eval_every=1", "n_range=[4, 6]",
                 "k_max=3")
     out = capsys.readouterr().out
     assert rc == 0

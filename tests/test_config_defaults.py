@@ -28,9 +28,9 @@ PARAMS = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").re
 # dataclass -> the params.yaml section whose values are its defaults
 SOURCES = [
     (Job, "rl"),
-    (ModelConfig, "bases.cot_L2.model"),
-    (PhaseConfig, "bases.cot_L2.train"),
-    (BaseConfig, "bases.cot_L2"),
+    (ModelConfig, "bases.cot.model"),
+    (PhaseConfig, "bases.cot.train"),
+    (BaseConfig, "bases.cot"),
     (VerifierConfig, "verifiers.orm"),
     (EvalConfig, "eval"),
     (EvalSetConfig, "data.sets.n12"),

@@ -12,7 +12,7 @@ from reasonrl.task import make_eval_set
 
 PARAMS = {
     "method": "rft",
-    "rl": {"init": "base_cot_L2", "method": "grpo", "steps": 7, "lr": 1.0e-4},
+    "rl": {"init": "base_cot", "method": "grpo", "steps": 7, "lr": 1.0e-4},
     "verifiers": {"orm": {}},
     "runs": {"a": {"init": "base_x", "seed": 3}, "b": {"init": "base_x", "method": "sft"}},
     "runs_orm": {"o": {"init": "base_x", "reward": "orm"}},

@@ -51,7 +51,7 @@ if __name__ == "__main__":
 def test_runs_named_finds_every_run_a_study_section_names_once_in_order():
     from reasonrl.plotdata import runs_named
 
-    section = {"base": "cot_L2", "runs": {"SFT": ["sft_s0", "sft_s1"], "GRPO": ["grpo_s0"]},
+    section = {"base": "cot", "runs": {"SFT": ["sft_s0", "sft_s1"], "GRPO": ["grpo_s0"]},
                "groups": {"kl": {"title": "grpo_s0 vs", "runs": {"off": "grpo_s0", "on": "abl_kl"}}}, "rise": 0.05}
     assert runs_named(section, {"sft_s0", "sft_s1", "grpo_s0", "abl_kl", "unused"}) == [
         "sft_s0", "sft_s1", "grpo_s0", "abl_kl"]

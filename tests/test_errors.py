@@ -36,22 +36,22 @@ PARAMS = {
     "data": {"sets": {"n8": {"n": 8, "ks": [3], "count": 2, "seed": 21},
                       "n12": {"n": 12, "ks": [3], "count": 2, "seed": 21},
                       "think": {"n": 8, "ks": [2], "count": 2, "seed": 31}}},
-    "bases": {"cot_L2": {"trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE}},
-    "verifiers": {"orm": {"kind": "orm", "init": "cot_L2", "model": None, "problems": 8, "samples": 2,
+    "bases": {"cot": {"trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE}},
+    "verifiers": {"orm": {"kind": "orm", "init": "cot", "model": None, "problems": 8, "samples": 2,
                           "temperature": 1.0, "gold_frac": 0.0, "holdout": 0.25, "n_range": [4, 6], "k_max": 3,
                           "steps": 2, "batch_size": 4, "lr": 1.0e-3, "warmup": 1, "min_lr_frac": 0.1,
                           "weight_decay": 0.01, "grad_clip": 1.0, "seed": 0}},
     "method": "grpo",
-    "rl": {"init": "base_cot_L2", "method": "grpo", "reward": "true", "steps": 2, "B": 2, "G": 2,
+    "rl": {"init": "base_cot", "method": "grpo", "reward": "true", "steps": 2, "B": 2, "G": 2,
            "n_range": [4, 8], "k_max": 5, "eval": "none"},
-    "runs": {"grpo_s0": {"init": "base_cot_L2", "method": "grpo", "seed": 0},
-             "sft_s0": {"init": "base_cot_L2", "method": "sft", "seed": 0}},
-    "runs_orm": {"hack_orm": {"init": "base_cot_L2", "reward": "orm"}},
-    "headline": {"headline_s0": {"init": "base_cot_L2", "seed": 100}},
+    "runs": {"grpo_s0": {"init": "base_cot", "method": "grpo", "seed": 0},
+             "sft_s0": {"init": "base_cot", "method": "sft", "seed": 0}},
+    "runs_orm": {"hack_orm": {"init": "base_cot", "reward": "orm"}},
+    "headline": {"headline_s0": {"init": "base_cot", "seed": 100}},
 }
 
 RL = ("rl.py", "runs", "grpo_s0")
-BASE = ("base.py", "bases.cot_L2", "base_cot_L2")
+BASE = ("base.py", "bases.cot", "base_cot")
 TRAIN = ("-m", "reasonrl.cli", "train", "--out", "runs/oneoff")
 
 
@@ -64,7 +64,7 @@ class Evil:
 
 def _truncate(path: Path) -> None:
     """cut to its first half"""
-    data = (path.parent / "base_cot_L2.pt").read_bytes()
+    data = (path.parent / "base_cot.pt").read_bytes()
     path.write_bytes(data[: len(data) // 2])
 
 
@@ -99,10 +99,10 @@ CASES = [
     Case("unknown key: data", ("data.py",), r"^data\.sets\.n12\.cuont: unknown key \(did you mean 'count'\?",
          {"data.sets.n12.cuont": 3}),
     Case("unknown key: bases", BASE,
-         r"^bases\.cot_L2\.train\.stpes: unknown key \(did you mean 'steps'\?", {"bases.cot_L2.train.stpes": 3}),
+         r"^bases\.cot\.train\.stpes: unknown key \(did you mean 'steps'\?", {"bases.cot.train.stpes": 3}),
     Case("unknown key: model", BASE,
-         r"^bases\.cot_L2\.model\.n_layer: unknown key \(did you mean 'n_layers'\?",
-         {"bases.cot_L2.model.n_layer": 3}),
+         r"^bases\.cot\.model\.n_layer: unknown key \(did you mean 'n_layers'\?",
+         {"bases.cot.model.n_layer": 3}),
     Case("unknown key: verifiers", ("verifier.py", "orm"),
          r"^verifiers\.orm\.temprature: unknown key \(did you mean 'temperature'\?",
          {"verifiers.orm.temprature": 1.0}),
@@ -111,8 +111,8 @@ CASES = [
          {"runs.grpo_s0.bata": 0.1}),
     # wrong types and bad values
     Case("wrong type", RL, r"^rl\.steps: expected an integer, got 'ten'", {"rl.steps": "ten"}),
-    Case("wrong type in a base", BASE, r"^bases\.cot_L2\.train\.lr: expected a number",
-         {"bases.cot_L2.train.lr": "fast"}),
+    Case("wrong type in a base", BASE, r"^bases\.cot\.train\.lr: expected a number",
+         {"bases.cot.train.lr": "fast"}),
     Case("G: 1 for GRPO", RL, r"^runs\.grpo_s0\.G: must be at least 2", {"runs.grpo_s0.G": 1}),
     Case("k_max >= n", RL, r"^runs\.grpo_s0\.k_max: must be in \[1, 7\]", {"runs.grpo_s0.k_max": 8}),
     Case("k >= n in a data set", ("data.py",), r"^data\.sets\.n8\.ks: each k must be in \[1, 7\]",
@@ -128,15 +128,15 @@ CASES = [
     Case("verifier reward in the plain runs group", RL, r"^runs\.grpo_s0\.reward: 'orm' is not allowed in runs "
          r"\(move the run to runs_orm", {"runs.grpo_s0.reward": "orm"}),
     Case("negative steps", RL, r"^runs\.grpo_s0\.steps: must be at least 1, got -5", {"runs.grpo_s0.steps": -5}),
-    Case("negative steps in a base", BASE, r"^bases\.cot_L2\.train\.steps: must be at least 1",
-         {"bases.cot_L2.train.steps": -1}),
+    Case("negative steps in a base", BASE, r"^bases\.cot\.train\.steps: must be at least 1",
+         {"bases.cot.train.steps": -1}),
     Case("temperature 0", RL, r"^rl\.temperature: must be positive", {"rl.temperature": 0}),
     Case("temperature 0 for a verifier", ("verifier.py", "orm"), r"^verifiers\.orm\.temperature: must be positive",
          {"verifiers.orm.temperature": 0}),
     Case("B: 0", RL, r"^runs\.grpo_s0\.B: must be at least 1, got 0", {"runs.grpo_s0.B": 0}),
-    Case("max_len too small", BASE, r"^bases\.cot_L2\.model\.max_len: 20 is shorter than the "
+    Case("max_len too small", BASE, r"^bases\.cot\.model\.max_len: 20 is shorter than the "
          r"longest sequence this stage makes, 44 tokens .*\(set it to at least 44\)",
-         {"bases.cot_L2.model.max_len": 20}),
+         {"bases.cot.model.max_len": 20}),
     Case("undefined run", ("rl.py", "runs", "nosuch"), r"^runs\.nosuch: no such run \(defined runs in runs: "
          r"grpo_s0, sft_s0\)"),
     Case("near-miss run name", ("rl.py", "runs", "grpo_s1"), r"^runs\.grpo_s1: no such run \(did you mean "
@@ -144,7 +144,7 @@ CASES = [
     Case("undefined run group", ("rl.py", "run", "grpo_s0"), r"^run: not a run group \(did you mean 'runs'\?"),
     Case("undefined base", ("base.py", "bases.cot_L3", "base_cot_L3"),
          r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
-         r"'cot_L2'\? defined: cot_L2\)"),
+         r"'cot'\? defined: cot\)"),
     Case("threads: 0", RL, r"^threads: must be an integer >= 1, got 0", {"threads": 0}),
     Case("missing checkpoint", RL, r"^models/base_gone\.pt: checkpoint not found \(run `dvc repro base@gone`, "
          r"or `dvc checkout models/base_gone\.pt`", {"runs.grpo_s0.init": "base_gone"}),
@@ -156,7 +156,7 @@ CASES = [
          {"runs.grpo_s0.init": "base_evil"}, make=("models/base_evil.pt", _evil)),
     Case("missing data file", RL, r"^data/think\.jsonl: data file not found \(run `dvc repro data`",
          drop="data/think.jsonl"),
-    Case("stage called without its arguments", ("base.py", "bases.cot_L2"),
+    Case("stage called without its arguments", ("base.py", "bases.cot"),
          r"^stages/base\.py: expects <section> <stem>, got 1 argument\(s\) \(run it as dvc\.yaml does"),
     Case("train --set G=1", (*TRAIN, "--set", "G=1"), r"^--set G: must be at least 2 for group advantages"),
     Case("train --set nosuch=1", (*TRAIN, "--set", "nosuch=1"), r"^--set nosuch: unknown key"),
@@ -188,10 +188,10 @@ def make_project(root: Path) -> Path:
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS, sort_keys=False))
     for name, cfg in from_dict(DataConfig, PARAMS["data"], "data").sets.items():
         write_jsonl(root / "data" / f"{name}.jsonl", [p.to_dict() for p in build_eval_set(cfg)])
-    save_checkpoint(root / "models" / "base_cot_L2.pt",
+    save_checkpoint(root / "models" / "base_cot.pt",
                     TinyReasoner(ModelConfig(**TINY_MODEL), torch.Generator().manual_seed(0)), {"kind": "base"})
     (root / "reports" / "metrics").mkdir(parents=True)
-    (root / "reports" / "metrics" / "base_cot_L2.json").write_text("{}\n")
+    (root / "reports" / "metrics" / "base_cot.json").write_text("{}\n")
     return root
 
 
@@ -264,7 +264,7 @@ def test_nearest_key_is_suggested_only_when_near():
 
 def test_producing_stage_reads_dvc_lock_then_guesses(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert producing_stage("models/base_cot_L2.pt") == "base@cot_L2"  # no dvc.lock: from the name
+    assert producing_stage("models/base_cot.pt") == "base@cot"  # no dvc.lock: from the name
     assert producing_stage("models/verifier_orm.pt") == "verifier@orm"
     assert producing_stage("data/n12.jsonl") == "data"
     assert producing_stage("reports/x.json") is None

@@ -72,7 +72,7 @@ def const(v: float) -> list[float]:
 
 
 def test_methods_curves(caught):
-    cfg = methods.Config(base="cot_L2", runs={"sft": ["s0", "s1"], "grpo": ["g0", "g1"]})
+    cfg = methods.Config(base="cot", runs={"sft": ["s0", "s1"], "grpo": ["g0", "g1"]})
     runs = {"s0": make_run("s0", 0.0, {"method": "sft", "seed": 0}), "s1": make_run("s1", 0.02, {"method": "sft"}),
             "g0": make_run("g0", 0.1), "g1": make_run("g1", 0.12, {"seed": 1})}
     methods.curves_figure(cfg, runs, Path("curves.png"))
@@ -263,7 +263,7 @@ def _passk_data():
     return {m: one(m) for m in COUNTS}
 
 
-PASSK_CFG = dict(base="base", models={"base": "base_cot_L2", "grpo": "rl_grpo", "sft_a": "rl_sft_s0",
+PASSK_CFG = dict(base="base", models={"base": "base_cot", "grpo": "rl_grpo", "sft_a": "rl_sft_s0",
                                       "sft_b": "rl_sft_s1"},
                  arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
 

@@ -47,7 +47,7 @@ def test_smoke_repro_builds_everything(tiny_repo):
     assert json.loads(status) == {}
     lock = yaml.safe_load((tiny_repo / "dvc.lock").read_text())
     assert all_stages() <= set(lock["stages"])  # the committed lock may still name stages since renamed
-    m = json.loads((tiny_repo / "reports/metrics/base_cot_L2.json").read_text())
+    m = json.loads((tiny_repo / "reports/metrics/base_cot.json").read_text())
     assert 0 <= m["n8"]["acc"] <= 1 and set(m["n12"]["by_k"]) == {"3", "4", "5", "6"}
 
 
@@ -79,7 +79,7 @@ def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_r
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data"}
-    assert {"base@cot_L2", "base@direct_L2", "mixed_p1@skill", "mixed@think2", "mixed_p1@noskill",
+    assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "mixed_p1@noskill",
             "passk@base"} <= closure
     assert not closure & {"exact", "report_exact"}  # the exact toy reads no evaluation set
 
@@ -88,13 +88,13 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     for name in ("orm", "prm_full"):
         m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
         assert m["kind"] == name and m["auc"] > 0.5, m
-    m = json.loads((tiny_repo / "reports/eval/base_cot_L2.json").read_text())
+    m = json.loads((tiny_repo / "reports/eval/base_cot.json").read_text())
     assert set(m["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
     assert list(m["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
-    csv = (tiny_repo / "reports/eval/passk_base_direct_L2.csv").read_text().splitlines()
-    for stage in ("base_cot_L2", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO", "plots"):
+    csv = (tiny_repo / "reports/eval/passk_base_direct.csv").read_text().splitlines()
+    for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
-    assert "seconds" not in (tiny_repo / "reports/metrics/base_cot_L2.json").read_text()
+    assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
     assert csv[0] == "k,pass_at_k,random_baseline" and len(csv) == 4
 
 

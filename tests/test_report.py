@@ -94,11 +94,11 @@ def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = 
 
 
 CONFIGS = {
-    "methods": methods.Config(base="cot_L2", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
-    "passk": passk.Config(base="base", models={"base": "base_cot_L2", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
+    "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
+    "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
                           arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b"], "GRPO": ["GRPO"]}),
     "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
-    "hacking": hacking.Config(base="cot_L2", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
+    "hacking": hacking.Config(base="cot", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
                                                    "random, μ = 2": "h_rand2"},
                               random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
@@ -115,9 +115,9 @@ CONFIGS = {
 
 def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
-    write_json(root / common.base_metrics_path("cot_L2"), {"greedy": {"acc": 0.4, "by_k": {}},
+    write_json(root / common.base_metrics_path("cot"), {"greedy": {"acc": 0.4, "by_k": {}},
                                                            "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}})
-    write_outcomes(root, common.outcomes_path("base_cot_L2"), 0.4)
+    write_outcomes(root, common.outcomes_path("base_cot"), 0.4)
     for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
         fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
     for name, a in (("grpo_a", 0.7), ("grpo_b", 0.8), ("grpo_c", 0.9), ("a_nostd", 0.72), ("a_mu2", 0.6),
@@ -208,7 +208,7 @@ def test_configs_reject_bad_values():
     with pytest.raises(ConfigError, match="studies.hacking.random_pair"):
         from_dict(hacking.Config, {"runs": {"a": "r1"}, "random_pair": ["r1", "r2"]}, "studies.hacking")
     with pytest.raises(ConfigError, match="passk.base"):
-        load_config(passk, {"passk": {"base": "nope", "models": {"base": "base_cot_L2"}}})
+        load_config(passk, {"passk": {"base": "nope", "models": {"base": "base_cot"}}})
     with pytest.raises(ConfigError, match="studies.methods.colour"):
         load_config(methods, {"studies": {"methods": {"colour": 1}}})
 
@@ -241,7 +241,7 @@ def test_methods_numbers(studies):
     vs_ref = read_json(studies / "reports/methods/answers/grpo_vs_sft.json")
     assert vs_ref["seeds"] == 2 and vs_ref["effect"] == pytest.approx(0.15)
     table = (studies / "reports/methods/table.md").read_text()
-    assert "GRPO > base cot_L2 by 0.400 [" in table and "gold (≡ 1)" in table and "0.800 [" in table
+    assert "GRPO > base cot by 0.400 [" in table and "gold (≡ 1)" in table and "0.800 [" in table
 
 
 def test_passk_table_states_crossings(studies):

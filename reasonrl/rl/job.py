@@ -18,12 +18,13 @@ from ..errors import suggest
 # Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
 KL_PLACEMENTS = ("loss", "reward")  # kl_in: per token in the loss | summed per response, off the advantage
-EVALS = ("none", "n12", "think")  # in-training evaluations (rl/run.py make_evaluator)
+GREEDY_EVALS = ("val_n12", "val_n16")  # validation sets: in-training curves choose knobs, never the test sets
+EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py make_evaluator)
 
 
 @dataclass
 class Job:
-    init: str = "base_cot_L2"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
+    init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
     method: str = "grpo"  # key of train.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
     reward: str = "true"  # key of variants.REWARDS: true | random | orm, prm_full (learned verifiers)
     guard: bool = False  # zero the reward of malformed responses
@@ -41,15 +42,15 @@ class Job:
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
     optimizer: str = "adam"  # key of variants.OPTIMIZERS: adam (AdamW, no weight decay) | sgd (plain); constant lr
     lr: float = 1e-4  # learning rate of the optimizer, constant
-    steps: int = 200  # updates
+    steps: int = 80  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
-    n_range: tuple[int, int] = (4, 12)  # ring sizes of training problems (inclusive)
+    n_range: tuple[int, int] = (4, 16)  # ring sizes of training problems (inclusive)
     k_max: int = 7  # hop counts uniform in 1..min(n - 1, k_max)
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
-    eval_every: int = 25  # steps between evaluations
+    eval_every: int = 20  # steps between evaluations
 
     def __post_init__(self):
         for key, names in choices().items():
@@ -156,7 +157,7 @@ def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
               f"did you mean {near!r}?" if near else None)
         check("method" not in overrides, f"{where}.method", "headline runs take the top-level `method`",
               "remove the key and set `method:` at the top of params.yaml")
-        overrides = {"method": method, "eval": "n12", **overrides}
+        overrides = {"method": method, "eval": "val_n16", **overrides}
     job = make_job(rl, overrides, where, verifiers)
     home = next((g for g, v in RUN_GROUPS.items() if v == job.verifier), None)
     check(group == home or (group == HEADLINE and job.verifier is None), f"{where}.reward",

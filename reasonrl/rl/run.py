@@ -17,7 +17,7 @@ from ..io import atomic_path, write_json
 from ..model import load_checkpoint, resolve_device, save_checkpoint
 from ..pipeline import apply_threads, check_threads, read_problems
 from ..task import SAMPLE_SLACK, Problem, longest_sequence
-from .job import Job, make_job
+from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
 
 THINK_SAMPLES = 16  # samples per problem of the think-profile evaluation during training
@@ -25,8 +25,8 @@ THINK_SAMPLES = 16  # samples per problem of the think-profile evaluation during
 
 def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
     """The in-training evaluation `job.eval` asks for, or None."""
-    if job.eval == "n12":
-        problems = eval_problems["n12"]
+    if job.eval in GREEDY_EVALS:
+        problems = eval_problems[job.eval]
         return lambda policy: greedy_accuracy(policy, problems)
     if job.eval == "think":
         problems = eval_problems["think"]
@@ -91,7 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--params", default="params.yaml", help="params file holding the rl: defaults")
     p.add_argument("--out", default="runs/oneoff", help="folder for model.pt, history.csv and summary.json")
     p.add_argument("--models", default="models", help="folder holding <init>.pt and verifier_<name>.pt")
-    p.add_argument("--data", default="data", help="folder holding the evaluation sets (n12.jsonl, think.jsonl)")
+    p.add_argument("--data", default="data", help="folder holding the in-training evaluation sets (val_n12.jsonl, val_n16.jsonl, think.jsonl)")
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -124,7 +124,7 @@ def run(args) -> int:
             raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
         raise
     apply_threads(threads, device)
-    sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in ("n12", "think")
+    sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in (*GREEDY_EVALS, "think")
             if (Path(args.data) / f"{name}.jsonl").exists()}
     check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {args.data}/{job.eval}.jsonl",
           "run `dvc repro data` or pass --data")

@@ -67,7 +67,7 @@ CLIP_COLUMNS = {"mu": "μ", "clip_frac": "mean clip fraction", "kl_end": "KL to 
 
 @dataclass
 class Config:
-    base: str = "cot_L2"  # the runs' starting base: its eval_base@ outcome mix is the "before"
+    base: str = "cot"  # the runs' starting base: its eval_base@ outcome mix is the "before"
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # reward label -> runs (one per seed)
     reference: str | None = None  # the arm every other arm is compared with (None: the first)
     pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons (b against a), by label

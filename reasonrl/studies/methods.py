@@ -54,7 +54,7 @@ OUT = "reports/methods"
 
 @dataclass
 class Config:
-    base: str = "cot_L2"  # the starting base: its eval_base@ metrics are the "before"
+    base: str = "cot"  # the starting base: its eval_base@ metrics are the "before"
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # method label -> its runs (one per seed)
     reference: str | None = None  # the arm every other method is compared with (None: the first)
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
