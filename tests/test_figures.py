@@ -187,7 +187,7 @@ def test_hacking_reward_figure(caught):
     (ax,) = panels(caught["reward_orm.png"])
     assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.22)),
                           "true reward": (list(STEPS), const(0.11)),
-                          "greedy accuracy on n = 12 (eval)": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
+                          "greedy accuracy on the validation set (eval)": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
     assert len(ax.collections) == 0  # one seed: no band
     assert ax.get_ylabel() == "reward per sample (batch mean)"
     title = caught["reward_orm.png"]._suptitle.get_text()
@@ -201,7 +201,8 @@ def test_hacking_reward_figure_averages_an_arms_seeds(caught):
     (ax,) = panels(caught["reward_orm_guard.png"])
     assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.23)),
                           "true reward": (list(STEPS), const(0.12)),
-                          "greedy accuracy on n = 12 (eval)": (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21]))}
+                          "greedy accuracy on the validation set (eval)":
+                              (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21]))}
     assert len(ax.collections) == 3
     assert "runs h0, h1" in caught["reward_orm_guard.png"]._suptitle.get_text()
 

@@ -15,11 +15,12 @@ from reasonrl.evaluate import outcomes_csv
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
-from reasonrl.studies import ablations, common, hacking, index, methods, passk, zero
+from reasonrl.studies import ablations, common, hacking, headline, index, methods, passk, zero
 from reasonrl.studies.common import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = {"methods": methods, "passk": passk, "zero": zero, "hacking": hacking, "ablations": ablations,
+STUDIES = {"headline": headline, "methods": methods, "passk": passk, "zero": zero, "hacking": hacking,
+           "ablations": ablations,
            "index": index}
 MIX = {"correct": 0.5, "overshoot": 0.1, "early": 0.1, "lookup": 0.2, "miscopy": 0.05, "malformed": 0.05}
 
@@ -37,7 +38,7 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
              fooled: int = 0, wrong_len: float = 0.0, **job) -> None:
     """The files an rl@ and an eval@ stage write for one run, with smooth made-up curves."""
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    j = Job(**job, eval="think" if think else "n12", eval_every=max(1, steps // 4))
+    j = Job(**job, eval="think" if think else "val_n16", eval_every=max(1, steps // 4))
     frac = 1 - np.exp(-np.arange(1, steps + 1) / (steps / 3))
     true = np.clip(acc[0] + (acc[1] - acc[0]) * frac + rng.normal(0, 0.03, steps), 0, 1)
     proxy = true if j.reward == "true" else 1 - 0.5 * true
@@ -65,19 +66,30 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
     write_outcomes(root, common.run_outcomes_path(name), correct)
-    write_json(root / common.run_metrics_path(name), {"greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix,
-                                                      "pass_at_k": {"1": 0.5}, "distinct_answers": 2.0, "entropy": 0.3,
-                                                      "N": 4, "train_seconds": 30.0})
+    write_json(root / common.run_metrics_path(name), {"N": 4, "n12": {
+        "greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix, "sampled_acc": sampled_share(correct),
+        "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3}})
 
 
 PROBLEMS = 200  # problems of the hand-built outcome files
 
 
-def write_outcomes(root: Path, path: str, acc: float) -> None:
-    """Per-problem outcomes on n12: the first round(acc * PROBLEMS) problems right, the rest a lookup error."""
+def sampled(i: int, right: int) -> float:
+    """The hand-built sampled share of problem i: 3/4 of the samples right on a greedy-right problem, 1/4 else."""
+    return 0.75 if i < right else 0.25
+
+
+def sampled_share(acc: float) -> float:
     right = round(acc * PROBLEMS)
-    rows = [{"set": "n12", "problem": f"p{i:03d}", "k": 3 + i % 4, "correct": int(i < right),
-             "outcome": "correct" if i < right else "lookup"} for i in range(PROBLEMS)]
+    return sum(sampled(i, right) for i in range(PROBLEMS)) / PROBLEMS
+
+
+def write_outcomes(root: Path, path: str, acc: float, set_name: str = "n12") -> None:
+    """Per-problem outcomes on one set: the first round(acc * PROBLEMS) problems right, the rest a lookup
+    error; `sampled` as sampled() gives it."""
+    right = round(acc * PROBLEMS)
+    rows = [{"set": set_name, "problem": f"p{i:03d}", "k": 3 + i % 4, "correct": int(i < right),
+             "outcome": "correct" if i < right else "lookup", "sampled": sampled(i, right)} for i in range(PROBLEMS)]
     write_text(root / path, outcomes_csv(rows))
 
 
@@ -93,7 +105,20 @@ def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = 
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
 
+def fake_headline(root: Path, run: str, base: str, before: float, after: float) -> None:
+    """The files rl_headline@, eval_headline@ and eval_base@ write for one headline run and its base."""
+    j = Job(init=f"base_{base}", seed=100, eval="val_n16")
+    hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
+            "seconds": 1.0}
+    write_json(root / headline.run_summary_path(run), summary(j, hist))
+    write_json(root / headline.run_eval_path(run), {"N": 4, "n12": {"greedy": {"acc": after}}})
+    write_outcomes(root, headline.run_outcomes_path(run), after)
+    if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
+        write_outcomes(root, common.outcomes_path(f"base_{base}"), before)
+
+
 CONFIGS = {
+    "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["n12"]),
     "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
     "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
                           arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b"], "GRPO": ["GRPO"]}),
@@ -102,7 +127,7 @@ CONFIGS = {
                                                    "random, μ = 2": "h_rand2"},
                               random_pair=["random", "random, μ = 2"]),
     "ablations": ablations.Config(groups={
-        "std_norm": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
+        "dr_grpo": ablations.Group("std normalisation", {"on": "grpo_a", "off": "a_nostd"}),
         "clip": ablations.Group("clipping", {"μ = 1": "grpo_a", "μ = 2, symmetric": "a_mu2", "clip-higher": "a_ch"},
                                 [["μ = 2, symmetric", "clip-higher"]]),
         "loss_agg": ablations.Group("aggregation", {"token_mean": ["la_tm0", "la_tm1"],
@@ -115,8 +140,8 @@ CONFIGS = {
 
 def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
-    write_json(root / common.base_metrics_path("cot"), {"greedy": {"acc": 0.4, "by_k": {}},
-                                                           "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}})
+    write_json(root / common.base_metrics_path("cot"), {"N": 4, "n12": {
+        "greedy": {"acc": 0.4, "by_k": {}}, "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}}})
     write_outcomes(root, common.outcomes_path("base_cot"), 0.4)
     for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
         fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
@@ -139,6 +164,9 @@ def build_studies(root: Path, steps: int = 60) -> None:
     for label in ("SFT_a", "SFT_b"):
         fake_passk(root, label, [16, 0] * (PROBLEMS // 2))
     fake_passk(root, "GRPO", [4] * PROBLEMS)
+    # headline: bases at 0.40 / 0.50 / 0.60 greedy, each run 0.10 above its own base
+    for (run, base), acc in zip(CONFIGS["headline"].runs.items(), (0.4, 0.5, 0.6)):
+        fake_headline(root, run, base, acc, acc + 0.1)
     # the exact toy's manifest and metrics (its report needs the exact stage's results: tests/test_exact.py)
     common.Manifest("exact", "The exact toy", "Does RL reach π*?", "yes", ["β = 1"],
                     [("exact/beta_sweep.png", "gold reward of the RL policy: β=3 -0.195, β=0.3 -0.5.")],
@@ -285,7 +313,7 @@ def test_ablations_compare_with_the_group_reference(studies):
     from reasonrl.config import ConfigError
 
     m = read_json(studies / "reports/metrics/ablations.json")
-    assert m["std_norm"]["off"]["acc"] == 0.72 and m["clip"]["clip-higher"]["acc"] == 0.65
+    assert m["dr_grpo"]["off"]["acc"] == 0.72 and m["clip"]["clip-higher"]["acc"] == 0.65
     table = (studies / "reports/ablations/table.md").read_text()
     assert "+0.020 [" in table and "-0.050 [" in table  # off vs on; clip-higher vs μ = 1
     assert "μ = 1 > clip-higher by 0.050 [" in table
@@ -445,3 +473,34 @@ def test_index_reads_the_exact_stage_metrics_file():
     from reasonrl.studies import exact
 
     assert index.EXACT_METRICS == exact.METRICS
+
+
+def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
+    # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
+    # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
+    greedy = read_json(studies / common.answer_path("headline", "grpo_vs_base_n12_correct"))
+    assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
+    assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
+    samp = read_json(studies / common.answer_path("headline", "grpo_vs_base_n12_sampled"))
+    assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
+    assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
+        "grpo_vs_base_n12_correct.json", "grpo_vs_base_n12_sampled.json"]  # per-base answers: manifest only
+    m = read_json(studies / common.manifest_path("headline"))
+    per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
+    assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_n12_sampled", "hl_b_vs_base_cot_b_n12_sampled",
+                                                 "hl_c_vs_base_cot_c_n12_sampled"]
+    assert all(a["effect"] == pytest.approx(0.05) and a["seeds"] == 1 for a in per_base[:3])
+    assert "on every base" in m["answer"]
+    metrics = read_json(studies / common.study_metrics_path("headline"))
+    assert metrics["n12_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
+
+
+def test_headline_config_checks():
+    from reasonrl.config import ConfigError
+
+    with pytest.raises(ConfigError, match="runs"):
+        headline.Config(runs={"a": "cot", "b": "cot"})
+    with pytest.raises(ConfigError, match="measure"):
+        headline.Config(runs={"a": "cot"}, measures=["greedy"])
+    with pytest.raises(ConfigError, match="set"):
+        headline.Config(runs={"a": "cot"}, sets=["n99"])

@@ -27,6 +27,7 @@ from .common import (
     answers_table,
     arm_interval,
     as_runs,
+    check_measure,
     common_seeds,
     compare,
     describe,
@@ -105,6 +106,7 @@ class Config:
     ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
+        check_measure("correct", self.set)
         check(bool(self.groups) or self.stability is not None, "groups", "need at least one group or a stability map")
         for name in self.groups:
             check(slug(name) == name and name != "stability", "groups",
@@ -215,7 +217,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
                 for label, rs in group.runs.items()]
 
     panel_figure([
-        Panel("Greedy accuracy on the n = 12 set", "accuracy (fraction correct)", curves("acc")),
+        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc")),
         Panel("Token entropy of the training samples", "entropy (nats per token)", curves("rollout/entropy")),
         Panel("Groups whose rewards are all equal (no gradient)", "zero-variance group fraction",
               curves("rollout/zero_var_frac")),
@@ -224,17 +226,17 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
     ], f"Ablation — {group.title} (mean and 95% CI over seeds; per-step curves: 10-step moving average)", path)
 
 
-def run_metrics(run: Run) -> dict:
+def run_metrics(run: Run, set_name: str) -> dict:
     h = run.history
-    return {"acc": run.metrics["greedy"]["acc"], "entropy_end": tail_mean(h["rollout/entropy"]),
+    return {"acc": run.metrics[set_name]["greedy"]["acc"], "entropy_end": tail_mean(h["rollout/entropy"]),
             "zero_var_mean": float(h["rollout/zero_var_frac"].mean()),
             "length_wrong_end": tail_mean(h["rollout/length_wrong"]),
             "seconds_per_step": run.summary["seconds_per_step"]}
 
 
-def arm_metrics(names: list[str], runs: dict[str, Run], iv) -> dict:
+def arm_metrics(names: list[str], runs: dict[str, Run], iv, set_name: str) -> dict:
     """Per-run metrics averaged over the arm's seeds, with the accuracy's interval."""
-    per = [run_metrics(runs[r]) for r in names]
+    per = [run_metrics(runs[r], set_name) for r in names]
     return {k: sum(m[k] for m in per) / len(per) for k in per[0]} | {"acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi,
                                                                      "seeds": len(names)}
 
@@ -274,7 +276,7 @@ def report(cfg: Config, root: Path) -> None:
     for name, group in cfg.groups.items():
         group_figure(group, runs, out / f"{name}.png")
         answers[name], ivs = group_answers(cfg, root, name, group, runs)
-        metrics[name] = {label: arm_metrics(rs, runs, ivs[label]) for label, rs in group.runs.items()}
+        metrics[name] = {label: arm_metrics(rs, runs, ivs[label], cfg.set) for label, rs in group.runs.items()}
     parts = []
     if cfg.groups:
         parts.append(md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",

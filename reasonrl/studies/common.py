@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .. import stats  # noqa: E402
-from ..config import from_dict, load_params, node_at  # noqa: E402
+from ..config import check, from_dict, load_params, node_at  # noqa: E402
 from ..errors import install_excepthook
 from ..io import read_json, write_json, write_text  # noqa: E402
 from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
@@ -40,6 +40,10 @@ from .figures import (  # noqa: E402, F401  re-exported: the study modules take 
     smoothed,
 )
 
+# what an arm's per-problem outcome is (a column of the eval stages' outcomes_<checkpoint>.csv): the greedy
+# answer's correctness, or the share of the eval's N samples at temperature 1 that are correct
+EVAL_SETS = ("n16", "n12")  # the test sets stages/eval.py writes outcomes for
+MEASURES = {"correct": "greedy accuracy", "sampled": "sampled accuracy (pass@1 at T = 1)"}
 TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
 
 
@@ -205,6 +209,12 @@ class ArmOutcomes:
     problems: list[str]  # problem_key per column
 
 
+def check_measure(measure: str, set_name: str) -> None:
+    """ConfigError naming `measure` unless it is one of MEASURES, and `set` unless it is a set the eval stages write."""
+    check(measure in MEASURES, "measure", f"{measure!r} is not one of {list(MEASURES)}")
+    check(set_name in EVAL_SETS, "set", f"{set_name!r} is not one of the eval stages' sets {list(EVAL_SETS)}")
+
+
 def read_outcomes(root: Path, path: str, set_name: str) -> pd.DataFrame:
     df = pd.read_csv(root / path)
     df = df[df["set"] == set_name]
@@ -227,15 +237,16 @@ def arm_outcomes(root: Path, label: str, files: dict[int | None, str], set_name:
     return ArmOutcomes(label, by_seed, problems or [])
 
 
-def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "n12") -> ArmOutcomes:
-    """An arm of RL runs, keyed by each run's seed (`loaded`: the runs' `Run`s)."""
+def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "n12",
+            measure: str = "correct") -> ArmOutcomes:
+    """An arm of RL runs, keyed by each run's seed (`loaded`: the runs' `Run`s); `measure` is a key of MEASURES."""
     files: dict[int | None, str] = {}
     for r in runs:
         seed = int(loaded[r].job["seed"])
         if seed in files:
             raise ValueError(f"arm {label!r}: runs {r} and {files[seed]} share seed {seed}; one run per seed")
         files[seed] = run_outcomes_path(r)
-    return arm_outcomes(root, label, files, set_name)
+    return arm_outcomes(root, label, files, set_name, measure)
 
 
 def scalar_arm(label: str, runs: list[str], loaded: dict, value) -> ArmOutcomes:

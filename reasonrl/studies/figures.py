@@ -107,7 +107,7 @@ def legend_below(fig, ax) -> None:
 
 
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
-                 ci: dict[str, stats.Interval] | None = None) -> None:
+                 ci: dict[str, stats.Interval] | None = None, set_name: str = "n12") -> None:
     """Horizontal stacked bars, one per label (top to bottom in the given order), one segment per
     outcome type; the legend sits right of the axes so it never covers a bar or the axis label. `ci`:
     the 95% interval of a label's correct share, drawn as an error bar where the `correct` segment ends."""
@@ -122,14 +122,14 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
             iv = ci[label]
             ax.errorbar([iv.mean], [i], xerr=[[iv.mean - iv.lo], [iv.hi - iv.mean]], color="k", capsize=4, lw=1.2,
                         label="95% CI of correct" if i == min(j for j, x in enumerate(labels) if x in ci) else None)
-    ax.set(xlim=(0, 1), xlabel="share of greedy responses on the n = 12 set", title=title)
+    ax.set(xlim=(0, 1), xlabel=f"share of greedy responses on the {set_name} set", title=title)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
 
 def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
-                   ci: dict[str, stats.Interval] | None = None) -> None:
+                   ci: dict[str, stats.Interval] | None = None, set_name: str = "n12") -> None:
     fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
-    failure_bars(ax, mixes, title, ci)
+    failure_bars(ax, mixes, title, ci, set_name)
     fig.tight_layout()
     save_figure(fig, path)
 

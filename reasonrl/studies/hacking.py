@@ -32,6 +32,7 @@ from .common import (
     arm_outcomes,
     as_runs,
     base_metrics_path,
+    check_measure,
     code,
     compare,
     describe,
@@ -80,6 +81,7 @@ class Config:
         check(bool(self.runs) and all(self.runs.values()), "runs", "need at least one arm with one run")
         check(self.reference is None or self.reference in self.runs, "reference",
               f"{self.reference!r} is not one of the arms {list(self.runs)}")
+        check_measure("correct", self.set)
         check(len(self.random_pair) == 2 and all(r in self.runs for r in self.random_pair),
               "random_pair", f"need two arms of `runs` (μ = 1, μ = 2), got {self.random_pair}")
         for pair in self.pairs:
@@ -117,7 +119,7 @@ def reward_figure(label: str, arm: list[Run], path: Path) -> None:
     panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
         smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red"),
         smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue"),
-        evaluated("greedy accuracy on n = 12 (eval)", [eval_column(r, "acc") for r in arm], "k")])],
+        evaluated("greedy accuracy on the validation set (eval)", [eval_column(r, "acc") for r in arm], "k")])],
         f"Reward {label}, runs {', '.join(r.name for r in arm)}\n" + ", ".join(f"{k} {job[k]}" for k in SETTINGS)
         + "; mean and 95% CI over seeds; per-step curves: 10-step moving average", path, ncols=1, size=(8.5, 4.2))
 
@@ -135,7 +137,7 @@ def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
     panel_figure([
         Panel("Fraction of tokens whose ratio was clipped", "clip fraction", curves("losses/clip_frac")),
         Panel("KL to the starting model (k3 estimate)", "KL (nats per token)", curves("losses/kl")),
-        Panel("Greedy accuracy on the n = 12 set", "accuracy (fraction correct)", curves("acc")),
+        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc")),
         Panel("True reward of the training samples", "mean reward per sample (0–1)", curves("reward/true")),
     ], "Random reward: does it change the policy only when clipping acts? (mean and 95% CI over seeds; "
        "per-step curves: 10-step moving average)", path)
@@ -174,8 +176,9 @@ def fooled_rows(label: str, run: Run) -> list[dict]:
             for f in last["fooled"]]
 
 
-def arm_row(label: str, arm: list[Run], iv) -> dict:
-    mix = {t: sum(r.metrics["failure_mix"][t] for r in arm) / len(arm) for t in arm[0].metrics["failure_mix"]}
+def arm_row(label: str, arm: list[Run], iv, set_name: str) -> dict:
+    mixes = [r.metrics[set_name]["failure_mix"] for r in arm]
+    mix = {t: sum(m[t] for m in mixes) / len(arm) for t in mixes[0]}
     worst = max((t for t in mix if t != "correct"), key=lambda t: mix[t])
     return {"reward": label, "runs": ", ".join(r.name for r in arm), **{k: arm[0].job[k] for k in SETTINGS[1:]},
             "proxy (last 10%)": sum(tail_mean(r.history["reward/proxy"]) for r in arm) / len(arm),
@@ -190,7 +193,7 @@ TABLE_DROP = ("acc", "acc_ci_lo", "acc_ci_hi", "failure_mix")  # kept for metric
 
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg))
-    base = read_json(root / base_metrics_path(cfg.base))
+    base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
     out = root / OUT
     arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
     for label, arm in arms.items():
@@ -203,13 +206,13 @@ def report(cfg: Config, root: Path) -> None:
     base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
     answers += [Answer(pair_name("base", label), base_arm.label, label,
                        compare(base_arm, outcomes[label], pair_name("base", label), cfg.ci_seed)) for label in arms]
-    rows = [arm_row(label, arm, ivs[label]) for label, arm in arms.items()]
+    rows = [arm_row(label, arm, ivs[label], cfg.set) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
     mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
     ci = {names[label]: ivs[label] for label in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
-                   "correct share)", out / "failure_mix.png", ci)
+                   "correct share)", out / "failure_mix.png", ci, cfg.set)
     random_clip_figure(cfg, runs, out / "random_clip.png")
     fooled = [f for label, arm in arms.items() for r in arm for f in fooled_rows(label, r)]
     effects = [clip_effect(label, arms[label]) for label in cfg.random_pair]

@@ -7,7 +7,7 @@ the outcome-type mix before (the base) and after."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +16,7 @@ from ..config import check
 from ..io import read_json, write_json
 from ..stats import fmt_ci
 from .common import (
+    MEASURES,
     Answer,
     Manifest,
     Panel,
@@ -25,6 +26,7 @@ from .common import (
     arm_outcomes,
     as_runs,
     base_metrics_path,
+    check_measure,
     compare,
     eval_column,
     evaluated,
@@ -58,9 +60,11 @@ class Config:
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # method label -> its runs (one per seed)
     reference: str | None = None  # the arm every other method is compared with (None: the first)
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
     ci_seed: int = 0  # seeds the bootstrap of every interval
 
     def __post_init__(self):
+        check_measure(self.measure, self.set)
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
         check(bool(self.runs) and all(self.runs.values()), "runs", "need at least one method with one run")
         check(self.reference is None or self.reference in self.runs, "reference",
@@ -88,8 +92,8 @@ def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], di
     """Each method against the base, then each other method against the reference; and each arm's
     interval (the base's under its own label)."""
     base_label = f"base {cfg.base}"
-    base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
-    arms = {m: run_arm(root, m, rs, runs, cfg.set) for m, rs in cfg.runs.items()}
+    base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set, cfg.measure)
+    arms = {m: run_arm(root, m, rs, runs, cfg.set, cfg.measure) for m, rs in cfg.runs.items()}
     out = [Answer(pair_name("base", m), base_label, m, compare(base, arms[m], pair_name("base", m), cfg.ci_seed))
            for m in cfg.runs]
     out += [Answer(pair_name(cfg.ref, m), cfg.ref, m, compare(arms[cfg.ref], arms[m], pair_name(cfg.ref, m),
@@ -109,7 +113,8 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
 
     seeds = sorted({runs[r].job["seed"] for r in all_runs(cfg)})
     panel_figure([
-        Panel("Greedy accuracy on the n = 12 test set", "accuracy (fraction correct)", curves(evaluated, "acc")),
+        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)",
+              curves(evaluated, "acc")),
         Panel("True reward of the training samples (SFT: gold traces, not drawn)", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", sampled_only=True)),
         Panel("Token entropy of the training responses (SFT: of the gold traces)", "entropy (nats per token)",
@@ -120,8 +125,14 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
        " (per-step curves: 10-step moving average)", path)
 
 
-def method_row(label: str, names: list[str], runs: dict, iv) -> dict:
-    acc = [runs[r].metrics["greedy"]["acc"] for r in names]
+def final_acc(run, cfg: Config) -> float:
+    """A run's final accuracy on cfg.set by cfg.measure, from its eval stage's summary."""
+    m = run.metrics[cfg.set]
+    return m["greedy"]["acc"] if cfg.measure == "correct" else m["sampled_acc"]
+
+
+def method_row(cfg: Config, label: str, names: list[str], runs: dict, iv) -> dict:
+    acc = [final_acc(runs[r], cfg) for r in names]
     sampled = runs[names[0]].job["method"] != "sft"
     return {"method": label, "seeds": str(len(names)), "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
             "per-seed min": min(acc), "per-seed max": max(acc),
@@ -132,42 +143,45 @@ def method_row(label: str, names: list[str], runs: dict, iv) -> dict:
             "train seconds": mean_sd((runs[r].summary["seconds"] for r in names), ".0f")}
 
 
-def method_metrics(names: list[str], runs: dict, iv) -> dict:
-    acc = pd.Series([runs[r].metrics["greedy"]["acc"] for r in names])
+def method_metrics(cfg: Config, names: list[str], runs: dict, iv) -> dict:
+    acc = pd.Series([final_acc(runs[r], cfg) for r in names])
     tails = {k: float(pd.Series([tail_mean(runs[r].history[c]) for r in names]).mean())
              for k, c in (("true_reward", "reward/true"), ("entropy", "rollout/entropy"), ("length", "rollout/length"))}
     return {"acc_mean": float(acc.mean()), "acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi,
             "acc_sd": float(acc.std()) if len(acc) > 1 else 0.0,
             "acc_min": float(acc.min()), "acc_max": float(acc.max()), **tails,
-            "failure_mix": mean_mix([runs[r].metrics["failure_mix"] for r in names])}
+            "failure_mix": mean_mix([runs[r].metrics[cfg.set]["failure_mix"] for r in names])}
 
 
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg))
-    base = read_json(root / base_metrics_path(cfg.base))
+    base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
     answers, ivs = study_answers(cfg, root, runs)
     out = root / OUT
     curves_figure(cfg, runs, out / "curves.png")
     base_label = f"base {cfg.base}"
-    metrics = {"base": {"acc": base["greedy"]["acc"], "acc_ci_lo": ivs[base_label].lo,
+    metrics = {"base": {"acc": ivs[base_label].mean, "acc_ci_lo": ivs[base_label].lo,
                         "acc_ci_hi": ivs[base_label].hi, "failure_mix": base["failure_mix"]},
-               **{m: method_metrics(rs, runs, ivs[m]) for m, rs in cfg.runs.items()}}
+               **{m: method_metrics(cfg, rs, runs, ivs[m]) for m, rs in cfg.runs.items()}}
     before = f"before: base {cfg.base}"
     mixes = {before: base["failure_mix"]} | {
         f"after {m} (mean of {len(rs)})": metrics[m]["failure_mix"] for m, rs in cfg.runs.items()}
-    ci = {before: ivs[base_label]} | {f"after {m} (mean of {len(rs)})": ivs[m] for m, rs in cfg.runs.items()}
+    # the bars are greedy outcome types: their error bars are greedy intervals whatever the study's measure
+    greedy = ivs if cfg.measure == "correct" else study_answers(replace(cfg, measure="correct"), root, runs)[1]
+    ci = {before: greedy[base_label]} | {f"after {m} (mean of {len(rs)})": greedy[m] for m, rs in cfg.runs.items()}
     failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the correct "
-                   "share)", out / "failure_mix.png", ci)
+                   "share)", out / "failure_mix.png", ci, cfg.set)
     iv = ivs[base_label]
     first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi)}
-    table = pd.DataFrame([first] + [method_row(m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
+    table = pd.DataFrame([first] + [method_row(cfg, m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
     mix_table = pd.DataFrame([{"model": k, **v} for k, v in mixes.items()])
     write_markdown(out / "table.md", "Study: SFT vs RFT vs GRPO", answer(cfg, metrics, answers), [
         md_table(table, "Final accuracy per method",
-                 f"Greedy accuracy on the {cfg.set} set from the eval stages' per-problem outcomes: the mean over "
+                 f"{MEASURES[cfg.measure].capitalize()} on the {cfg.set} set from the eval stages' per-problem "
+                 "outcomes: the mean over "
                  "seeds and problems with its 95% bootstrap interval over both; per-seed min/max; the other "
                  "columns are means (± sd over seeds) over the last 10% of training steps."),
-        answers_table(answers, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."),
+        answers_table(answers, "Paired comparisons", f"{MEASURES[cfg.measure].capitalize()} on the {cfg.set} set."),
         md_table(mix_table, f"Outcome types of greedy answers (share of the {cfg.set} set)",
                  "After: mean over each method's seeds.")])
     write_json(root / study_metrics_path("methods"), metrics)
@@ -178,7 +192,7 @@ def report(cfg: Config, root: Path) -> None:
 def answer(cfg: Config, metrics: dict, answers: list[Answer]) -> str:
     accs = ", ".join(f"{m} {fmt_ci(metrics[m]['acc_mean'], metrics[m]['acc_ci_lo'], metrics[m]['acc_ci_hi'])}"
                      for m in cfg.runs)
-    return (f"Final greedy accuracy on {cfg.set} [95% CI]: base {metrics['base']['acc']:.3f}; {accs}. "
+    return (f"Final {MEASURES[cfg.measure]} on {cfg.set} [95% CI]: base {metrics['base']['acc']:.3f}; {accs}. "
             + "; ".join(x.text for x in answers) + ".")
 
 

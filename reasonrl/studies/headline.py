@@ -1,0 +1,173 @@
+"""Study `headline`: the headline run (the `rl:` defaults with the top-level `method`) from each of several
+independently trained bases, against its own base.
+
+Each base seed is one pairing unit: base i and the run started from it share a seed index, so the pooled
+answer resamples base seeds and problems together (reports/headline/answers/), and each base's own
+comparison (problems only) shows whether the conclusion holds from every base. Measured on each test set
+of the eval stages, by each per-problem measure (greedy or sampled accuracy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..config import check
+from ..io import read_json, write_json
+from ..stats import fmt_ci
+from .common import (
+    MEASURES,
+    Answer,
+    Manifest,
+    answers_dir,
+    answers_table,
+    arm_interval,
+    arm_outcomes,
+    check_measure,
+    compare,
+    manifest_answers,
+    manifest_path,
+    md_table,
+    outcomes_path,
+    pair_name,
+    save_figure,
+    study_metrics_path,
+    write_answers,
+    write_markdown,
+)
+
+SECTION = "studies.headline"
+OUT = "reports/headline"
+
+
+@dataclass
+class Config:
+    runs: dict[str, str] = field(default_factory=dict)  # headline run -> the base (bases.<name>) it starts from
+    sets: list[str] = field(default_factory=lambda: ["n16", "n12"])  # test sets the answers are computed on
+    measures: list[str] = field(default_factory=lambda: ["sampled", "correct"])  # keys of MEASURES
+    ci_seed: int = 0  # seeds the bootstrap of every interval
+
+    def __post_init__(self):
+        check(bool(self.runs), "runs", "need at least one headline run and its base")
+        check(len(set(self.runs.values())) == len(self.runs), "runs",
+              "each run needs a base of its own (the pairing unit)")
+        check(bool(self.sets) and bool(self.measures), "sets", "need at least one set and one measure")
+        for s in self.sets:
+            for m in self.measures:
+                check_measure(m, s)
+
+
+def run_summary_path(run: str) -> str:
+    return f"{OUT}/rl/{run}.json"
+
+
+def run_eval_path(run: str) -> str:
+    return f"{OUT}/eval/rl_{run}.json"
+
+
+def run_outcomes_path(run: str) -> str:
+    return f"{OUT}/eval/outcomes_rl_{run}.csv"
+
+
+def inputs(cfg: Config) -> list[str]:
+    out = []
+    for run, base in cfg.runs.items():
+        out += [run_summary_path(run), run_eval_path(run), run_outcomes_path(run), outcomes_path(f"base_{base}")]
+    return out
+
+
+def outputs(cfg: Config) -> list[str]:
+    return [f"{OUT}/before_after.png", f"{OUT}/table.md", manifest_path("headline"), study_metrics_path("headline"),
+            answers_dir("headline")]
+
+
+def method_of(cfg: Config, root: Path) -> str:
+    methods = {read_json(root / run_summary_path(r))["job"]["method"] for r in cfg.runs}
+    check(len(methods) == 1, "runs", f"the headline runs were trained with different methods {sorted(methods)}",
+          "rerun them: they all take the top-level `method`")
+    return methods.pop().upper()
+
+
+def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: str):
+    """(pooled answer, per-base answers): the runs against their bases, paired by base index and problem."""
+    pairs = list(cfg.runs.items())
+    before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
+                          set_name, measure)
+    after = arm_outcomes(root, method, {i: run_outcomes_path(r) for i, (r, _) in enumerate(pairs)}, set_name, measure)
+    name = pair_name("base", method, set_name, measure)
+    pooled = Answer(name, "base", method, compare(before, after, name, cfg.ci_seed))
+    per_base = []
+    for i, (run, base) in enumerate(pairs):
+        a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}")}, set_name, measure)
+        b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run)}, set_name, measure)
+        pair = pair_name(f"base {base}", run, set_name, measure)
+        per_base.append(Answer(pair, a.label, b.label, compare(a, b, pair, cfg.ci_seed)))
+    return pooled, per_base, arm_interval(before, cfg.ci_seed), arm_interval(after, cfg.ci_seed)
+
+
+def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
+    """One panel per (set, measure): base and run accuracy per base seed and pooled, with 95% CIs."""
+    keys = list(cells)
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4.2), squeeze=False)
+    labels = [*cfg.runs.values(), "pooled"]
+    x = np.arange(len(labels))
+    for ax, key in zip(axes[0], keys):
+        pooled, per_base, iv_a, iv_b = cells[key]
+        pts_a = [(c.cmp.a, c.cmp.a, c.cmp.a) for c in per_base] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
+        pts_b = [(c.cmp.b, c.cmp.b, c.cmp.b) for c in per_base] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
+        for shift, pts, name, color in ((-0.15, pts_a, "base", "tab:gray"), (0.15, pts_b, method, "tab:blue")):
+            m = np.array([p[0] for p in pts])
+            err = np.array([[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]])
+            ax.errorbar(x + shift, m, yerr=err, fmt="o", color=color, capsize=4, label=name)
+        effects = [c.cmp for c in per_base] + [pooled.cmp]
+        for xi, c in zip(x, effects):
+            ax.annotate(f"{c.effect:+.3f}", (xi, max(c.a, c.b)), textcoords="offset points", xytext=(0, 8),
+                        ha="center", fontsize=8)
+        set_name, measure = key
+        ax.set(title=f"{set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
+               ylabel="accuracy (fraction correct)")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled "
+                 "(pooled: mean and 95% CI over bases and problems; number: the run's gain)")
+    save_figure(fig, path)
+
+
+def answer(method: str, cells: dict) -> str:
+    parts = []
+    for (set_name, measure), (pooled, per_base, _, _) in cells.items():
+        signs = {("+" if c.cmp.ci_lo > 0 else "-" if c.cmp.ci_hi < 0 else "0") for c in per_base}
+        held = "on every base" if signs == {"+"} else f"per base: {', '.join(c.text for c in per_base)}"
+        parts.append(f"{MEASURES[measure]} on {set_name}: {pooled.text} ({held})")
+    return f"{method} from each of {len(next(iter(cells.values()))[1])} bases — " + "; ".join(parts) + "."
+
+
+def report(cfg: Config, root: Path) -> None:
+    method = method_of(cfg, root)
+    cells = {(s, m): comparisons(cfg, root, method, s, m) for s in cfg.sets for m in cfg.measures}
+    figure(cfg, method, cells, root / OUT / "before_after.png")
+    pooled = [c[0] for c in cells.values()]
+    per_base = [a for c in cells.values() for a in c[1]]
+    rows = [{"set": s, "measure": MEASURES[m], "base": b, "run": r, "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
+             "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True)}
+            for (s, m), (_, pb, _, _) in cells.items() for (r, b), c in zip(cfg.runs.items(), pb)]
+    text = answer(method, cells)
+    write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [
+        answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
+                      "Each base and the run started from it share a seed index."),
+        md_table(pd.DataFrame(rows), "Per base",
+                 "Each base's own comparison, its interval over problems only.")])
+    write_json(root / study_metrics_path("headline"), {
+        f"{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean, "run_ci": [iv_b.lo, iv_b.hi],
+                     "per_base_gain": [c.cmp.effect for c in pb]}
+        for (s, m), (_, pb, iv_a, iv_b) in cells.items()})
+    write_answers(root, "headline", pooled)
+    Manifest("headline", f"Headline: {method} from {len(cfg.runs)} bases",
+             "Does the headline method improve on its starting base, and does that hold from every base seed?",
+             text, [f"{r} from base {b}" for r, b in cfg.runs.items()],
+             [("headline/before_after.png", f"{method} against its base per base seed and pooled; pooled: "
+               + "; ".join(f"{s} {MEASURES[m]} {c[0].cmp.a:.3f} → {c[0].cmp.b:.3f}" for (s, m), c in cells.items()))],
+             ["headline/table.md"], manifest_answers(pooled + per_base)).write(root)

@@ -1,0 +1,46 @@
+"""The wall-clock table of a `reasonrl repro` run from its log: summed stage seconds per stage kind, and
+the run's wall clock (first start to last finish).
+
+    python scripts/wallclock.py /tmp/full.log [more logs of the same build, e.g. a resumed part]
+
+Reads the `[hh:mm:ss] finished <stage>  in <s>s (ran)` lines that `reasonrl repro` prints; prints markdown.
+"""
+
+import re
+import sys
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished) +(\S+)(?:.* in ([0-9.]+)s \(ran\))?")
+
+
+def main(paths: list[str]) -> None:
+    kinds, wall, stage_total = defaultdict(list), 0.0, 0.0
+    for path in paths:
+        first = last = None
+        for line in open(path):
+            m = LINE.match(line)
+            if not m:
+                continue
+            t = datetime.strptime(m.group(1), "%H:%M:%S")
+            if first is None:
+                first = t
+            if last is not None and t < last:  # past midnight
+                t += timedelta(days=1)
+            last = t
+            if m.group(2) == "finished" and m.group(4):
+                kinds[m.group(3).split("@")[0]].append(float(m.group(4)))
+        if first is not None:
+            wall += (last - first).total_seconds()
+    print("| stage kind | stages | summed stage seconds | mean per stage |")
+    print("|---|---|---|---|")
+    for kind, secs in sorted(kinds.items(), key=lambda kv: -sum(kv[1])):
+        stage_total += sum(secs)
+        print(f"| `{kind}` | {len(secs)} | {sum(secs):,.0f} | {sum(secs) / len(secs):,.0f} |")
+    n = sum(map(len, kinds.values()))
+    print(f"| all | {n} | {stage_total:,.0f} | |")
+    print(f"\nwall clock {wall:,.0f} s ({wall / 60:.1f} min); summed stage time / wall clock = {stage_total / wall:.2f}x")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
