@@ -103,7 +103,7 @@ def test_failure_figure_stacks_the_shares(caught):
     for t, c in by_type.items():
         assert [b.get_width() for b in c] == [mixes["after"][t], mixes["before"][t]]
     assert [b.get_x() for b in by_type["malformed"]] == [0.875, 0.75]  # stacked after correct and lookup
-    assert ax.get_xlabel() == "share of greedy responses on the n = 12 set"
+    assert ax.get_xlabel() == "share of greedy responses on the n12 set"  # the set_name default
 
 
 def _zero_setup():

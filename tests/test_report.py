@@ -404,7 +404,7 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
     runs = {n: r for group in ("runs", "runs_orm", "runs_prm") for n, r in params[group].items()}
     for name in ("methods", "hacking", "ablations", "zero"):
         cfg = load_config(STUDIES[name], params)
-        want = "think" if name == "zero" else "n12"
+        want = "think" if name == "zero" else "val_n16"  # in-training curves on the validation set
         for path in STUDIES[name].inputs(cfg):
             if path.startswith("reports/rl/"):
                 run = Path(path).stem
