@@ -1,6 +1,7 @@
 """Side runs for choosing the starting base: train one cot base with the given recipe and print its
-greedy accuracy (and sampled pass@1 at temperature 1 on n12, n16) every `every` steps on fresh problems (n = 8, 12, 16 with k in 3..6, and n = 16 with
-k = 7; 300/300/300/75 problems drawn from rng keys "val-<n>-<ks>", not from the test sets' keys).
+greedy accuracy (and sampled pass@1 at temperature 1 on n12, n16) every `every` steps on fresh problems
+(n = 8, 12, 16 with k in 3..6, and n = 16 with k = 7; 300/300/300/75 problems drawn from rng keys
+"val-<n>-<ks>", not from the test sets' keys).
 
     python scripts/base_curve.py NAME seed=0 steps=3000 every=250 L=2 lr=1e-3 bs=64 n=4,8
 

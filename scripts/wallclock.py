@@ -39,7 +39,8 @@ def main(paths: list[str]) -> None:
         print(f"| `{kind}` | {len(secs)} | {sum(secs):,.0f} | {sum(secs) / len(secs):,.0f} |")
     n = sum(map(len, kinds.values()))
     print(f"| all | {n} | {stage_total:,.0f} | |")
-    print(f"\nwall clock {wall:,.0f} s ({wall / 60:.1f} min); summed stage time / wall clock = {stage_total / wall:.2f}x")
+    print(f"\nwall clock {wall:,.0f} s ({wall / 60:.1f} min); "
+          f"summed stage time / wall clock = {stage_total / wall:.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,13 @@ from reasonrl.config import from_dict
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import read_problems, stage_args, stage_setup
-from reasonrl.studies.passk_eval import Config, curve_csv, measure
+from reasonrl.studies.passk_eval import READS, Config, curve_csv, measure
 
 t0 = time.perf_counter()
 params, device, _ = stage_setup()
 (label,) = stage_args("<label>")
-cfg = from_dict(Config, params.get("passk"), "passk")
+section = params.get("passk") or {}
+cfg = from_dict(Config, {k: section[k] for k in READS if k in section}, "passk")
 model, _ = load_checkpoint(f"models/{cfg.models[label]}.pt", device)
 result = measure(model, {s: read_problems(f"data/{s}.jsonl") for s in cfg.sets}, cfg.eval)
 write_json(f"reports/metrics/passk_{label}.json", {"model": cfg.models[label], **result})

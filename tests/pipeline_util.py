@@ -36,6 +36,65 @@ def shrink(node, key=None):
     return node
 
 
+# A run family's seed: <family>_s<k> (also inside a stem such as rl_sft_s2 or passk_SFT_s2).
+SEEDED = re.compile(r"[A-Za-z0-9_]*_s(\d+)")
+KEEP_SEEDS = 1  # the smoke DAG keeps seed 0 of every family: every stage kind, within CI's time
+
+
+def dropped(name, keep: int = KEEP_SEEDS) -> bool:
+    """Whether `name` (a run, base, passk label, or a file stem such as outcomes_rl_sft_s2) is seed `keep`
+    or later of its family."""
+    m = SEEDED.fullmatch(name) if isinstance(name, str) else None
+    return bool(m) and int(m.group(1)) >= keep
+
+
+def _without_dropped(node, keep: int):
+    """`node` without every list item, and every mapping entry (by key or by value), that names a dropped
+    run: study arm lists, pairs maps (run -> base), passk models and arms."""
+    if isinstance(node, dict):
+        return {k: _without_dropped(v, keep) for k, v in node.items() if not (dropped(k, keep) or dropped(v, keep))}
+    if isinstance(node, list):
+        return [_without_dropped(v, keep) for v in node if not dropped(v, keep)]
+    return node
+
+
+def thin(params: dict, keep: int = KEEP_SEEDS) -> dict:
+    """params.yaml with only seeds 0..keep-1 of every family <family>_s<k>: the runs of every group, the
+    bases (cot_s2), the headline runs, the passk models and arms and every study's arms (so each arm keeps
+    `keep` seeds and every pair still resolves). Names without a seed (cot, grpohi's base ...) stay."""
+    out = dict(params)
+    for group in ("bases", "runs", "runs_orm", "runs_prm", "headline", "passk", "studies"):
+        if group in out:
+            out[group] = _without_dropped(out[group], keep)
+    return out
+
+
+def thin_dvc(dvc: dict, keep: int = KEEP_SEEDS) -> dict:
+    """dvc.yaml without the file deps (and plot sources) that only a dropped run's stages make: the
+    report stages that list each run's files (report_passk, report_headline)."""
+    def keep_path(path) -> bool:
+        return not (isinstance(path, str) and dropped(Path(path.split("${")[0] or "x").stem, keep))
+
+    stages = {}
+    for name, stage in dvc["stages"].items():
+        body = stage.get("do", stage)
+        if isinstance(body.get("deps"), list):
+            body = {**body, "deps": [d for d in body["deps"] if keep_path(d)]}
+        stages[name] = {**stage, "do": body} if "do" in stage else body
+    plots = [{n: {**spec, "y": {f: c for f, c in spec["y"].items() if keep_path(f)}}
+              if isinstance(spec.get("y"), dict) else spec for n, spec in plot.items()}
+             for plot in dvc.get("plots", [])]
+    return {**dvc, "stages": stages, **({"plots": plots} if "plots" in dvc else {})}
+
+
+def thin_repo(repo: Path, keep: int = KEEP_SEEDS) -> None:
+    """thin() params.yaml and thin_dvc() dvc.yaml of a copied repo (never ROOT's)."""
+    assert repo.resolve() != ROOT
+    set_params(repo, lambda p: p.update(thin(p, keep)))
+    path = repo / "dvc.yaml"
+    path.write_text(yaml.safe_dump(thin_dvc(yaml.safe_load(path.read_text()), keep), sort_keys=False))
+
+
 def run(cmd: list[str], cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "TORCH_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
     out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)

@@ -38,7 +38,7 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
     job, where = job_for(_params(), "runs", "a")
     assert (job.init, job.method, job.seed, job.steps, where) == ("base_x", "grpo", 3, 7, "runs.a")
     job, where = job_for(_params(), "headline", "h")
-    assert (job.method, job.eval, job.seed, where) == ("rft", "n12", 100, "headline.h")
+    assert (job.method, job.eval, job.seed, where) == ("rft", "val_n16", 100, "headline.h")
     assert job_for(_params(), "runs_orm", "o")[0].verifier == "orm"
     # a study run does not read the headline's method, so `-S method=...` cannot touch it
     assert job_for(_params(method="ppo"), "runs", "a")[0].method == "grpo"
@@ -80,7 +80,7 @@ def test_a_start_model_too_short_for_the_run_is_caught_before_training():
                                           r"longest prompt \+ response of this run \(63\)"):
         check_init_fits(job, 62, "models/base_x.pt", {}, "runs.a")
     # the in-training evaluation set counts too: n = 16 prompts are longer than any training prompt
-    evaluated = make_job({}, {"n_range": [4, 12], "k_max": 7, "eval": "n12"})
-    sets = {"n12": make_eval_set(16, 6, 2, 0)}
+    evaluated = make_job({}, {"n_range": [4, 12], "k_max": 7, "eval": "val_n16"})
+    sets = {"val_n16": make_eval_set(16, 6, 2, 0)}
     with pytest.raises(ConfigError, match=r"\(78\)"):
         check_init_fits(evaluated, 70, "models/base_x.pt", sets, "rl")

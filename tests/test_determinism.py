@@ -31,6 +31,9 @@ data:
     n8: {{n: 8, ks: [3], count: 4, seed: 21}}
     n12: {{n: 12, ks: [3, 4], count: 4, seed: 21}}
     think: {{n: 8, ks: [2], count: 2, seed: 31}}
+  validation:
+    val_n12: {{n: 12, ks: [3, 4], count: 4, seed: 41}}
+    val_n16: {{n: 16, ks: [3], count: 2, seed: 41}}
 bases:
   tiny:
     trace: 1.0
@@ -63,7 +66,7 @@ rl:
   k_max: 5
   temperature: 1.0
   seed: 0
-  eval: n12
+  eval: val_n12
   eval_every: 2
 runs:
   tiny: {{init: base_tiny}}

@@ -35,7 +35,9 @@ PARAMS = {
     "threads": 1,
     "data": {"sets": {"n8": {"n": 8, "ks": [3], "count": 2, "seed": 21},
                       "n12": {"n": 12, "ks": [3], "count": 2, "seed": 21},
-                      "think": {"n": 8, "ks": [2], "count": 2, "seed": 31}}},
+                      "think": {"n": 8, "ks": [2], "count": 2, "seed": 31}},
+             "validation": {"val_n12": {"n": 12, "ks": [3], "count": 2, "seed": 41},
+                            "val_n16": {"n": 16, "ks": [3], "count": 2, "seed": 41}}},
     "bases": {"cot": {"trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE}},
     "verifiers": {"orm": {"kind": "orm", "init": "cot", "model": None, "problems": 8, "samples": 2,
                           "temperature": 1.0, "gold_frac": 0.0, "holdout": 0.25, "n_range": [4, 6], "k_max": 3,
@@ -182,12 +184,12 @@ def make_project(root: Path) -> Path:
     """A project folder as a user has it after `dvc pull`: params, data, a base checkpoint, a report."""
     from reasonrl.config import from_dict
     from reasonrl.io import write_jsonl
-    from reasonrl.pipeline import DataConfig, build_eval_set
+    from reasonrl.pipeline import DataConfig, build_data_sets
 
     root.mkdir()
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS, sort_keys=False))
-    for name, cfg in from_dict(DataConfig, PARAMS["data"], "data").sets.items():
-        write_jsonl(root / "data" / f"{name}.jsonl", [p.to_dict() for p in build_eval_set(cfg)])
+    for name, problems in build_data_sets(from_dict(DataConfig, PARAMS["data"], "data")).items():
+        write_jsonl(root / "data" / f"{name}.jsonl", [p.to_dict() for p in problems])
     save_checkpoint(root / "models" / "base_cot.pt",
                     TinyReasoner(ModelConfig(**TINY_MODEL), torch.Generator().manual_seed(0)), {"kind": "base"})
     (root / "reports" / "metrics").mkdir(parents=True)

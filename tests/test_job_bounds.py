@@ -22,7 +22,7 @@ INVALID = [
     ({"n_range": [1, 4], "k_max": 2}, "n_range: need 2 <= lo <= hi <= 16, got [1, 4]"),
     ({"n_range": [2, 17]}, "n_range: need 2 <= lo <= hi <= 16, got [2, 17]"),
     ({"n_range": [5, 4], "k_max": 2}, "n_range: need 2 <= lo <= hi <= 16, got [5, 4]"),
-    ({"k_max": 0}, "k_max: must be in [1, 11] (below the largest ring size 12), got 0"),
+    ({"k_max": 0}, "k_max: must be in [1, 15] (below the largest ring size 16), got 0"),
     ({"n_range": [4, 5], "k_max": 5}, "k_max: must be in [1, 4] (below the largest ring size 5), got 5"),
     ({"n_range": [4, 16], "k_max": 10}, "k_max: must be at most 9, got 10"),
     ({"B": 0}, "B: must be at least 1, got 0"),

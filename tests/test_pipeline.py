@@ -1,5 +1,6 @@
 """Smoke build of the whole DAG on tiny params (`reasonrl repro -j 2`: `dvc repro -s` per stage on Dask),
-then incremental-rebuild checks."""
+then incremental-rebuild checks. The smoke DAG is thin: seed 0 of every run family (pipeline_util.thin),
+which still covers every stage kind (one headline run, one seed per study arm)."""
 
 import functools
 import json
@@ -8,7 +9,19 @@ import shlex
 
 import pytest
 import yaml
-from pipeline_util import ROOT, copy_repo, rerun_after, run, set_params, shrink, stages_that_would_run, stale_after
+from pipeline_util import (
+    KEEP_SEEDS,
+    ROOT,
+    copy_repo,
+    dropped,
+    rerun_after,
+    run,
+    set_params,
+    shrink,
+    stages_that_would_run,
+    stale_after,
+    thin_repo,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -16,11 +29,17 @@ pytestmark = pytest.mark.slow
 # and reports/eval (cheap: seconds each), the study plots' data and the index.
 READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index"}
 HEADLINE = "headline_s0"
+# every headline run the smoke DAG keeps, and what a changed `method` reruns: their chains,
+# the headline report that pools them and the index that lists it
+HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
+HEADLINE_CHAINS = ({f"rl_headline@{h}" for h in HEADLINES} | {f"eval_headline@{h}" for h in HEADLINES}
+                   | {"report_headline", "report_index"})
+SEEDS = tuple(range(KEEP_SEEDS))  # the seeds of every run family in the smoke DAG
 
 
-def all_stages() -> set[str]:
-    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+def all_stages(repo) -> set[str]:
+    dvc = yaml.safe_load((repo / "dvc.yaml").read_text())
+    params = yaml.safe_load((repo / "params.yaml").read_text())
     names = set()
     for name, stage in dvc["stages"].items():
         if "foreach" in stage:
@@ -36,6 +55,7 @@ def all_stages() -> set[str]:
 def tiny_repo(tmp_path_factory):
     repo = copy_repo(tmp_path_factory.mktemp("repo"))
     set_params(repo, lambda p: p.update(shrink(p)))
+    thin_repo(repo)  # seed 0 of every run family: about 30 RL runs instead of 110
     run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "tiny"], repo)
     run(["reasonrl", "repro", "-j", "2"], repo)  # the parallel runner: half the wall clock of dvc repro
     return repo
@@ -46,7 +66,8 @@ def test_smoke_repro_builds_everything(tiny_repo):
     status = run(["dvc", "status", "--json"], tiny_repo).stdout
     assert json.loads(status) == {}
     lock = yaml.safe_load((tiny_repo / "dvc.lock").read_text())
-    assert all_stages() <= set(lock["stages"])  # the committed lock may still name stages since renamed
+    assert all_stages(tiny_repo) <= set(lock["stages"])  # the committed lock may still name stages since renamed
+    assert {s.split("@")[0] for s in all_stages(tiny_repo)} == {s.split("@")[0] for s in all_stages(ROOT)}
     m = json.loads((tiny_repo / "reports/metrics/base_cot.json").read_text())
     assert 0 <= m["n8"]["acc"] <= 1 and set(m["n12"]["by_k"]) == {"3", "4", "5", "6"}
 
@@ -58,7 +79,7 @@ def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"mixed@think2"}
     # not the shared phase 1, not the other phase-2 bases
-    assert closure == {"mixed@think2", "rl@zero_think2", "eval@zero_think2"} | READERS
+    assert closure == {"mixed@think2"} | {f"{g}@zero_think2_s{i}" for g in ("rl", "eval") for i in SEEDS} | READERS
 
 
 def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_repo):
@@ -68,9 +89,10 @@ def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_re
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"mixed_p1@skill"}
     built_on = {"think0", "think2", "think10"}
-    assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl@zero_{b}" for b in built_on}
-                       | {f"eval@zero_{b}" for b in built_on} | READERS)
-    assert "mixed_p1@noskill" not in closure and "rl@zero_noskill" not in closure
+    runs = {f"zero_{b}_s{i}" for b in (*built_on, "think0_hot") for i in SEEDS}  # the hot control starts at think0
+    assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl@{r}" for r in runs}
+                       | {f"eval@{r}" for r in runs} | READERS)
+    assert "base@direct" not in closure and "rl@zero_noskill_s0" not in closure
 
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):
@@ -79,8 +101,8 @@ def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_r
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data"}
-    assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "mixed_p1@noskill",
-            "passk@base"} <= closure
+    assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "passk@base", "eval_base@cot",
+            "eval@grpo_s0", "eval_headline@headline_s0"} <= closure
     assert not closure & {"exact", "report_exact"}  # the exact toy reads no evaluation set
 
 
@@ -89,13 +111,18 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
         m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
         assert m["kind"] == name and m["auc"] > 0.5, m
     m = json.loads((tiny_repo / "reports/eval/base_cot.json").read_text())
-    assert set(m["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
-    assert list(m["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
+    assert set(m) == {"N", "n16", "n12"} and m["N"] == 4
+    for name in ("n16", "n12"):
+        assert set(m[name]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
+        assert list(m[name]["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
+        assert 0 <= m[name]["sampled_acc"] <= 1
     csv = (tiny_repo / "reports/eval/passk_base_direct.csv").read_text().splitlines()
-    for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO", "plots"):
+    for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_s0", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
     assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
-    assert csv[0] == "k,pass_at_k,random_baseline" and len(csv) == 4
+    assert csv[0] == "set,k,pass_at_k,random_baseline" and len(csv) == 1 + 2 * 3
+    outcomes = (tiny_repo / "reports/eval/outcomes_base_cot.csv").read_text().splitlines()
+    assert outcomes[0].split(",")[-1] == "sampled" and len(outcomes) == 1 + 2 * 8  # 2 sets of 4 ks x count 2
 
 
 def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
@@ -104,28 +131,28 @@ def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"verifier@orm"}
-    assert closure == {"verifier@orm", "rl_orm@hack_orm", "rl_orm@hack_orm_guard", "eval_orm@hack_orm",
-                       "eval_orm@hack_orm_guard"} | READERS
+    runs = {f"{r}_s{i}" for r in ("orm", "ormguard") for i in SEEDS}
+    assert closure == {"verifier@orm"} | {f"rl_orm@{r}" for r in runs} | {f"eval_orm@{r}" for r in runs} | READERS
 
 
 def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
     index = (tiny_repo / "reports/index.md").read_text()
-    for study in ("methods", "passk", "zero", "hacking", "ablations"):
+    for study in ("headline", "methods", "passk", "zero", "hacking", "ablations"):
         manifest = json.loads((tiny_repo / f"reports/{study}/manifest.json").read_text())
         assert json.loads((tiny_repo / f"reports/metrics/{study}.json").read_text())
         for fig in manifest["figures"]:
             assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
-    m = json.loads((tiny_repo / "reports/metrics/passk_GRPO.json").read_text())
-    assert set(m["sets"]) == {"n8", "n12", "n16"} and list(m["sets"]["n12"]["pass_at_k"]) == ["1", "2", "4"]
+    m = json.loads((tiny_repo / "reports/metrics/passk_GRPO_s0.json").read_text())
+    assert set(m["sets"]) == {"n16", "n12"} and list(m["sets"]["n16"]["pass_at_k"]) == ["1", "2", "4"]
 
 
 def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny_repo):
     def update(p):
-        p["runs_orm"]["hack_orm"]["beta"] = 0.1
+        p["runs_orm"]["orm_s0"]["beta"] = 0.1
 
     direct, closure = stale_after(tiny_repo, update)
-    assert direct == {"rl_orm@hack_orm"}
-    assert closure == {"rl_orm@hack_orm", "eval_orm@hack_orm"} | READERS
+    assert direct == {"rl_orm@orm_s0"}
+    assert closure == {"rl_orm@orm_s0", "eval_orm@orm_s0"} | READERS
 
 
 def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
@@ -134,12 +161,12 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
     assert not shown.get("errors") and "failed" not in out.stderr, shown.get("errors")
     assert set(shown["data"]) == {"methods_accuracy", "zero_think_rate", "hacking_proxy_reward",
                                   "hacking_true_reward", "ablations_zero_variance", "ablations_wrong_length",
-                                  "passk_n12"}
+                                  "passk_n16"}
     # one colour per run: every run of the study is a value of the template's colour field
     methods = shown["data"]["methods_accuracy"][0]["content"]
     assert methods["encoding"]["color"]["field"] == "run"
     runs = {row["run"] for row in methods["data"]["values"]}
-    assert runs == {f"{m}_s{i}" for m in ("sft", "rft", "grpo") for i in range(3)}
+    assert runs == {f"{m}_s{i}" for m in ("sft", "rft", "grpo") for i in SEEDS}
     run(["dvc", "plots", "show", "-o", str(tmp_path / "plots")], tiny_repo)
     assert (tmp_path / "plots/index.html").stat().st_size > 0
 
@@ -161,9 +188,9 @@ def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_rep
     def update(p):
         p["method"] = "rft"
 
+    assert stale_after(tiny_repo, update) == ({f"rl_headline@{h}" for h in HEADLINES}, HEADLINE_CHAINS)
+    # and a real `dvc repro` reruns exactly one run's chain, not the data or the base it reads, nor any study run
     chain = {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
-    assert stale_after(tiny_repo, update) == ({f"rl_headline@{HEADLINE}"}, chain)
-    # and a real `dvc repro` reruns exactly that chain, not the data or the base it reads, nor any study run
     assert rerun_after(tiny_repo, update, targets=(f"eval_headline@{HEADLINE}",)) == chain
 
 
@@ -173,7 +200,7 @@ def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
     cmd = re.search(r"^    (dvc exp show --only-changed .*)$", readme, re.M).group(1)
     out = run(["dvc", "exp", "run", "-S", "method=rft"], tiny_repo)
     ran = re.findall(r"Running stage '([^']+)'|Stage '([^']+)' is cached", out.stdout)  # or from the run-cache
-    assert {a or b for a, b in ran} == {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
+    assert {a or b for a, b in ran} == HEADLINE_CHAINS
     table = run(shlex.split(cmd), tiny_repo, env={"COLUMNS": "160"}).stdout
     assert max(len(line) for line in table.splitlines()) <= 160, table
     assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table

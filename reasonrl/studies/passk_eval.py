@@ -11,9 +11,12 @@ from ..evaluate import EvalConfig, sampling_report
 from ..task import Problem
 
 
+READS = ("base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
+
+
 @dataclass
 class Config:
-    """The `passk:` params section."""
+    """The part of the `passk:` params section the passk@ stages read (READS)."""
 
     base: str = "base"  # the label (a key of models) every other curve is compared with
     sets: list[str] = field(default_factory=lambda: ["n8", "n12", "n16"])  # data/<set>.jsonl
