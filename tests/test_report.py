@@ -478,13 +478,13 @@ def test_index_reads_the_exact_stage_metrics_file():
 def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
     # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
-    greedy = read_json(studies / common.answer_path("headline", "grpo_vs_base_n12_correct"))
+    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_n12_correct"))
     assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
     assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
-    samp = read_json(studies / common.answer_path("headline", "grpo_vs_base_n12_sampled"))
+    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_n12_sampled"))
     assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
     assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
-        "grpo_vs_base_n12_correct.json", "grpo_vs_base_n12_sampled.json"]  # per-base answers: manifest only
+        "headline_vs_base_n12_correct.json", "headline_vs_base_n12_sampled.json"]  # per-base answers: manifest only
     m = read_json(studies / common.manifest_path("headline"))
     per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
     assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_n12_sampled", "hl_b_vs_base_cot_b_n12_sampled",

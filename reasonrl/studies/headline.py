@@ -97,7 +97,8 @@ def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: st
     before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
                           set_name, measure)
     after = arm_outcomes(root, method, {i: run_outcomes_path(r) for i, (r, _) in enumerate(pairs)}, set_name, measure)
-    name = pair_name("base", method, set_name, measure)
+    # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
+    name = pair_name("base", "headline", set_name, measure)
     pooled = Answer(name, "base", method, compare(before, after, name, cfg.ci_seed))
     per_base = []
     for i, (run, base) in enumerate(pairs):
