@@ -161,8 +161,9 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
             ks = sorted(prof[b][when]["by_k"])
             ys = [prof[b][when]["by_k"][k] for k in ks]
             err = prof[b][when].get("by_k_ci")
-            yerr = None if err is None else [[y - err[k][0] for k, y in zip(ks, ys)],
-                                             [err[k][1] - y for k, y in zip(ks, ys)]]
+            # max(0, ...): a percentile interval of equal values can sit a rounding error off their mean
+            yerr = None if err is None else [[max(0.0, y - err[k][0]) for k, y in zip(ks, ys)],
+                                             [max(0.0, err[k][1] - y) for k, y in zip(ks, ys)]]
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
         ax.set(title=f"base {b}", xlabel="hop count k", ylim=(-0.03, 1.03))
         ax.grid(alpha=0.3)
