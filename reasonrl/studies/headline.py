@@ -112,10 +112,14 @@ def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: st
 def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
     """One panel per (set, measure): base and run accuracy per base seed and pooled, with 95% CIs."""
     keys = list(cells)
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4.2), squeeze=False)
+    ncols = min(2, len(keys))
+    nrows = -(-len(keys) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.2 * ncols, 4.4 * nrows), squeeze=False)
     labels = [*cfg.runs.values(), "pooled"]
     x = np.arange(len(labels))
-    for ax, key in zip(axes[0], keys):
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys):
         pooled, per_base, iv_a, iv_b = cells[key]
         pts_a = [(c.cmp.a, c.cmp.a, c.cmp.a) for c in per_base] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
         pts_b = [(c.cmp.b, c.cmp.b, c.cmp.b) for c in per_base] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
@@ -128,12 +132,18 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
             ax.annotate(f"{c.effect:+.3f}", (xi, max(c.a, c.b)), textcoords="offset points", xytext=(0, 8),
                         ha="center", fontsize=8)
         set_name, measure = key
+        lo = min(p[1] for p in pts_a + pts_b)
+        hi = max(p[2] for p in pts_a + pts_b)
+        pad = max(0.004, 0.15 * (hi - lo))
         ax.set(title=f"{set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
-               ylabel="accuracy (fraction correct)")
+               ylabel="accuracy (fraction correct)", ylim=(lo - pad, min(1.0 + pad, hi + 2 * pad)),
+               xlim=(-0.6, len(labels) - 0.4))
+        ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled "
-                 "(pooled: mean and 95% CI over bases and problems; number: the run's gain)")
+    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled\n(pooled: mean and 95% CI "
+                 "over bases and problems; number above: the run's gain over its base)")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     save_figure(fig, path)
 
 

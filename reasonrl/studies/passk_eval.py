@@ -10,7 +10,6 @@ from ..config import check
 from ..evaluate import EvalConfig, sampling_report
 from ..task import Problem
 
-
 READS = ("base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
 
 
