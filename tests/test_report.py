@@ -418,11 +418,20 @@ def test_claims_verdicts_by_hand():
     up = index.Claim("P", "b beats a", "ablations", r"^clip_", +1)
     assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05)])[1] == "reproduced"
     assert index.judge(up, [ans("clip_x_vs_y", -0.01, 0.05)])[1] == "not reproduced"  # covers 0
-    assert index.judge(up, [ans("clip_x_vs_y", -0.05, -0.01)])[1] == "not reproduced"  # the other way
+    assert index.judge(up, [ans("clip_x_vs_y", -0.05, -0.01)])[1:] == (
+        "contradicted", "0 of 1 comparisons in the claimed direction, 1 against it (CI excluding 0)")
+    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_z_vs_y", -0.05, -0.01),
+                            ans("clip_w_vs_y", -0.01, 0.05)])[1:] == (
+        "mixed", "1 of 3 comparisons in the claimed direction, 1 against it (CI excluding 0)")
+    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_w_vs_y", -0.01, 0.05)])[1] == "reproduced"
+    every = index.Claim("P", "b beats a", "ablations", r"^clip_", +1, how="all")
+    assert index.judge(every, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_w_vs_y", -0.01, 0.05)])[1] == \
+        "not reproduced"
     assert index.judge(up, [ans("kl_x_vs_y", 0.01, 0.05)])[1:] == ("not testable here", "no study answer tests it")
     down = index.Claim("P", "a beats b", "passk", r"_k016$", -1)
     assert index.judge(down, [ans("s_vs_base_n12_k016", -0.3, -0.1), ans("s_vs_base_n12_k001", 0.1, 0.3)])[1] == \
         "reproduced"
+    assert index.judge(down, [ans("s_vs_base_n12_k016", 0.1, 0.3)])[1] == "contradicted"
     assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "reproduced"
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "not reproduced"
     assert index.exact_claim(None)[1] == "not testable here"

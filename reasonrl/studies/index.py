@@ -52,6 +52,9 @@ def study_section(m: dict) -> str:
 # ----------------------------------------------------------------------------- claims against the papers
 
 REPRODUCED, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "not reproduced", "not testable here"
+# some comparisons detectably in the claimed direction and some detectably against it; or none for it and
+# some against it: either is a different finding from "no detectable difference"
+MIXED, CONTRADICTED = "mixed", "contradicted"
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,17 @@ def judge(claim: Claim, answers: list[dict]) -> tuple[str, str, str]:
     if not picked:
         return "—", NOT_TESTABLE, claim.why_untestable
     held = [a for a in picked if (a["ci_lo"] > 0 if claim.expect > 0 else a["ci_hi"] < 0)]
+    against = [a for a in picked if (a["ci_hi"] < 0 if claim.expect > 0 else a["ci_lo"] > 0)]
     result = "; ".join(a["text"] for a in picked)
+    counts = (f"{len(held)} of {len(picked)} comparisons in the claimed direction, {len(against)} against it "
+              "(CI excluding 0)")
     ok = bool(held) if claim.how == "any" else len(held) == len(picked)
-    if ok:
-        return result, REPRODUCED, f"{len(held)} of {len(picked)} comparisons in the claimed direction, CI excluding 0"
+    if ok and not against:
+        return result, REPRODUCED, counts
+    if held and against:
+        return result, MIXED, counts
+    if against:
+        return result, CONTRADICTED, counts
     return result, NOT_REPRODUCED, ("no comparison's 95% CI excludes 0 in the claimed direction "
                                     "(see the MDE for what this design could detect)")
 
