@@ -31,6 +31,13 @@ STUDY_PLOTS = {
 }
 
 
+def undefined(column: str, true_reward):
+    """Whether a step's `column` is no measurement (elementwise for a Series of true rewards): the loop
+    records the mean length of wrong responses as 0 at a step whose samples were all correct (mean true
+    reward 1), where there was no wrong response to measure."""
+    return (column == "rollout/length_wrong") & (true_reward >= 1)
+
+
 def runs_named(node, defined: Iterable[str]) -> list[str]:
     """Every string inside `node` (nested dicts and lists) that names a defined run, first-seen order."""
     defined, out = set(defined), []
@@ -64,7 +71,9 @@ def long_rows(run: str, history: list[dict], evals: list[dict], columns: tuple[s
     columns (a row holds only the columns measured at that step; the others stay empty)."""
     steps = [c for c in columns if not c.startswith(EVAL_PREFIX)]
     evs = [c for c in columns if c.startswith(EVAL_PREFIX)]
-    rows = [{"step": int(r["step"]), "run": run, **{c: r[c] for c in steps}} for r in history] if steps else []
+    rows = [{"step": int(r["step"]), "run": run,
+             **{c: "" if undefined(c, float(r.get("reward/true") or 0)) else r[c] for c in steps}}
+            for r in history] if steps else []
     rows += [{"step": int(e["step"]), "run": run, **{c: e[c[len(EVAL_PREFIX):]] for c in evs}}
              for e in evals] if evs else []
     return sorted(rows, key=lambda r: r["step"])  # stable: at one step, the step row before the evaluation

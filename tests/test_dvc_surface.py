@@ -68,3 +68,7 @@ def test_long_rows_put_step_and_evaluation_columns_on_their_own_rows():
         {"step": 2, "run": "r", "reward/true": "0.75"}, {"step": 2, "run": "r", "eval/acc": 0.5}]
     text = study_csv(StudyPlot("s", cols), ["a", "b"], lambda run: (history[:1], evals[:1]))
     assert text == "step,run,reward/true,eval/acc\n0,a,,0.25\n1,a,0.5,\n0,b,,0.25\n1,b,0.5,\n"
+    # a step whose samples were all correct measured no wrong-response length: blank, not the loop's 0
+    steps = [{"step": "1", "reward/true": "0.5", "rollout/length_wrong": "7.0"},
+             {"step": "2", "reward/true": "1.0", "rollout/length_wrong": "0.0"}]
+    assert [r["rollout/length_wrong"] for r in long_rows("r", steps, [], ("rollout/length_wrong",))] == ["7.0", ""]

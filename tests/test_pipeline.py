@@ -6,6 +6,7 @@ import functools
 import json
 import re
 import shlex
+import shutil
 
 import pytest
 import yaml
@@ -56,6 +57,10 @@ def tiny_repo(tmp_path_factory):
     repo = copy_repo(tmp_path_factory.mktemp("repo"))
     set_params(repo, lambda p: p.update(shrink(p)))
     thin_repo(repo)  # seed 0 of every run family: about 30 RL runs instead of 110
+    # Built from nothing: without the committed full run's dvc.lock (~245 stages, 29,000 lines), which
+    # DVC reads and rewrites around every stage (seconds each), and without the reports it lists.
+    (repo / "dvc.lock").unlink()
+    shutil.rmtree(repo / "reports")
     run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "tiny"], repo)
     run(["reasonrl", "repro", "-j", "2"], repo)  # the parallel runner: half the wall clock of dvc repro
     return repo

@@ -350,7 +350,8 @@ def test_index_lists_every_figure_and_table(studies):
     rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
     assert "| reproduced |" in rows["the per-response length normaliser (seq_mean_token_mean) lets wrong responses "
                                     "grow longer than token_mean"]
-    assert "| not reproduced |" in rows["a spurious (random) reward still raises accuracy over the base"]
+    # the synthetic random-reward arms end below the base, detectably: against the claim, not just short of it
+    assert "| contradicted |" in rows["a spurious (random) reward still raises accuracy over the base"]
     assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
     assert "| not testable here |" in rows["dynamic sampling beats plain GRPO"]
 
@@ -513,3 +514,19 @@ def test_headline_config_checks():
         headline.Config(runs={"a": "cot"}, measures=["greedy"])
     with pytest.raises(ConfigError, match="set"):
         headline.Config(runs={"a": "cot"}, sets=["n99"])
+
+
+def test_wrong_length_skips_steps_that_sampled_no_wrong_response():
+    from types import SimpleNamespace
+
+    # 20 steps; at steps 5, 19 and 20 every sample was correct, and the loop recorded length 0 there
+    true = [0.5] * 20
+    lengths = [float(6 + s % 3) for s in range(1, 21)]
+    for s in (5, 19, 20):
+        true[s - 1], lengths[s - 1] = 1.0, 0.0
+    run = SimpleNamespace(history=pd.DataFrame({"reward/true": true, "rollout/length_wrong": lengths}))
+    masked = ablations.wrong_length(run)
+    assert masked.isna().tolist() == [s in (5, 19, 20) for s in range(1, 21)]
+    # the answer's value: the last 10% (2) of the 17 measured steps, 17 and 18: lengths 8 and 6
+    value = dict((name, f) for name, _, f in ablations.CURVE_ANSWERS)["wrong_length"]
+    assert value(run) == pytest.approx((8 + 6) / 2)

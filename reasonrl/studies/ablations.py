@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..config import check
 from ..io import write_json
+from ..plotdata import undefined
 from ..stats import fmt_ci
 from .common import (
     Answer,
@@ -184,7 +185,13 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
 
 
 # per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
-CURVE_ANSWERS = (("wrong_length", "wrong-response length", lambda run: tail_mean(run.history["rollout/length_wrong"])),
+def wrong_length(run: Run) -> pd.Series:
+    """Mean length of the wrong responses per step; missing (NaN) at steps that sampled none."""
+    h = run.history
+    return h["rollout/length_wrong"].mask(undefined("rollout/length_wrong", h["reward/true"]))
+
+
+CURVE_ANSWERS = (("wrong_length", "wrong-response length", lambda run: tail_mean(wrong_length(run).dropna())),
                  ("entropy", "entropy", lambda run: tail_mean(run.history["rollout/entropy"])))
 
 
@@ -213,7 +220,8 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
         if column == "acc":
             return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
                     for label, rs in group.runs.items()]
-        return [smoothed(label, [runs[r].history[column] for r in rs], colors[label])
+        return [smoothed(label, [wrong_length(runs[r]) if column == "rollout/length_wrong" else runs[r].history[column]
+                                 for r in rs], colors[label])
                 for label, rs in group.runs.items()]
 
     panel_figure([
@@ -230,7 +238,7 @@ def run_metrics(run: Run, set_name: str) -> dict:
     h = run.history
     return {"acc": run.metrics[set_name]["greedy"]["acc"], "entropy_end": tail_mean(h["rollout/entropy"]),
             "zero_var_mean": float(h["rollout/zero_var_frac"].mean()),
-            "length_wrong_end": tail_mean(h["rollout/length_wrong"]),
+            "length_wrong_end": tail_mean(wrong_length(run).dropna()),
             "seconds_per_step": run.summary["seconds_per_step"]}
 
 
