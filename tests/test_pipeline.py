@@ -167,9 +167,10 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
     assert set(shown["data"]) == {"methods_accuracy", "zero_think_rate", "hacking_proxy_reward",
                                   "hacking_true_reward", "ablations_zero_variance", "ablations_wrong_length",
                                   "passk_n16"}
-    # one colour per run: every run of the study is a value of the template's colour field
+    # one colour per arm (its seeds share it), one line per run: every run of the study is in the data
     methods = shown["data"]["methods_accuracy"][0]["content"]
-    assert methods["encoding"]["color"]["field"] == "run"
+    assert methods["encoding"]["color"]["field"] == "arm" and methods["encoding"]["detail"]["field"] == "run"
+    assert "_s[0-9]+$" in json.dumps(methods["transform"])  # arm = the run without its seed suffix
     runs = {row["run"] for row in methods["data"]["values"]}
     assert runs == {f"{m}_s{i}" for m in ("sft", "rft", "grpo") for i in SEEDS}
     run(["dvc", "plots", "show", "-o", str(tmp_path / "plots")], tiny_repo)
