@@ -29,7 +29,13 @@ def test_every_plot_template_exists_and_colours_by_series():
         (name, spec), = plot.items()
         template = json.loads((ROOT / f".dvc/plots/{spec['template']}.json").read_text())
         colour = template["encoding"]["color"]["field"]
-        assert colour in ("run", "model") and template["encoding"]["strokeDash"]["field"] == "rev", name
+        assert colour in ("arm", "model") and template["encoding"]["strokeDash"]["field"] == "rev", name
+        if colour == "arm":  # one colour per arm, one line per run: the arm is the run without its seed
+            calc = {t["as"]: t["calculate"] for t in template["transform"] if "calculate" in t}
+            seed = re.fullmatch(r"replace\(datum\.run, regexp\('(.+)'\), ''\)", calc["arm"]).group(1)
+            assert [re.sub(seed, "", r) for r in ("grpo_s4", "zero_think0_hot_s12", "grpohi")] == [
+                "grpo", "zero_think0_hot", "grpohi"]
+            assert template["encoding"]["detail"]["field"] == "run", name
     passk = json.loads((ROOT / ".dvc/plots/passk.json").read_text())
     assert passk["encoding"]["x"]["scale"]["type"] == "log"
 

@@ -110,9 +110,9 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
     j = Job(init=f"base_{base}", seed=100, eval="val_n16")
     hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
             "seconds": 1.0}
-    write_json(root / headline.run_summary_path(run), summary(j, hist))
-    write_json(root / headline.run_eval_path(run), {"N": 4, "n12": {"greedy": {"acc": after}}})
-    write_outcomes(root, headline.run_outcomes_path(run), after)
+    write_json(root / common.summary_path(run, headline.OUT), summary(j, hist))
+    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "n12": {"greedy": {"acc": after}}})
+    write_outcomes(root, common.run_outcomes_path(run, headline.OUT), after)
     if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
         write_outcomes(root, common.outcomes_path(f"base_{base}"), before)
 

@@ -49,16 +49,18 @@ TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of i
 
 # ----------------------------------------------------------------------------- where outputs live
 
-def history_path(run: str) -> str:
-    return f"reports/rl/{run}.csv"
+# `folder` is where the stages write: reports/, or reports/headline/ for the headline chain
+
+def history_path(run: str, folder: str = "reports") -> str:
+    return f"{folder}/rl/{run}.csv"
 
 
-def summary_path(run: str) -> str:
-    return f"reports/rl/{run}.json"
+def summary_path(run: str, folder: str = "reports") -> str:
+    return f"{folder}/rl/{run}.json"
 
 
-def run_metrics_path(run: str) -> str:
-    return f"reports/eval/rl_{run}.json"
+def run_metrics_path(run: str, folder: str = "reports") -> str:
+    return f"{folder}/eval/rl_{run}.json"
 
 
 def base_metrics_path(base: str) -> str:
@@ -73,13 +75,13 @@ def manifest_path(study: str) -> str:
     return f"reports/{study}/manifest.json"
 
 
-def outcomes_path(checkpoint: str) -> str:
+def outcomes_path(checkpoint: str, folder: str = "reports") -> str:
     """Per-problem greedy outcomes of a checkpoint (models/<checkpoint>.pt), written by its eval stage."""
-    return f"reports/eval/outcomes_{checkpoint}.csv"
+    return f"{folder}/eval/outcomes_{checkpoint}.csv"
 
 
-def run_outcomes_path(run: str) -> str:
-    return outcomes_path(f"rl_{run}")
+def run_outcomes_path(run: str, folder: str = "reports") -> str:
+    return outcomes_path(f"rl_{run}", folder)
 
 
 def answers_dir(study: str) -> str:

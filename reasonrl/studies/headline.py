@@ -33,8 +33,11 @@ from .common import (
     md_table,
     outcomes_path,
     pair_name,
+    run_metrics_path,
+    run_outcomes_path,
     save_figure,
     study_metrics_path,
+    summary_path,
     write_answers,
     write_markdown,
 )
@@ -60,22 +63,11 @@ class Config:
                 check_measure(m, s)
 
 
-def run_summary_path(run: str) -> str:
-    return f"{OUT}/rl/{run}.json"
-
-
-def run_eval_path(run: str) -> str:
-    return f"{OUT}/eval/rl_{run}.json"
-
-
-def run_outcomes_path(run: str) -> str:
-    return f"{OUT}/eval/outcomes_rl_{run}.csv"
-
-
 def inputs(cfg: Config) -> list[str]:
     out = []
     for run, base in cfg.runs.items():
-        out += [run_summary_path(run), run_eval_path(run), run_outcomes_path(run), outcomes_path(f"base_{base}")]
+        out += [summary_path(run, OUT), run_metrics_path(run, OUT), run_outcomes_path(run, OUT),
+                outcomes_path(f"base_{base}")]
     return out
 
 
@@ -85,7 +77,7 @@ def outputs(cfg: Config) -> list[str]:
 
 
 def method_of(cfg: Config, root: Path) -> str:
-    methods = {read_json(root / run_summary_path(r))["job"]["method"] for r in cfg.runs}
+    methods = {read_json(root / summary_path(r, OUT))["job"]["method"] for r in cfg.runs}
     check(len(methods) == 1, "runs", f"the headline runs were trained with different methods {sorted(methods)}",
           "rerun them: they all take the top-level `method`")
     return methods.pop().upper()
@@ -96,14 +88,15 @@ def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: st
     pairs = list(cfg.runs.items())
     before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
                           set_name, measure)
-    after = arm_outcomes(root, method, {i: run_outcomes_path(r) for i, (r, _) in enumerate(pairs)}, set_name, measure)
+    after = arm_outcomes(root, method, {i: run_outcomes_path(r, OUT) for i, (r, _) in enumerate(pairs)},
+                         set_name, measure)
     # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
     name = pair_name("base", "headline", set_name, measure)
     pooled = Answer(name, "base", method, compare(before, after, name, cfg.ci_seed))
     per_base = []
     for i, (run, base) in enumerate(pairs):
         a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}")}, set_name, measure)
-        b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run)}, set_name, measure)
+        b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run, OUT)}, set_name, measure)
         pair = pair_name(f"base {base}", run, set_name, measure)
         per_base.append(Answer(pair, a.label, b.label, compare(a, b, pair, cfg.ci_seed)))
     return pooled, per_base, arm_interval(before, cfg.ci_seed), arm_interval(after, cfg.ci_seed)
