@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,7 +218,6 @@ class Results:
     training: Training
     sweep: Sweep
     kl_placement: KLPlacement
-    seconds: float
 
 
 # ----------------------------------------------------------------------------- measuring and training
@@ -392,7 +390,6 @@ def kl_placement(toy: E.Toy, cfg: Config, train: Trainer, fp_residual: float) ->
 def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Results:
     """Every demonstration on the toy these params build."""
     say = progress or (lambda _msg: None)
-    t0 = time.perf_counter()
     say("world: reference policy and reward model")
     toy = build_toy(cfg)
     say("a: gradient quality")
@@ -402,8 +399,7 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Results:
     with torch.no_grad():
         train = Trainer(toy, cfg, E.all_logprobs(fp_policy), say)
     return Results(cfg, list(E.TOKENS), world_summary(toy, cfg), grad, training(toy, cfg, train),
-                   beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual),
-                   time.perf_counter() - t0)
+                   beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual))
 
 
 def headline_metrics(res: Results) -> dict[str, float]:
