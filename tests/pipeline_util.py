@@ -148,15 +148,3 @@ def stale_after(repo: Path, update) -> tuple[set[str], set[str]]:
         return direct, closure
     finally:
         run(["git", "checkout", "params.yaml"], repo)
-
-
-def rerun_after(repo: Path, update, targets: tuple[str, ...] = ()) -> set[str]:
-    """The stages `dvc repro [targets]` really reruns (or restores from the run-cache) after `update`
-    changes params.yaml; params.yaml and the outputs are restored after. A target limits the walk to the
-    target and what it needs (a whole-pipeline walk costs tens of seconds)."""
-    set_params(repo, update)
-    try:
-        return _listed(run(["dvc", "repro", *targets], repo).stdout)
-    finally:
-        run(["git", "checkout", "params.yaml"], repo)
-        run(["dvc", "repro", *targets], repo)

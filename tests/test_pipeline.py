@@ -15,7 +15,6 @@ from pipeline_util import (
     ROOT,
     copy_repo,
     dropped,
-    rerun_after,
     run,
     set_params,
     shrink,
@@ -29,7 +28,6 @@ pytestmark = pytest.mark.slow
 # What a changed study run feeds beyond its own chain: every report that reads the folders reports/rl
 # and reports/eval (cheap: seconds each), the study plots' data and the index.
 READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index"}
-HEADLINE = "headline_s0"
 # every headline run the smoke DAG keeps, and what a changed `method` reruns: their chains,
 # the headline report that pools them and the index that lists it
 HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
@@ -195,9 +193,7 @@ def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_rep
         p["method"] = "rft"
 
     assert stale_after(tiny_repo, update) == ({f"rl_headline@{h}" for h in HEADLINES}, HEADLINE_CHAINS)
-    # and a real `dvc repro` reruns exactly one run's chain, not the data or the base it reads, nor any study run
-    chain = {f"rl_headline@{HEADLINE}", f"eval_headline@{HEADLINE}"}
-    assert rerun_after(tiny_repo, update, targets=(f"eval_headline@{HEADLINE}",)) == chain
+    # what a real rebuild reruns is checked by the README's `dvc exp run -S method=rft` below
 
 
 def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
