@@ -211,3 +211,58 @@ def test_greedy_eval_agrees_with_the_separate_evaluations(tiny_model, monkeypatc
     assert [r["correct"] for r in rows] == [1, 1, 0, 0, 0, 1]
     assert summary["acc"] == 0.5 and summary["by_k"] == {"2": 2 / 3, "3": 1 / 3}
     assert summary["failure_mix"]["correct"] == 0.5 and summary["failure_mix"]["malformed"] == 0.5
+
+
+def test_eval_config_checks_each_bound():
+    from reasonrl.config import ConfigError, from_dict
+
+    from_dict(EvalConfig, {"passk_N": 1, "passk_ks": [1], "temperature": 0.01, "entropy_samples": 1}, "eval")
+    for bad, message in (({"passk_N": 0}, "eval.passk_N: must be at least 1, got 0"),
+                         ({"passk_ks": []}, "eval.passk_ks: must be a non-empty list of k >= 1, got []"),
+                         ({"passk_ks": [1, 0]}, "eval.passk_ks: must be a non-empty list of k >= 1, got [1, 0]"),
+                         ({"temperature": 0.0}, "eval.temperature: must be positive, got 0.0"),
+                         ({"entropy_samples": 0}, "eval.entropy_samples: must be at least 1, got 0")):
+        with pytest.raises(ConfigError) as e:
+            from_dict(EvalConfig, bad, "eval")
+        assert str(e.value) == message
+
+
+def test_bad_arguments_name_themselves():
+    assert random_guess_baseline(1, 1) == 1.0  # a ring of one: the guess is always right
+    with pytest.raises(ValueError, match=r"^ring_size=0: must be at least 1$"):
+        random_guess_baseline(0, 1)
+    with pytest.raises(ValueError, match=r"^k=-1: must be >= 0$"):
+        random_guess_baseline(4, -1)
+    with pytest.raises(ValueError, match=r"^responses: empty$"):
+        distinct_answers([])
+    for call in (lambda: greedy_accuracy(None, []), lambda: greedy_eval(None, [], "s"),
+                 lambda: pass_curve_of([], [], [1]), lambda: think_profile(None, [])):
+        with pytest.raises(ValueError, match=r"^problems: empty evaluation set$"):
+            call()
+    with pytest.raises(ValueError, match=r"^responses: every problem needs the same number of samples$"):
+        pass_curve_of([P, P], [["bcd|d$"], ["bcd|d$", "b"]], [1])
+    with pytest.raises(ValueError, match=r"^N=0: must be at least 1$"):
+        sample_set(None, [P], 0)
+
+
+def test_sampling_defaults_and_arguments_reach_the_sampler(tiny_model, monkeypatch):
+    import reasonrl.evaluate as ev
+
+    probs = make_eval_set(6, 2, 3, seed=0)
+    assert sample_set(tiny_model, probs, 1) == sample_set(tiny_model, probs, 1, 1.0, 7)  # defaults: T = 1, seed 7
+    assert len(sample_set(tiny_model, probs, 1)[0]) == 1
+    calls = []
+    monkeypatch.setattr(ev, "sample_set", lambda *a: calls.append(a[2:]) or [["bcd|d$", "bcdefab"]])
+    assert pass_curve(tiny_model, [P], 2, [1, 2], temperature=0.5, seed=5) == ({"1": 0.5, "2": 1.0}, [1])
+    pass_curve(tiny_model, [P], 2, [1])
+    t = think_profile(tiny_model, [P])
+    # (N, temperature, seed) as passed; defaults: pass_curve T = 1, seed 7; think_profile N = 16, T = 1, seed 3
+    assert calls == [(2, 0.5, 5), (2, 1.0, 7), (16, 1.0, 3)]
+    # a response that never wrote `|` does not think, and its letters are no trace
+    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "trace": 3.0}
+
+
+def test_outcomes_csv_carries_sampled_when_the_rows_do():
+    rows = [{"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "outcome": "correct", "sampled": 0.5}]
+    assert outcomes_csv(rows) == "set,problem,k,correct,outcome,sampled\nn6,abcdef:a3,3,1,correct,0.5\n"
+    assert outcomes_csv([]) == "set,problem,k,correct,outcome\n"

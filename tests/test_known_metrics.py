@@ -278,3 +278,125 @@ def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
         t = ev.think_profile(TableModel(), [p], N=2)
         assert {k: t[k] for k in want} == want
         assert t["by_k"]["2"]["trace"] == (1.5 if want["think"] else 0.0)
+
+
+# ----------------------------------------------------------------------------- study configs, each check by hand
+
+def test_zero_and_passk_configs_check_each_bound():
+    from reasonrl.config import ConfigError, from_dict
+
+    def error(cls, d, section):
+        with pytest.raises(ConfigError) as e:
+            from_dict(cls, d, section)
+        return str(e.value)
+
+    one = {"runs": {"a": "r1", "b": ["r2"]}}
+    for bad in ({}, {"a": []}):
+        assert error(zero.Config, {"runs": bad}, "studies.zero") == \
+            "studies.zero.runs: need at least one arm with one run"
+    for present, rise in ((0, 0), (1, 1), (0.5, 0.0), (0.0, 0.5)):  # both bounds are inclusive
+        from_dict(zero.Config, one | {"present": present, "rise": rise}, "studies.zero")
+    for present, rise in ((1.5, 0.05), (-0.1, 0.05), (0.01, 1.5), (0.01, -0.1), (2, 0.5)):
+        assert error(zero.Config, one | {"present": present, "rise": rise}, "studies.zero") == \
+            "studies.zero.present: present and rise must be in [0, 1]"
+    for pair in (["a"], ["a", "c"], ["a", "b", "a"]):
+        assert error(zero.Config, one | {"pairs": [pair]}, "studies.zero") == \
+            f"studies.zero.pairs: each pair is two arms of `runs`, got {pair}"
+    from_dict(zero.Config, one | {"pairs": [["a", "b"]]}, "studies.zero")
+
+    models = {"b": "x", "m": "y"}
+    assert error(passk.Config, {"base": "z", "models": models}, "passk") == \
+        "passk.base: 'z' is not one of the arms ['b', 'm']"
+    assert error(passk.Config, {"base": "b", "models": models, "arms": {"b": ["b"], "c": []}}, "passk") == \
+        "passk.arms: c: [] must be keys of passk.models ['b', 'm']"
+    assert error(passk.Config, {"base": "b", "models": models, "arms": {"b": ["b"], "c": ["m", "q"]}}, "passk") == \
+        "passk.arms: c: ['m', 'q'] must be keys of passk.models ['b', 'm']"
+    assert from_dict(passk.Config, {"base": "b", "models": models}, "passk").arms == {"b": ["b"], "m": ["m"]}
+
+
+# ----------------------------------------------------------------------------- passk helpers at their bounds
+
+def test_passk_crossings_at_the_tie_bound():
+    tie = passk.TIE  # differences of exactly TIE count as equal (no side)
+    assert passk.crossings([1, 2, 3], [0.0] * 3, [-tie, 1.0, -1.0]) == [(2, 3, "above → below")]
+    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, 0.0]) == "equal to the base at every k"
+    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, -0.5]) == "below the base at every k (no crossing)"
+    assert passk.describe_crossing([1, 2, 3], [0.0] * 3, [1.0, -1.0, 1.0]) == \
+        "crosses above → below between k = 1 and k = 2; crosses below → above between k = 2 and k = 3"
+
+
+def test_passk_arm_outcomes_and_seeded_intervals():
+    import numpy as np
+
+    from reasonrl import stats
+    from reasonrl.studies.common import comparison_rng
+
+    cfg = passk.Config(base="b", models={"b": "x", "m0": "y", "m1": "z"}, arms={"b": ["b"], "m": ["m0", "m1"]},
+                       ci_seed=2)
+    data = {key: {"N": 2, "sets": {"s": {"counts": counts}}}
+            for key, counts in (("b", [0, 1, 2]), ("m0", [2, 2, 0]), ("m1", [1, 0, 0]))}
+    base = passk.arm_passk(cfg, data, "b", "s", 1)  # one model: seedless, pairs with every seed
+    assert base.label == "b" and list(base.by_seed) == [None] and base.problems == ["0", "1", "2"]
+    assert base.by_seed[None].tolist() == [0.0, 0.5, 1.0]
+    arm = passk.arm_passk(cfg, data, "m", "s", 2)
+    assert arm.label == "m" and list(arm.by_seed) == [0, 1]
+    assert arm.by_seed[0].tolist() == [1.0, 1.0, 0.0] and arm.by_seed[1].tolist() == [1.0, 0.0, 0.0]
+    (iv,) = passk.curve_cis(cfg, data, "s", [1])["m"]
+    x = np.array([[1.0, 1.0, 0.0], [0.5, 0.0, 0.0]])  # pass@1 per problem of m0 and m1 (N = 2)
+    assert iv == stats.mean_ci(x, comparison_rng(2, "m_s_1"))  # the interval's bootstrap is seeded by name
+
+
+# ----------------------------------------------------------------------------- zero: answer and the bar figure
+
+def test_zero_answer_lists_every_base_of_a_kind():
+    cfg = zero.Config(runs={"a": "r1", "b": "r2", "c": "r3"})
+    prof = {"a": {"before": {"think": 0.2}, "after": {"think": 0.5}},
+            "b": {"before": {"think": 0.3}, "after": {"think": 0.9}},
+            "c": {"before": {"think": 0.0}, "after": {"think": 0.0}}}
+    assert zero.answer(cfg, prof, []) == ("RL selects thinking in a (20.0% → 50.0%), b (30.0% → 90.0%); creates it "
+                                          "in none; neither creates nor selects it in c (0.0% → 0.0%). Think rate: .")
+
+
+def test_zero_think_vs_direct_bars_and_notes_by_hand(monkeypatch):
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    figs = {}
+    monkeypatch.setattr(zero, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
+    cfg = zero.Config(runs={"A": "r1", "B": "r2"})
+    prof = {"A": {"before": {"think": 0.0, "acc_think": None, "acc_direct": 0.2},
+                  "after": {"think": 0.005, "acc_think": 0.5, "acc_direct": 0.25}},
+            "B": {"before": {"think": 0.01, "acc_think": 0.75, "acc_direct": 0.375},  # exactly 1%: no mark
+                  "after": {"think": 0.995, "acc_think": 0.8, "acc_direct": 0.4}}}
+    zero.think_vs_direct_figure(cfg, prof, Path("t.png"))
+    (ax,) = figs["t.png"].axes
+    # four bars per base, 0.2 wide, centred on the base's tick
+    centres = {c.get_label(): [round(r.get_x() + r.get_width() / 2, 9) for r in c] for c in ax.containers}
+    assert centres == {"thinking, before": [-0.3, 0.7], "thinking, after": [-0.1, 0.9],
+                       "direct, before": [0.1, 1.1], "direct, after": [0.3, 1.3]}
+    assert {round(r.get_width(), 9) for c in ax.containers for r in c} == {0.2}
+    # n/a over an empty bar; <1% over a bar resting on under 1% of the responses (thinking or direct)
+    notes = sorted((t.get_text(), round(t.get_position()[0], 9), round(t.get_position()[1], 9)) for t in ax.texts)
+    assert notes == [("<1%", -0.1, 0.52), ("<1%", 1.3, 0.42), ("n/a", -0.3, 0.02)]
+    assert ax.get_ylim() == (0, 1.05) and ax.get_xlabel() == "starting base"
+    plt.close(figs["t.png"])
+
+
+def test_passk_detected_crossing_by_hand():
+    def at(*intervals):  # one comparison per k, (ci_lo, ci_hi) of arm - base
+        return [Answer(f"k{i}", "base", "arm", Comparison(0.5, 0.5, 0.0, lo, hi, 0.1, 1, 4))
+                for i, (lo, hi) in enumerate(intervals)]
+
+    ks = [1, 2, 4, 8]
+    # an interval touching 0 is no detection on either side
+    assert passk.detected_crossing(ks, at((0.0, 0.1), (-0.1, 0.0), (-0.1, 0.1), (-0.2, 0.0))) == \
+        "no detectable difference from the base at any k"
+    assert passk.detected_crossing(ks, at((0.1, 0.2), (0.01, 0.3), (-0.1, 0.1), (0.0, 0.1))) == \
+        "detectably above the base at k = 1, 2, no detectable crossing"
+    assert passk.detected_crossing(ks, at((-0.1, 0.1), (-0.3, -0.1), (-0.2, -0.01), (0.0, 0.1))) == \
+        "detectably below the base at k = 2, 4, no detectable crossing"
+    assert passk.detected_crossing(ks, at((0.1, 0.2), (0.1, 0.3), (-0.1, 0.1), (-0.3, -0.1))) == \
+        "detectably above the base at k = 1, 2 and below at k = 8: the curves cross"
+    assert passk.detected_crossing(ks, at((-0.3, -0.1), (-0.1, 0.1), (0.1, 0.3), (0.2, 0.4))) == \
+        "detectably below the base at k = 1 and above at k = 4, 8: the curves cross"
