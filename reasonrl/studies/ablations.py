@@ -184,13 +184,13 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
     return rows
 
 
-# per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
 def wrong_length(run: Run) -> pd.Series:
     """Mean length of the wrong responses per step; missing (NaN) at steps that sampled none."""
     h = run.history
     return h["rollout/length_wrong"].mask(undefined("rollout/length_wrong", h["reward/true"]))
 
 
+# per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
 CURVE_ANSWERS = (("wrong_length", "wrong-response length", lambda run: tail_mean(wrong_length(run).dropna())),
                  ("entropy", "entropy", lambda run: tail_mean(run.history["rollout/entropy"])))
 

@@ -61,7 +61,8 @@ MIXED, CONTRADICTED = "mixed", "contradicted"
 class Claim:
     """A published claim and the study answers that test it: `pattern` picks answer files (pair names)
     of `study`; the claim holds when each picked answer's interval excludes 0 in direction `expect`
-    (+1: b > a, -1: a > b) for at least one of them (`any`) or all of them."""
+    (+1: b > a, -1: a > b) for at least one of them (`any`) or all of them, and none excludes 0 the other
+    way (then it is `mixed`, or `contradicted` when none supports it: `judge`)."""
 
     paper: str
     claim: str
