@@ -184,10 +184,15 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
     return rows
 
 
-def wrong_length(run: Run) -> pd.Series:
-    """Mean length of the wrong responses per step; missing (NaN) at steps that sampled none."""
+def curve(run: Run, column: str) -> pd.Series:
+    """A per-step history column, missing (NaN) at the steps where it measured nothing (plotdata.undefined:
+    the wrong-response length of a step that sampled no wrong response)."""
     h = run.history
-    return h["rollout/length_wrong"].mask(undefined("rollout/length_wrong", h["reward/true"]))
+    return h[column].mask(undefined(column, h["reward/true"]))
+
+
+def wrong_length(run: Run) -> pd.Series:
+    return curve(run, "rollout/length_wrong")
 
 
 # per-seed training-curve answers beside accuracy: (pair suffix, what, the run's value)
@@ -220,8 +225,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
         if column == "acc":
             return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
                     for label, rs in group.runs.items()]
-        return [smoothed(label, [wrong_length(runs[r]) if column == "rollout/length_wrong" else runs[r].history[column]
-                                 for r in rs], colors[label])
+        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label])
                 for label, rs in group.runs.items()]
 
     panel_figure([
