@@ -325,8 +325,15 @@ def save_checkpoint(path: str | Path, model: TinyReasoner, meta: dict) -> None:
     blob = {"format": FORMAT, "model_config": json.dumps(asdict(model.cfg)), "meta": json.dumps(meta),
             "threads": torch.get_num_threads(),
             "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}}
-    with atomic_path(path) as tmp:
-        torch.save(blob, tmp)
+    save_blob(path, blob)
+
+
+def save_blob(path: str | Path, blob: dict) -> None:
+    """torch.save `blob` to `path` atomically; the same blob gives the same bytes whatever the path."""
+    # through a file object: given a path, torch names the archive's records after the (random) temporary
+    # file's name, and a checkpoint's bytes would differ on every save
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        torch.save(blob, f)
 
 
 def torch_load_reason(e: BaseException) -> str:

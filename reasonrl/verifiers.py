@@ -36,8 +36,7 @@ from tqdm import tqdm
 
 from .config import check
 from .evaluate import FAILURE_TYPES, auc, classify, trace_of
-from .io import atomic_path
-from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob
+from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
 from .pipeline import check_fits
 from .pretrain import encode_pairs, optimize
 from .sampling import sample_responses
@@ -203,8 +202,7 @@ def save_verifier(path: str | Path, verifier: Verifier, meta: dict) -> None:
     """Write weights, kind, config and `meta` (JSON-able) atomically, in the verifier format."""
     blob = {"format": VERIFIER_FORMAT, "kind": verifier.kind, "model_config": json.dumps(asdict(verifier.cfg)),
             "meta": json.dumps(meta), "state_dict": {k: v.detach().cpu() for k, v in verifier.state_dict().items()}}
-    with atomic_path(path) as tmp:
-        torch.save(blob, tmp)
+    save_blob(path, blob)
 
 
 def load_verifier(path: str | Path, device: str | torch.device = "cpu") -> Verifier:
@@ -274,7 +272,8 @@ def new_verifier(cfg: VerifierConfig, base: TinyReasoner) -> Verifier:
 def train_verifier(cfg: VerifierConfig, base: TinyReasoner, device: torch.device | str = "cpu",
                    desc: str = "verifier") -> tuple[Verifier, dict]:
     """Sample and label data from `base`, train a verifier on balanced batches, evaluate it on the
-    held-out problems. Returns (verifier in eval mode, summary with the held-out metrics)."""
+    held-out problems. Returns (verifier in eval mode, summary with the held-out metrics and, under
+    "timing", the wall-clock seconds, which differ on every rerun)."""
     t0 = time.perf_counter()
     base = base.to(device).eval()
     train, held = make_examples(base, cfg)
@@ -300,7 +299,7 @@ def train_verifier(cfg: VerifierConfig, base: TinyReasoner, device: torch.device
                "data": {"train_examples": len(train), "train_correct": sum(e.correct for e in train),
                         "train_gold": sum(e.gold for e in train), "heldout_examples": len(held)},
                "final_loss": curve[-1][1], "loss_curve": curve,
-               "sample_seconds": round(sample_seconds, 2), "seconds": round(time.perf_counter() - t0, 2)}
+               "timing": {"sample_seconds": round(sample_seconds, 2), "seconds": round(time.perf_counter() - t0, 2)}}
     return verifier, summary
 
 

@@ -17,9 +17,9 @@ where, stem = stage_args("<section> <stem>")
 cfg = section(params, where, BaseConfig)
 init = load_checkpoint(f"models/{cfg.init}.pt", device)[0] if cfg.init else None
 model, summary = train_base(cfg, init, device, desc=stem)
+timing = summary.pop("timing")  # reports/timing only: the checkpoint is the same bytes on a rerun
 save_checkpoint(f"models/{stem}.pt", model, {"kind": "base", "name": stem, "params": to_dict(cfg),
                                               "summary": summary})
 metrics = {f"n{n}": greedy_accuracy(model, read_problems(f"data/n{n}.jsonl")) for n in (8, 12)}
 write_json(f"reports/metrics/{stem}.json", {**metrics, "final_loss": summary["final_loss"]})
-write_json(f"reports/timing/{stem}.json", {"seconds": summary["seconds"],
-                                           "steps_per_second": round(cfg.train.steps / summary["seconds"], 2)})
+write_json(f"reports/timing/{stem}.json", {**timing, "steps_per_second": round(cfg.train.steps / timing["seconds"], 2)})

@@ -11,7 +11,7 @@ changed `method` reaches no study.
 from reasonrl.io import write_json
 from reasonrl.pipeline import read_problems, stage_args, stage_setup
 from reasonrl.rl.job import job_for
-from reasonrl.rl.run import run_job, write_outputs
+from reasonrl.rl.run import run_job, timing, write_outputs
 
 OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
 
@@ -23,5 +23,4 @@ verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
 policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
 out = OUT.get(group, "reports/rl")
 write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
-write_json(f"reports/timing/rl_{name}.json", {"seconds": round(hist["seconds"], 2),
-                                              "steps_per_second": round(job.steps / hist["seconds"], 3)})
+write_json(f"reports/timing/rl_{name}.json", timing(job, hist))

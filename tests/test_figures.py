@@ -38,7 +38,7 @@ def make_run(name: str, shift: float, job: dict | None = None, evals: list[dict]
     evals = evals or [{"step": s, "acc": 0.1 * i + shift, "think": 0.2 * i + shift} for i, s in enumerate(EVAL_STEPS)]
     job = {"method": "grpo", "seed": 0, "num_iterations": 1, "reward": "true", "guard": False, "len_pen": 0.0,
            "beta": 0.0, **(job or {})}
-    return Run(name=name, history=history, evals=evals_frame(evals), summary={"job": job, "seconds": 1.0},
+    return Run(name=name, history=history, evals=evals_frame(evals), summary={"job": job},
                metrics=None)
 
 

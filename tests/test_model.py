@@ -22,9 +22,12 @@ def test_init_is_seeded():
 
 def test_save_load_round_trip(tmp_path, tiny_model):
     path = tmp_path / "m.pt"
-    save_checkpoint(path, tiny_model, {"name": "x", "summary": {"seconds": 1.5}})
+    save_checkpoint(path, tiny_model, {"name": "x", "summary": {"final_loss": 1.5}})
     model, meta = load_checkpoint(path)
-    assert meta == {"name": "x", "summary": {"seconds": 1.5}}
+    assert meta == {"name": "x", "summary": {"final_loss": 1.5}}
+    # the same model and meta are the same bytes wherever saved (the archive does not carry the file name)
+    save_checkpoint(tmp_path / "sub" / "other.pt", tiny_model, {"name": "x", "summary": {"final_loss": 1.5}})
+    assert (tmp_path / "sub" / "other.pt").read_bytes() == path.read_bytes()
     assert model.cfg == tiny_model.cfg
     x = torch.randint(1, 33, (2, 12))
     assert torch.equal(model(x), tiny_model(x))

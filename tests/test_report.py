@@ -49,7 +49,7 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
                        "rollout/think_rate": float(think[0] + (think[1] - think[0]) * frac[s]) if think else 1.0,
                        "rollout/entropy": float(0.6 - 0.4 * frac[s]), "losses/kl": float(0.01 * frac[s]),
                        "losses/pg": 0.0, "losses/kl_term": 0.0, "losses/clip_frac": clip, "losses/grad_norm": 1.0,
-                       "time/seconds": 0.5} for s in range(steps)],
+                       "rollout/count": 256, "time/seconds": 0.5} for s in range(steps)],
             "evals": [], "examples": [], "seconds": 0.5 * steps}
     for step in sorted({0, *range(j.eval_every, steps + 1, j.eval_every), steps}):
         f = step / steps

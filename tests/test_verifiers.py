@@ -259,7 +259,7 @@ def test_train_verifier_batches_and_summary(monkeypatch, tiny_model):
     assert all(kind == "orm" and len(c) == 5 for kind, c in train_batches)
     # balanced: 3 correct then 2 wrong (the odd one goes to the first class)
     assert all(c == [True] * 3 + [False] * 2 for _, c in train_batches)
-    assert set(summary) == {"heldout", "probes", "data", "final_loss", "loss_curve", "sample_seconds", "seconds"}
+    assert set(summary) == {"heldout", "probes", "data", "final_loss", "loss_curve", "timing"}
     train, held = vmod.make_examples(tiny_model, cfg)
     assert summary["data"] == {"train_examples": 18, "train_correct": sum(e.correct for e in train),
                                "train_gold": sum(e.gold for e in train), "heldout_examples": 6}
@@ -267,7 +267,7 @@ def test_train_verifier_batches_and_summary(monkeypatch, tiny_model):
     assert summary["final_loss"] == summary["loss_curve"][-1][1] != summary["loss_curve"][1][1]
     # the loss is the mean BCE over scored positions: near log 2 for a fresh head
     assert summary["loss_curve"][0][1] == pytest.approx(math.log(2), abs=0.1)
-    assert 0 <= summary["sample_seconds"] <= summary["seconds"]
+    assert 0 <= summary["timing"]["sample_seconds"] <= summary["timing"]["seconds"]
     held_problems = list({id(e.problem): e.problem for e in held}.values())
     assert summary["probes"]["problems"] == len(held_problems) == 3
     assert summary["probes"] == vmod.probe_scores(v, held_problems, 3)

@@ -61,23 +61,27 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
 
 
 def history_csv(hist: dict) -> str:
-    """The per-step records as CSV (one row per step; columns as in the records)."""
-    cols = list(hist["steps"][0])
+    """The per-step records as CSV (one row per step; columns as in the records, less the `time/` ones:
+    wall-clock seconds differ on every rerun, and this file is a study input and a DVC plot)."""
+    cols = [c for c in hist["steps"][0] if not c.startswith("time/")]
     rows = [",".join(f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c]) for c in cols) for r in hist["steps"]]
     return ",".join(cols) + "\n" + "\n".join(rows) + "\n"
 
 
 def summary(job: Job, hist: dict) -> dict:
     last = hist["steps"][-1]
-    out = {"job": job.to_dict(), "seconds": round(hist["seconds"], 2),
-           "seconds_per_step": round(hist["seconds"] / len(hist["steps"]), 4),
-           "final": {k: v for k, v in last.items() if k != "step"}, "evals": hist["evals"],
-           "examples": hist["examples"]}
-    return out
+    return {"job": job.to_dict(), "final": {k: v for k, v in last.items() if k != "step" and not k.startswith("time/")},
+            "evals": hist["evals"], "examples": hist["examples"]}
+
+
+def timing(job: Job, hist: dict) -> dict:
+    """Wall-clock seconds of a run: kept out of the checkpoint, the history and the summary."""
+    return {"seconds": round(hist["seconds"], 2), "seconds_per_step": round(hist["seconds"] / job.steps, 4),
+            "steps_per_second": round(job.steps / hist["seconds"], 3)}
 
 
 def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summary_path) -> None:
-    save_checkpoint(model_path, policy, {"kind": "rl", "job": job.to_dict(), "seconds": hist["seconds"]})
+    save_checkpoint(model_path, policy, {"kind": "rl", "job": job.to_dict()})
     with atomic_path(history_path) as tmp:
         tmp.write_text(history_csv(hist))
     write_json(summary_path, summary(job, hist))
@@ -89,9 +93,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the rl: defaults (YAML value), e.g. --set method=rft --set beta=0.05")
     p.add_argument("--params", default="params.yaml", help="params file holding the rl: defaults")
-    p.add_argument("--out", default="runs/oneoff", help="folder for model.pt, history.csv and summary.json")
+    p.add_argument("--out", default="runs/oneoff",
+                   help="folder for model.pt, history.csv, summary.json and timing.json")
     p.add_argument("--models", default="models", help="folder holding <init>.pt and verifier_<name>.pt")
-    p.add_argument("--data", default="data", help="folder holding the in-training evaluation sets (val_n12.jsonl, val_n16.jsonl, think.jsonl)")
+    p.add_argument("--data", default="data",
+                   help="folder holding the in-training evaluation sets (val_n12.jsonl, val_n16.jsonl, think.jsonl)")
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -132,9 +138,10 @@ def run(args) -> int:
     policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
     out = Path(args.out)
     write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
-    s = summary(job, hist)
-    print(f"trained {job.method} (reward {job.reward}) for {job.steps} steps in {s['seconds']:.1f} s "
-          f"({s['seconds_per_step']:.3f} s/step)")
+    s, t = summary(job, hist), timing(job, hist)
+    write_json(out / "timing.json", t)
+    print(f"trained {job.method} (reward {job.reward}) for {job.steps} steps in {t['seconds']:.1f} s "
+          f"({t['seconds_per_step']:.3f} s/step)")
     for key in ("reward/proxy", "reward/true", "rollout/entropy", "rollout/length", "losses/kl"):
         print(f"  final {key:<16} {s['final'][key]:.4f}")
     if hist["evals"]:

@@ -243,7 +243,7 @@ def run_metrics(run: Run, set_name: str) -> dict:
     return {"acc": run.metrics[set_name]["greedy"]["acc"], "entropy_end": tail_mean(h["rollout/entropy"]),
             "zero_var_mean": float(h["rollout/zero_var_frac"].mean()),
             "length_wrong_end": tail_mean(wrong_length(run).dropna()),
-            "seconds_per_step": run.summary["seconds_per_step"]}
+            "rollouts_per_step": float(h["rollout/count"].mean())}
 
 
 def arm_metrics(names: list[str], runs: dict[str, Run], iv, set_name: str) -> dict:
@@ -268,7 +268,8 @@ def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> 
                          "MDE": "" if x is None else f"{x.cmp.mde:.3f}",
                          "entropy (last 10%)": m["entropy_end"],
                          "zero-variance fraction (mean)": m["zero_var_mean"],
-                         "wrong length (last 10%)": m["length_wrong_end"], "seconds per step": m["seconds_per_step"]})
+                         "wrong length (last 10%)": m["length_wrong_end"],
+                         "rollouts per step (mean)": m["rollouts_per_step"]})
     return rows
 
 

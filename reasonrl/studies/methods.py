@@ -139,8 +139,7 @@ def method_row(cfg: Config, label: str, names: list[str], runs: dict, iv) -> dic
             "true reward (last 10%)": mean_sd(tail_mean(runs[r].history["reward/true"]) for r in names)
             if sampled else "gold (≡ 1)",
             "entropy (nats)": mean_sd(tail_mean(runs[r].history["rollout/entropy"]) for r in names),
-            "length (chars)": mean_sd((tail_mean(runs[r].history["rollout/length"]) for r in names), ".1f"),
-            "train seconds": mean_sd((runs[r].summary["seconds"] for r in names), ".0f")}
+            "length (chars)": mean_sd((tail_mean(runs[r].history["rollout/length"]) for r in names), ".1f")}
 
 
 def method_metrics(cfg: Config, names: list[str], runs: dict, iv) -> dict:
