@@ -169,3 +169,13 @@ def test_a_task_that_fails_outside_its_stage_is_reported_as_failed(capsys):
     assert parallel._outcome("x@1", done) == {"stage": "x@1", "status": "ran"}
     parallel._log_outcome(outcome)
     assert "FAILED   x@1  (exit None)" in capsys.readouterr().err
+
+
+def test_local_cluster_runs_without_dask_monitoring():
+    """The local cluster's workers (separate processes) run with the profiler off and a slow resource monitor."""
+    import dask
+
+    with parallel._connect(_args(jobs=1)) as client:
+        got = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
+                                  dask.config.get("distributed.admin.system-monitor.interval")))
+    assert list(got.values()) == [(False, "10s")]
