@@ -23,4 +23,4 @@ verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
 policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
 out = OUT.get(group, "reports/rl")
 write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
-write_json(f"reports/timing/rl_{name}.json", timing(job, hist))
+write_json(f"reports/timing/rl_{name}.json", timing(hist))

@@ -74,10 +74,12 @@ def summary(job: Job, hist: dict) -> dict:
             "evals": hist["evals"], "examples": hist["examples"]}
 
 
-def timing(job: Job, hist: dict) -> dict:
-    """Wall-clock seconds of a run: kept out of the checkpoint, the history and the summary."""
-    return {"seconds": round(hist["seconds"], 2), "seconds_per_step": round(hist["seconds"] / job.steps, 4),
-            "steps_per_second": round(job.steps / hist["seconds"], 3)}
+def timing(hist: dict) -> dict:
+    """Wall-clock seconds of a run: kept out of the checkpoint, the history and the summary. Per step taken: a
+    run with a rollout budget (dynamic sampling) can stop before job.steps."""
+    n = len(hist["steps"])
+    return {"seconds": round(hist["seconds"], 2), "seconds_per_step": round(hist["seconds"] / n, 4),
+            "steps_per_second": round(n / hist["seconds"], 3)}
 
 
 def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summary_path) -> None:
@@ -138,9 +140,9 @@ def run(args) -> int:
     policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
     out = Path(args.out)
     write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
-    s, t = summary(job, hist), timing(job, hist)
+    s, t = summary(job, hist), timing(hist)
     write_json(out / "timing.json", t)
-    print(f"trained {job.method} (reward {job.reward}) for {job.steps} steps in {t['seconds']:.1f} s "
+    print(f"trained {job.method} (reward {job.reward}) for {len(hist['steps'])} steps in {t['seconds']:.1f} s "
           f"({t['seconds_per_step']:.3f} s/step)")
     for key in ("reward/proxy", "reward/true", "rollout/entropy", "rollout/length", "losses/kl"):
         print(f"  final {key:<16} {s['final'][key]:.4f}")
