@@ -243,6 +243,8 @@ def test_reasonrl_train_writes_a_run(train_dir, capsys):
     assert summary["job"]["method"] == "rft" and summary["job"]["n_range"] == [4, 6]
     assert [e["step"] for e in summary["evals"]] == [0, 1, 2]
     assert (train_dir / "out/history.csv").read_text().count("\n") == 3
+    timing = json.loads((train_dir / "out/timing.json").read_text())
+    assert set(timing) == {"seconds", "seconds_per_step", "steps_per_second"} and timing["seconds"] > 0
     _, meta = load_checkpoint(train_dir / "out/model.pt")
     assert meta["job"]["steps"] == 2
 

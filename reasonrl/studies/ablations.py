@@ -296,7 +296,8 @@ def report(cfg: Config, root: Path) -> None:
                      f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
                      "bootstrap interval; 'vs reference': the paired difference from the group's first row with its "
                      "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
-                     "steps; zero-variance fraction: mean over all steps (before any resampling); means over seeds."))
+                     "steps; zero-variance fraction: mean over all steps (before any resampling); rollouts per step: "
+                     "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))
     if cfg.stability:
         answers["stability"], st_ivs = stability_answers(cfg, root, runs)
         stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png")
