@@ -44,8 +44,10 @@ POLL_S = 0.5  # how often a running stage checks whether the run was told to sto
 # an idle local cluster of two workers used 0.11 of a core, with them off 0.05 (docs/parallel.md), CPU
 # that the stages' own computation gets instead.
 QUIET_CLUSTER = {"distributed.admin.system-monitor.interval": "10s", "distributed.worker.profile.enabled": False}
-# `dvc`, with Ctrl-C handled normally even where the worker ignores SIGINT (ignoring is inherited).
+# `dvc`, with Ctrl-C handled normally even where the worker ignores SIGINT (ignoring is inherited), and
+# with the faster dvc.lock update of reasonrl.lockfile (same bytes, 5 s less per stage at this DAG's size).
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "import reasonrl.lockfile; reasonrl.lockfile.install(); "
              "from dvc.cli import main; sys.exit(main(sys.argv[1:]))")
 
 

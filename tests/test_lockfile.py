@@ -1,0 +1,138 @@
+"""reasonrl.lockfile writes exactly the dvc.lock that DVC's own round-trip update writes."""
+
+from __future__ import annotations
+
+import copy
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from dvc.utils.serialize import _yaml as dvc_yaml
+
+from reasonrl import lockfile
+from reasonrl.parallel import _DVC_MAIN
+
+
+def _entry(i: int) -> dict:
+    """A lock entry with what a real one holds: wrapped long strings, None, keys YAML would read as bools."""
+    return {
+        "cmd": f"python stages/rl.py runs s{i}",
+        "deps": [{"path": f"models/base_{i}.pt", "hash": "md5", "md5": f"{i:032x}", "size": 1000 + i}],
+        "params": {"params.yaml": {"rl.lr": 1e-4 * (i + 1), "model": None, "runs": {"on": [f"a{i}"], "off": []},
+                                   "title": "KL to the start in the reward (k1, beta 0.05, after the advantage) "
+                                            f"at lr 1e-3, run {i}, with the methods' settings"}},
+        "outs": [{"path": f"reports/rl/s{i}.json", "hash": "md5", "md5": f"{i + 7:032x}", "size": 10 * i}],
+    }
+
+
+def _dvc_text(data: dict) -> str:
+    buf = io.StringIO()
+    dvc_yaml._dump(data, buf)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def lock() -> tuple[str, dict]:
+    data = {"schema": "2.0", "stages": {f"rl@s{i}": _entry(i) for i in range(6)}}
+    return _dvc_text(data), data
+
+
+def test_unchanged_lock_keeps_its_bytes(lock):
+    text, data = lock
+    assert lockfile.splice(text, data, copy.deepcopy(data)) == text
+
+
+@pytest.mark.parametrize("name", ["rl@s0", "rl@s3", "rl@s5"])
+def test_a_changed_entry_gives_dvcs_full_dump(lock, name):
+    text, data = lock
+    after = copy.deepcopy(data)
+    after["stages"][name]["outs"][0]["md5"] = "f" * 32
+    after["stages"][name]["params"]["params.yaml"]["title"] += " and a longer title that wraps once more"
+    out = lockfile.splice(text, data, after)
+    assert out == _dvc_text(after) != text
+
+
+def test_appended_and_several_changed_entries(lock):
+    text, data = lock
+    after = copy.deepcopy(data)
+    after["stages"]["rl@s1"]["cmd"] += " --again"
+    after["stages"]["rl@s4"]["deps"].append({"path": "data/val.jsonl", "hash": "md5", "md5": "0" * 32, "size": 1})
+    after["stages"]["report"] = _entry(9)
+    assert lockfile.splice(text, data, after) == _dvc_text(after)
+
+
+@pytest.mark.parametrize("change", ["remove", "reorder", "schema"])
+def test_changes_it_cannot_splice_fall_back(lock, change):
+    text, data = lock
+    after = copy.deepcopy(data)
+    if change == "remove":
+        del after["stages"]["rl@s2"]
+    elif change == "reorder":
+        after["stages"] = dict(reversed(after["stages"].items()))
+    else:
+        after["schema"] = "3.0"
+    assert lockfile.splice(text, data, after) is None
+
+
+def _modify(modify_yaml, path, edit) -> str:
+    with modify_yaml(str(path)) as data:
+        edit(data)
+    return path.read_text()
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["stages"]["rl@s2"].update(cmd="python stages/rl.py runs other"),
+    lambda d: d["stages"].pop("rl@s2"),
+    lambda d: d["stages"].update({"new@x": _entry(3)}),
+], ids=["change", "remove", "add"])
+def test_modify_lock_writes_what_dvc_writes(lock, tmp_path, edit):
+    text, _ = lock
+    ours, theirs = tmp_path / "a" / "dvc.lock", tmp_path / "b" / "dvc.lock"
+    for p in (ours, theirs):
+        p.parent.mkdir()
+        p.write_text(text)
+    assert _modify(lockfile.modify_lock, ours, edit) == _modify(dvc_yaml.modify_yaml, theirs, edit)
+
+
+def test_a_new_lock_file(tmp_path):
+    def edit(d):
+        d.update({"schema": "2.0", "stages": {"a": _entry(1)}})
+    ours, theirs = tmp_path / "dvc.lock", tmp_path / "other.lock"
+    assert _modify(lockfile.modify_lock, ours, edit) == _modify(dvc_yaml.modify_yaml, theirs, edit)
+
+
+def test_install_patches_lock_files_only(monkeypatch):
+    import dvc.dvcfile as dvcfile
+
+    calls = []
+    monkeypatch.setattr(dvcfile, "modify_yaml", lambda path, fs=None: calls.append(("dvc", path)))
+    monkeypatch.setattr(lockfile, "modify_lock", lambda path, fs=None: calls.append(("ours", path)))
+    lockfile.install()
+    lockfile.install()  # a second call does not wrap twice
+    dvcfile.modify_yaml("dir/dvc.lock")
+    dvcfile.modify_yaml("dir/dvc.yaml")
+    assert calls == [("ours", "dir/dvc.lock"), ("dvc", "dir/dvc.yaml")]
+
+
+@pytest.mark.slow
+def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
+    """`dvc repro` as `reasonrl repro` runs it and as a user runs it leave the same dvc.lock bytes."""
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    stages = "".join(f"  s{i}:\n    cmd: echo {i} > out{i}.txt\n    deps: [in.txt]\n    outs: [out{i}.txt]\n"
+                     for i in range(3))
+    locks = []
+    for how in ("dvc", "reasonrl"):
+        repo = tmp_path / how
+        repo.mkdir()
+        (repo / "in.txt").write_text("x\n")
+        (repo / "dvc.yaml").write_text("stages:\n" + stages)
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        subprocess.run(["dvc", "init", "-q"], cwd=repo, check=True, env=env)
+        for stage in ("s1", "s0", "s2", "s0"):
+            main = ["dvc"] if how == "dvc" else [sys.executable, "-c", _DVC_MAIN]
+            subprocess.run([*main, "repro", "-f", "-s", stage], cwd=repo, check=True, env=env,
+                           capture_output=True)
+        locks.append((repo / "dvc.lock").read_text())
+    assert locks[0] == locks[1] and "s2:" in locks[0]
