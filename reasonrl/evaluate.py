@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import check
-from .model import token_logprobs
+from .model import TinyReasoner, pad_ids, shared_token_logprobs, token_logprobs
 from .pretrain import encode_pairs
 from .sampling import response_of, sample, sample_responses
-from .task import ANSWER_MARK, END, THINKS, Problem, is_correct, parse_answer, problem_key, step_labels
+from .task import ANSWER_MARK, END, PAD_ID, THINKS, Problem, encode, is_correct, parse_answer, problem_key, step_labels
 
 FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
 
@@ -251,7 +251,37 @@ def baseline_curve(problems: list[Problem], ks: list[int]) -> dict:
 def sample_entropy(model, problems: list[Problem], responses: list[list[str]], per_problem: int = 16,
                    chunk: int = 512) -> float:
     """Mean entropy (nats) of the model's next-token distribution over the tokens of its own sampled
-    responses (the first `per_problem` of each problem), weighted by token."""
+    responses (the first `per_problem` of each problem), weighted by token.
+
+    A TinyReasoner scores each problem's responses as one group on its prompt, computed once
+    (`shared_token_logprobs`, chunks of `chunk` rows); any other next-token model (the tests' hand-built
+    ones) scores prompt + response rows with its plain forward (`sample_entropy_plain`). Both give the
+    same number up to float summation order (tests/test_evaluate.py)."""
+    if not isinstance(model, TinyReasoner):
+        return sample_entropy_plain(model, problems, responses, per_problem, chunk)
+    groups = [(p.prompt, rs[:per_problem]) for p, rs in zip(problems, responses)]
+    groups = [(prompt, rs) for prompt, rs in groups if any(rs)]
+    if not groups:
+        raise ValueError("responses: nothing to measure")
+    G = max(len(rs) for _, rs in groups)  # every problem has the same number of samples; pad any short one
+    device = next(model.parameters()).device
+    total, tokens = 0.0, 0
+    for i in range(0, len(groups), max(1, chunk // G)):
+        part = groups[i: i + max(1, chunk // G)]
+        prompts = pad_ids([encode(prompt) for prompt, _ in part], device)  # (P, L)
+        lens = torch.tensor([len(prompt) for prompt, _ in part], device=device)
+        resp = pad_ids([encode(r) for _, rs in part for r in [*rs, *[""] * (G - len(rs))]], device)  # (P * G, R)
+        _, ent = shared_token_logprobs(model, prompts, lens, resp.view(len(part), G, -1))  # (P * G, R)
+        m = resp != PAD_ID
+        total += float(ent[m].sum())
+        tokens += int(m.sum())
+    return total / tokens
+
+
+@torch.inference_mode()
+def sample_entropy_plain(model, problems: list[Problem], responses: list[list[str]], per_problem: int = 16,
+                         chunk: int = 512) -> float:
+    """sample_entropy through the model's plain forward on prompt + response rows (the reference path)."""
     pairs = [(p.prompt, r) for p, rs in zip(problems, responses) for r in rs[:per_problem] if r]
     if not pairs:
         raise ValueError("responses: nothing to measure")

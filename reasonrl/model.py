@@ -159,6 +159,14 @@ def token_logprobs(model: TinyReasoner, X: torch.Tensor, temperature: float = 1.
 # their own earlier tokens. Nothing of the prompt is copied G times.
 
 
+def pad_ids(seqs: list[list[int]], device) -> torch.Tensor:
+    """Token id lists right-padded with PAD into one (len(seqs), max(1, longest)) tensor on `device`."""
+    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return X.to(device)
+
+
 def prompt_bias(lens: torch.Tensor, L: int) -> torch.Tensor:
     """(P, 1, 1, L) additive attention bias: 0 on each prompt's own slots, -inf on its right padding."""
     pad = torch.arange(L, device=lens.device)[None, :] >= lens[:, None]  # (P, L)

@@ -24,6 +24,7 @@ from reasonrl.evaluate import (
     pass_curve_of,
     random_guess_baseline,
     sample_entropy,
+    sample_entropy_plain,
     sample_set,
     sampling_report,
     think_profile,
@@ -146,6 +147,7 @@ def test_model_evaluations_shapes_and_determinism(tiny_model):
     ent = sample_entropy(tiny_model, probs, responses)
     assert 0 < ent <= math.log(tiny_model.cfg.vocab_size - 1) + 1e-6
     assert ent == pytest.approx(sample_entropy(tiny_model, probs, responses, chunk=5), rel=1e-5)
+    assert ent == pytest.approx(sample_entropy_plain(tiny_model, probs, responses), rel=1e-5)
     think = think_profile(tiny_model, probs, N=4, seed=2)
     assert set(think) == {"think", "acc", "len", "acc_think", "acc_direct", "by_k"}
     assert set(think["by_k"]) == {"2", "3"} and set(think["by_k"]["2"]) == {"think", "acc", "trace"}
@@ -266,3 +268,21 @@ def test_outcomes_csv_carries_sampled_when_the_rows_do():
     rows = [{"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "outcome": "correct", "sampled": 0.5}]
     assert outcomes_csv(rows) == "set,problem,k,correct,outcome,sampled\nn6,abcdef:a3,3,1,correct,0.5\n"
     assert outcomes_csv([]) == "set,problem,k,correct,outcome\n"
+
+
+@pytest.mark.parametrize("per_problem,chunk", [(2, 512), (3, 4), (16, 1)])
+def test_shared_prompt_entropy_equals_the_plain_path(tiny_model, per_problem, chunk):
+    """The prompt computed once per problem gives the plain forward's entropy, with empty responses (no
+    tokens), a problem whose responses are all empty, and chunks that split the problems unevenly."""
+    probs = [p for k in (2, 3) for p in make_eval_set(7, k, 3, seed=4)]
+    responses = sample_set(tiny_model, probs, 3, seed=5)
+    responses[0] = ["", responses[0][1], ""]
+    responses[2] = ["", "", ""]
+    responses[3] = [responses[3][0] + "abc", "", responses[3][2]]
+    want = sample_entropy_plain(tiny_model, probs, responses, per_problem=per_problem, chunk=chunk)
+    got = sample_entropy(tiny_model, probs, responses, per_problem=per_problem, chunk=chunk)
+    assert got == pytest.approx(want, rel=1e-5, abs=1e-7)
+    first = sample_entropy_plain(tiny_model, probs, [rs[:1] for rs in responses])
+    assert sample_entropy(tiny_model, probs, responses, per_problem=1) == pytest.approx(first, rel=1e-5)
+    with pytest.raises(ValueError, match="nothing to measure"):
+        sample_entropy(tiny_model, probs[:1], [["", ""]])

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..model import shared_token_logprobs, token_logprobs
+from ..model import pad_ids, shared_token_logprobs, token_logprobs
 from ..pretrain import encode_pairs
 from ..task import PAD_ID, encode
 
@@ -55,13 +55,6 @@ class SharedPrefix:
                             rows if self.rows is None else self.rows[rows])
 
 
-def _pad(seqs: list[list[int]], device) -> torch.Tensor:
-    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return X.to(device)
-
-
 def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
     X, M = encode_pairs(list(zip([p.prompt for p in batch.problems], batch.responses)), device)
     return FullSequences(X, M[:, 1:], temperature)  # m: 1 where the predicted token belongs to the response
@@ -72,9 +65,10 @@ def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     prompts = [p.prompt for p in batch.problems[::G]]
     if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
         raise ValueError("batch: rows must come in groups of G with the same prompt")
-    resp = _pad([encode(r) for r in batch.responses], device)  # (N, R)
+    resp = pad_ids([encode(r) for r in batch.responses], device)  # (N, R)
     lens = torch.tensor([len(p) for p in prompts], device=device)
-    return SharedPrefix(_pad([encode(p) for p in prompts], device), lens, resp.view(len(prompts), G, -1), temperature)
+    prompt_ids = pad_ids([encode(p) for p in prompts], device)
+    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature)
 
 
 @dataclass(frozen=True)
