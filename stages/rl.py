@@ -1,6 +1,6 @@
 """Stage `rl@<run>` (and rl_orm@, rl_prm@, rl_headline@): train one RL run from params.
 
-    python stages/rl.py <group> <name>     # group: runs, runs_orm, runs_prm, or headline
+    python stages/rl.py <group> <name>     # group: runs, runs_noeval, runs_orm, runs_prm, or headline
 
 A run is the `rl:` defaults overridden by <group>.<name>; a headline run also takes the top-level
 `method`. Every entry names its `init` so that dvc.yaml can depend on it. Study runs write under

@@ -63,7 +63,7 @@ def thin(params: dict, keep: int = KEEP_SEEDS) -> dict:
     bases (cot_s2), the headline runs, the passk models and arms and every study's arms (so each arm keeps
     `keep` seeds and every pair still resolves). Names without a seed (cot, grpohi's base ...) stay."""
     out = dict(params)
-    for group in ("bases", "runs", "runs_orm", "runs_prm", "headline", "passk", "studies"):
+    for group in ("bases", "runs", "runs_noeval", "runs_orm", "runs_prm", "headline", "passk", "studies"):
         if group in out:
             out[group] = _without_dropped(out[group], keep)
     return out

@@ -67,7 +67,7 @@ def workdir(tmp_path_factory):
         stage("base.py", "mixed.phase2.think2", "mixed_think2")
         stage("verifier.py", "orm")
         stage("rl.py", "runs", "grpo_s0")
-        stage("rl.py", "runs", "zero_think2_s0")
+        stage("rl.py", "runs_noeval", "zero_think2_s0")
         stage("rl.py", "runs_orm", "orm_s0")
         stage("rl.py", "headline", "headline_s0")
         stage("eval.py", "base_cot", "reports/eval")

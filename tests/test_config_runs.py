@@ -15,6 +15,7 @@ PARAMS = {
     "rl": {"init": "base_cot", "method": "grpo", "steps": 7, "lr": 1.0e-4},
     "verifiers": {"orm": {}},
     "runs": {"a": {"init": "base_x", "seed": 3}, "b": {"init": "base_x", "method": "sft"}},
+    "runs_noeval": {"z": {"init": "base_x", "eval": "think"}},
     "runs_orm": {"o": {"init": "base_x", "reward": "orm"}},
     "runs_prm": {"p": {"init": "base_x", "reward": "prm_full"}},
     "headline": {"h": {"init": "base_x", "seed": 100}},
@@ -40,6 +41,7 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
     job, where = job_for(_params(), "headline", "h")
     assert (job.method, job.eval, job.seed, where) == ("rft", "val_n16", 100, "headline.h")
     assert job_for(_params(), "runs_orm", "o")[0].verifier == "orm"
+    assert job_for(_params(), "runs_noeval", "z")[0].eval == "think"  # the zero study's group: no eval@ stage
     # a study run does not read the headline's method, so `-S method=...` cannot touch it
     assert job_for(_params(method="ppo"), "runs", "a")[0].method == "grpo"
 
@@ -57,7 +59,9 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
     ("runs", "a", {"runs__a": {"init": "base_x", "reward": "orm"}}, r"^runs\.a\.reward: 'orm' is not allowed in runs"
                                                                      r" \(move the run to runs_orm"),
     ("runs_orm", "o", {"runs_orm__o": {"init": "base_x", "reward": "true"}},
-     r"^runs_orm\.o\.reward: 'true' is not allowed in runs_orm \(move the run to runs"),
+     r"^runs_orm\.o\.reward: 'true' is not allowed in runs_orm \(move the run to runs or runs_noeval"),
+    ("runs_noeval", "z", {"runs_noeval__z": {"init": "base_x", "reward": "orm"}},
+     r"^runs_noeval\.z\.reward: 'orm' is not allowed in runs_noeval \(move the run to runs_orm"),
     ("runs_prm", "p", {"verifiers": {"orm": {}}}, r"^runs_prm\.p\.reward: verifier 'prm_full' is not defined"),
     ("runs", "a", {"rl__lr": -1.0}, r"^rl\.lr: must be positive"),  # named where it was set, not under the run
     ("runs", "a", {"runs__a": {"init": "base_x", "lr": -1.0}}, r"^runs\.a\.lr: must be positive"),

@@ -82,7 +82,8 @@ def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"mixed@think2"}
     # not the shared phase 1, not the other phase-2 bases
-    assert closure == {"mixed@think2"} | {f"{g}@zero_think2_s{i}" for g in ("rl", "eval") for i in SEEDS} | READERS
+    # the zero runs have no eval@ stage: the zero study reads only their training records
+    assert closure == {"mixed@think2"} | {f"rl_noeval@zero_think2_s{i}" for i in SEEDS} | READERS
 
 
 def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_repo):
@@ -93,9 +94,9 @@ def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_re
     assert direct == {"mixed_p1@skill"}
     built_on = {"think0", "think2", "think10"}
     runs = {f"zero_{b}_s{i}" for b in (*built_on, "think0_hot") for i in SEEDS}  # the hot control starts at think0
-    assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl@{r}" for r in runs}
-                       | {f"eval@{r}" for r in runs} | READERS)
-    assert "base@direct" not in closure and "rl@zero_noskill_s0" not in closure
+    assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl_noeval@{r}" for r in runs}
+                       | READERS)
+    assert "base@direct" not in closure and "rl_noeval@zero_noskill_s0" not in closure
 
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):

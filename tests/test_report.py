@@ -397,14 +397,14 @@ def test_passk_stage_reads_the_sets_and_models_params_name():
     assert {d for d in deps if d.startswith("data/")} == {f"data/{s}.jsonl" for s in params["sets"]}
     assert params["eval"]["passk_ks"][-1] == params["eval"]["passk_N"]
     assert all(math.log2(k).is_integer() for k in params["eval"]["passk_ks"])
-    runs = {f"rl_{r}" for group in ("runs", "runs_orm", "runs_prm")
+    runs = {f"rl_{r}" for group in ("runs", "runs_noeval", "runs_orm", "runs_prm")
             for r in yaml.safe_load((ROOT / "params.yaml").read_text())[group]}
     assert all(m in runs or m.startswith("base_") for m in params["models"].values())
 
 
 def test_every_study_run_is_defined_with_the_eval_it_needs():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    runs = {n: r for group in ("runs", "runs_orm", "runs_prm") for n, r in params[group].items()}
+    runs = {n: r for group in ("runs", "runs_noeval", "runs_orm", "runs_prm") for n, r in params[group].items()}
     for name in ("methods", "hacking", "ablations", "zero"):
         cfg = load_config(STUDIES[name], params)
         want = "think" if name == "zero" else "val_n16"  # in-training curves on the validation set

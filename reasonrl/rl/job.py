@@ -124,8 +124,9 @@ def make_job(defaults: dict | None = None, overrides: dict | None = None, where:
 # ----------------------------------------------------------------------------- runs of the pipeline
 
 # Run group -> the verifier its stage depends on (None: no verifier). A learned reward lives only in the
-# group whose stage depends on that verifier's checkpoint; every other reward lives in `runs`.
-RUN_GROUPS = {"runs": None, "runs_orm": "orm", "runs_prm": "prm_full"}
+# group whose stage depends on that verifier's checkpoint; every other reward lives in `runs` or in
+# `runs_noeval` (the same stage without a test-set eval@ stage after it).
+RUN_GROUPS = {"runs": None, "runs_noeval": None, "runs_orm": "orm", "runs_prm": "prm_full"}
 HEADLINE = "headline"  # the `rl:` defaults with the top-level `method`
 
 
@@ -159,8 +160,8 @@ def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
               "remove the key and set `method:` at the top of params.yaml")
         overrides = {"method": method, "eval": "val_n16", **overrides}
     job = make_job(rl, overrides, where, verifiers)
-    home = next((g for g, v in RUN_GROUPS.items() if v == job.verifier), None)
-    check(group == home or (group == HEADLINE and job.verifier is None), f"{where}.reward",
+    homes = [g for g, v in RUN_GROUPS.items() if v == job.verifier]
+    check(group in homes or (group == HEADLINE and job.verifier is None), f"{where}.reward",
           f"{job.reward!r} is not allowed in {group}",
-          f"move the run to {home}: that group's stage depends on the reward's checkpoint")
+          f"move the run to {' or '.join(homes)}: that group's stage depends on the reward's checkpoint")
     return job, where
