@@ -60,17 +60,22 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
     return policy, hist
 
 
+def without_timing(record: dict) -> dict:
+    """A step record less its `time/` entries: wall-clock seconds differ on every rerun, so they stay out of
+    the history and the summary (a study input, a DVC plot) and go only to timing()."""
+    return {k: v for k, v in record.items() if not k.startswith("time/")}
+
+
 def history_csv(hist: dict) -> str:
-    """The per-step records as CSV (one row per step; columns as in the records, less the `time/` ones:
-    wall-clock seconds differ on every rerun, and this file is a study input and a DVC plot)."""
-    cols = [c for c in hist["steps"][0] if not c.startswith("time/")]
+    """The per-step records as CSV (one row per step; columns as in the records, less the `time/` ones)."""
+    cols = list(without_timing(hist["steps"][0]))
     rows = [",".join(f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c]) for c in cols) for r in hist["steps"]]
     return ",".join(cols) + "\n" + "\n".join(rows) + "\n"
 
 
 def summary(job: Job, hist: dict) -> dict:
     last = hist["steps"][-1]
-    return {"job": job.to_dict(), "final": {k: v for k, v in last.items() if k != "step" and not k.startswith("time/")},
+    return {"job": job.to_dict(), "final": {k: v for k, v in without_timing(last).items() if k != "step"},
             "evals": hist["evals"], "examples": hist["examples"]}
 
 
@@ -82,11 +87,14 @@ def timing(hist: dict) -> dict:
             "steps_per_second": round(n / hist["seconds"], 3)}
 
 
-def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summary_path) -> None:
+def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summary_path) -> dict:
+    """Write the checkpoint, the history and the summary; return the summary."""
     save_checkpoint(model_path, policy, {"kind": "rl", "job": job.to_dict()})
     with atomic_path(history_path) as tmp:
         tmp.write_text(history_csv(hist))
-    write_json(summary_path, summary(job, hist))
+    s = summary(job, hist)
+    write_json(summary_path, s)
+    return s
 
 
 # ----------------------------------------------------------------------------- `reasonrl train`
@@ -139,8 +147,8 @@ def run(args) -> int:
     verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
     policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
     out = Path(args.out)
-    write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
-    s, t = summary(job, hist), timing(hist)
+    s = write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
+    t = timing(hist)
     write_json(out / "timing.json", t)
     print(f"trained {job.method} (reward {job.reward}) for {len(hist['steps'])} steps in {t['seconds']:.1f} s "
           f"({t['seconds_per_step']:.3f} s/step)")
