@@ -132,6 +132,13 @@ def test_zero_training_figure(caught):
     assert series(reward) == {"think0": (list(STEPS), const(0.11)), "think2": (list(STEPS), const(0.16))}
     assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a trace"
     assert acc.get_ylabel() == "accuracy (fraction correct)"
+    assert reward.get_ylabel() == "mean reward per sample (0–1)"
+    assert [ax.get_title() for ax in (think, acc, think_rate, reward)] == [
+        "Think rate on the fixed thinking set (16 samples per problem)", "Accuracy on the fixed thinking set (sampled)",
+        "Think rate of the training samples", "True reward of the training samples"]
+    assert caught["training.png"].get_suptitle() == (
+        "GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; per-step curves: "
+        "10-step moving average)")
 
 
 def errorbars(ax) -> dict[str, tuple[list, list]]:
@@ -164,6 +171,10 @@ def test_zero_by_hops_figure(caught):
         "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
     assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
+    assert a.get_ylim() == b.get_ylim() == pytest.approx((-0.03, 1.03))  # shares, with room for the markers
+    assert caught["by_hops.png"].get_suptitle() == (
+        "Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
+        "95% CI over seeds where there are several)")
 
 
 def test_zero_think_vs_direct_figure(caught):
@@ -179,6 +190,14 @@ def test_zero_think_vs_direct_figure(caught):
     assert notes == ["<1%", "n/a", "n/a"]
     assert ax.get_ylabel() == "accuracy (fraction correct)"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["base think0", "base think2"]
+    assert ax.get_xlabel() == "starting base" and ax.get_ylim() == pytest.approx((0, 1.05))
+    assert ax.get_title() == ("Accuracy when thinking vs when answering directly\n(n/a: no such responses; "
+                              "<1%: under 1% of the responses)")
+    # four bars per base, side by side around its tick, each 0.2 wide
+    xs = {c.get_label(): [round(r.get_x() + r.get_width() / 2, 9) for r in c] for c in ax.containers}
+    assert xs == {"thinking, before": [-0.3, 0.7], "thinking, after": [-0.1, 0.9],
+                  "direct, before": [0.1, 1.1], "direct, after": [0.3, 1.3]}
+    assert {round(r.get_width(), 9) for c in ax.containers for r in c} == {0.2}
 
 
 def test_hacking_reward_figure(caught):
@@ -306,8 +325,17 @@ def test_passk_figure(caught):
         want = sorted({round(v, 9) for iv in cis["n12"][arm] for v in (iv.lo, iv.hi)})
         assert ys == want, arm
     assert a.get_title() == "n12: ring size 12, 4 problems"
+    assert b.get_title() == "n8: ring size 8, 4 problems"
     assert a.get_xlabel() == "k (samples per problem, log scale)"
     assert a.get_ylabel() == "pass@k (fraction of problems solved)"
+    for ax in (a, b):  # k on a log-2 axis, ticked and labelled at the measured k only
+        assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
+        assert list(ax.get_xticks()) == [1, 2, 4]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
+        assert ax.get_ylim() == pytest.approx((0, 1.02))
+    assert caught["passk.png"].get_suptitle() == (
+        "pass@k of the base and each method (unbiased estimator from N = 4 samples per problem; "
+        "mean and 95% CI over seeds and problems)")
 
 
 def test_passk_diversity_figure(caught):
@@ -330,3 +358,15 @@ def test_passk_diversity_figure(caught):
     assert distinct.get_ylabel() == "distinct answers per problem (mean)"
     assert entropy.get_ylabel() == "token entropy of own samples (nats)"
     assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]
+    assert [t.get_text() for t in entropy.get_xticklabels()] == ["n12", "n8"]
+    assert distinct.get_xlabel() == entropy.get_xlabel() == "test set"
+    assert distinct.get_title() == "Distinct answers per problem (mean) (whiskers: seed range)"
+    assert entropy.get_title() == "Token entropy of own samples (nats) (whiskers: seed range)"
+    # three arms side by side around each set's tick, each 0.8 / 3 wide
+    for ax in (distinct, entropy):
+        centres = {k: [round(r.get_x() + r.get_width() / 2, 9) for r in c] for k, c in bars(ax).items()}
+        w = 0.8 / 3
+        assert centres == {"base": pytest.approx([-w, 1 - w]), "grpo": pytest.approx([0, 1]),
+                           "sft": pytest.approx([w, 1 + w])}
+        assert {round(r.get_width(), 9) for c in bars(ax).values() for r in c} == {round(w, 9)}
+    assert caught["diversity.png"].get_suptitle() == "Diversity of 4 samples per problem at temperature 1"
