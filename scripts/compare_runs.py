@@ -3,7 +3,8 @@ reproduce it?
 
     python scripts/compare_runs.py <commit>      # run in the repository root, after the rebuild
 
-For every stage whose dvc.lock entry changed since <commit>: checkpoints (.pt) are compared by their weights
+For every stage whose dvc.lock entry changed since <commit> (or is new), each output is matched by its path with
+the earlier build's (so a renamed stage is compared too): checkpoints (.pt) are compared by their weights
 (the earlier file is read from the DVC cache), every other output by its md5. The RL histories and summaries
 are also compared with the earlier ones less the wall-clock fields the earlier code wrote into them
 (`time/` columns, `seconds`, `seconds_per_step`), which this code keeps in reports/timing/ only.
@@ -44,10 +45,11 @@ def untimed_equal(ref: str, path: str) -> bool:
 def main(ref: str) -> None:
     old = yaml.safe_load(show(ref, "dvc.lock"))["stages"]
     new = yaml.safe_load(open("dvc.lock"))["stages"]
-    rebuilt = [s for s in new if s in old and new[s] != old[s]]
+    rebuilt = [s for s in new if new[s] != old.get(s)]
+    # outputs are matched by path, so a stage that was renamed (same outputs) is compared too
+    before = {o["path"]: o for stage in old.values() for o in stage.get("outs", [])}
     weights, identical, differ = collections.Counter(), 0, collections.defaultdict(list)
     for stage in rebuilt:
-        before = {o["path"]: o for o in old[stage].get("outs", [])}
         for out in new[stage].get("outs", []):
             path = out["path"]
             if path not in before:
@@ -58,7 +60,8 @@ def main(ref: str) -> None:
                 identical += 1
             else:
                 differ[path.split("/")[1] if path.startswith("reports/") else path].append(path)
-    print(f"stages rebuilt since {ref}: {len(rebuilt)} of {len(new)}; new stages: {len(set(new) - set(old))}")
+    print(f"stages rebuilt since {ref}: {len(rebuilt)} of {len(new)}; new stage names: {len(set(new) - set(old))}; "
+          f"stages gone: {len(set(old) - set(new))}")
     print("checkpoints:", dict(weights))
     print("other outputs byte-identical:", identical)
     for kind, paths in sorted(differ.items()):
