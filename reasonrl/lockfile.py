@@ -10,7 +10,8 @@ checks this against DVC's full dump); any change this cannot splice (a stage rem
 another top-level key changed) falls back to DVC's full dump.
 
 Only dvc.lock files are touched; dvc.yaml and params.yaml go through DVC unchanged. `dvc` itself is
-pinned (pyproject.toml), and `install` refuses to patch a DVC whose internals are not the expected ones.
+pinned (pyproject.toml); `install` imports the DVC internals it relies on first, so a DVC that moved them
+fails at once with an ImportError rather than writing a different lock.
 """
 
 from __future__ import annotations
