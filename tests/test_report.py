@@ -435,6 +435,19 @@ def test_claims_verdicts_by_hand():
     assert index.judge(down, [ans("s_vs_base_n12_k016", -0.3, -0.1), ans("s_vs_base_n12_k001", 0.1, 0.3)])[1] == \
         "reproduced"
     assert index.judge(down, [ans("s_vs_base_n12_k016", 0.1, 0.3)])[1] == "contradicted"
+    cross = next(c for c in index.CLAIMS if c.how == "cross")
+    assert index.judge(cross, [ans("sft_vs_base_long_k001", 0.1, 0.3), ans("sft_vs_base_long_k032", -0.3, -0.1)]
+                       )[1] == "not testable here"  # SFT is not RL
+    crossing = [ans("grpo_vs_base_long_k001", 0.01, 0.03), ans("grpo_vs_base_long_k032", -0.03, -0.01)]
+    assert index.judge(cross, crossing)[1:] == ("reproduced", "1 of 1 pass@k curves cross the base's (above at "
+                                                "k = 1, below at the largest k), 0 are above it at the largest k "
+                                                "(CI excluding 0)")
+    above = [ans("rft_vs_base_n16_k001", 0.01, 0.03), ans("rft_vs_base_n16_k032", 0.001, 0.01)]
+    below = [ans("rft_vs_base_n12_k001", -0.03, -0.01), ans("rft_vs_base_n12_k032", -0.03, -0.01)]
+    flat = [ans("grpo_vs_base_n12_k001", 0.01, 0.03), ans("grpo_vs_base_n12_k032", -0.01, 0.01)]
+    assert index.judge(cross, above)[1] == "contradicted"  # above the base at the largest k
+    assert index.judge(cross, below + flat)[1] == "not reproduced"  # below at both ends, or no detectable drop
+    assert index.judge(cross, crossing + above)[1] == "mixed"
     assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "reproduced"
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "not reproduced"
     assert index.exact_claim(None)[1] == "not testable here"

@@ -62,7 +62,8 @@ class Claim:
     """A published claim and the study answers that test it: `pattern` picks answer files (pair names)
     of `study`; the claim holds when each picked answer's interval excludes 0 in direction `expect`
     (+1: b > a, -1: a > b) for at least one of them (`any`) or all of them, and none excludes 0 the other
-    way (then it is `mixed`, or `contradicted` when none supports it: `judge`)."""
+    way (then it is `mixed`, or `contradicted` when none supports it: `judge`). `how="cross"` judges
+    pass@k curves instead (`crossing_counts`)."""
 
     paper: str
     claim: str
@@ -74,9 +75,10 @@ class Claim:
 
 
 CLAIMS = (
-    Claim("Yue et al. 2025", "RL raises pass@1 over the base", "passk", r"_vs_base_n16_k001$", +1),
+    # SFT on gold traces is supervised, not RL: the two Yue claims read the RL arms only
+    Claim("Yue et al. 2025", "RL raises pass@1 over the base", "passk", r"^(?!sft_).*_vs_base_n16_k001$", +1),
     Claim("Yue et al. 2025", "…but the base solves more at large k (the pass@k curves cross)", "passk",
-          r"_vs_base_n16_k(?!001)\d+$", -1),
+          r"^(?!sft_).*_vs_base_[a-z0-9_]+_k\d+$", -1, how="cross"),
     Claim("Shao et al. 2025", "a spurious (random) reward still raises accuracy over the base", "hacking",
           r"^random.*_vs_base$", +1, why_untestable="needs a random-reward arm (its comparison with the base)"),
     Claim("Dr. GRPO (Liu et al. 2025)", "the per-response length normaliser (seq_mean_token_mean) lets wrong "
@@ -102,25 +104,59 @@ EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
 
 
+CURVE = re.compile(r"^(?P<curve>.+)_k(?P<k>\d+)$")  # a pass@k answer: <arm>_vs_base_<set>_k<k>
+
+
+def crossing_counts(picked: list[dict]) -> tuple[list, list, list[str]]:
+    """(curves that cross, curves that contradict, one line per curve) from pass@k answers against the base.
+
+    A curve (arm and set) crosses when the arm is detectably above the base at k = 1 and detectably below it
+    at its largest k: RL sharpens pass@1 and the base solves more with many samples. It contradicts the claim
+    when it is detectably above the base at its largest k. Anything else (no difference, or below at both
+    ends) is neither."""
+    curves: dict[str, dict[int, dict]] = {}
+    for a in picked:
+        m = CURVE.match(a["pair"])
+        curves.setdefault(m["curve"], {})[int(m["k"])] = a
+    held, against, lines = [], [], []
+    for name, by_k in curves.items():
+        first, last = by_k[min(by_k)], by_k[max(by_k)]
+        if len(by_k) >= 2 and first["ci_lo"] > 0 and last["ci_hi"] < 0:
+            held.append(name)
+        elif last["ci_lo"] > 0:
+            against.append(name)
+        lines.append(f"{first['text']}; {last['text']}" if len(by_k) >= 2 else first["text"])
+    return held, against, lines
+
+
 def judge(claim: Claim, answers: list[dict]) -> tuple[str, str, str]:
     """(our result, verdict, why) of one claim from the answers of its study (manifest answer dicts)."""
     picked = [a for a in answers if re.search(claim.pattern, a["pair"])]
     if not picked:
         return "—", NOT_TESTABLE, claim.why_untestable
+    if claim.how == "cross":
+        held, against, lines = crossing_counts(picked)
+        counts = (f"{len(held)} of {len(lines)} pass@k curves cross the base's (above at k = 1, below at the "
+                  f"largest k), {len(against)} are above it at the largest k (CI excluding 0)")
+        return "; ".join(lines), *verdict(bool(held), bool(held), bool(against), counts)
     held = [a for a in picked if (a["ci_lo"] > 0 if claim.expect > 0 else a["ci_hi"] < 0)]
     against = [a for a in picked if (a["ci_hi"] < 0 if claim.expect > 0 else a["ci_lo"] > 0)]
-    result = "; ".join(a["text"] for a in picked)
     counts = (f"{len(held)} of {len(picked)} comparisons in the claimed direction, {len(against)} against it "
               "(CI excluding 0)")
     ok = bool(held) if claim.how == "any" else len(held) == len(picked)
+    return "; ".join(a["text"] for a in picked), *verdict(ok, bool(held), bool(against), counts)
+
+
+def verdict(ok: bool, held: bool, against: bool, counts: str) -> tuple[str, str]:
+    """(verdict, why): `ok` the claim's rule is met, `held`/`against` some evidence excludes 0 for/against it."""
     if ok and not against:
-        return result, REPRODUCED, counts
+        return REPRODUCED, counts
     if held and against:
-        return result, MIXED, counts
+        return MIXED, counts
     if against:
-        return result, CONTRADICTED, counts
-    return result, NOT_REPRODUCED, ("no comparison's 95% CI excludes 0 in the claimed direction "
-                                    "(see the MDE for what this design could detect)")
+        return CONTRADICTED, counts
+    return NOT_REPRODUCED, ("no comparison's 95% CI excludes 0 in the claimed direction "
+                            "(see the MDE for what this design could detect)")
 
 
 def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
