@@ -1,0 +1,164 @@
+"""The zero and passk studies' per-function numbers on hand-built inputs, without the `studies` fixture of
+test_report.py (which reaches these functions only through whole reports, too slowly for mutation testing).
+Every expected number below is worked out by hand from the inputs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reasonrl.studies import passk, zero
+from reasonrl.studies.common import Run, evals_frame
+
+
+def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
+    """A zero-study run: two in-training evaluations (step 0: the base, step 80: after RL) with think rate,
+    accuracy, conditional accuracies and the think rate per hop count."""
+    evals = []
+    for step, e in ((0, before), (80, after)):
+        evals.append({"step": step, "think": e["think"], "acc": e["acc"], "acc_think": e.get("acc_think", 0.0),
+                      "acc_direct": e.get("acc_direct", 0.0),
+                      "by_k": {str(k): {"think": v, "acc": 0.5} for k, v in e["by_k"].items()}})
+    return Run(name, pd.DataFrame(), evals_frame(evals), {"job": {"seed": seed}, "evals": evals}, None)
+
+
+A0 = think_run("a0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_k": {1: 0.0, 2: 0.1}},
+               {"think": 0.6, "acc": 0.9, "acc_think": 1.0, "acc_direct": 0.75, "by_k": {1: 0.5, 2: 0.7}})
+A1 = think_run("a1", 1, {"think": 0.02, "acc": 0.4, "acc_think": 0.5, "acc_direct": 0.3, "by_k": {1: 0.0, 2: 0.0}},
+               {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "by_k": {1: 0.4, 2: 0.6}})
+B1 = think_run("b1", 1, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}},
+               {"think": 0.01, "acc": 0.1, "acc_think": 0.0, "acc_direct": 0.1, "by_k": {1: 0.2, 2: 0.1}})
+B2 = think_run("b2", 2, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}},
+               {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}})
+RUNS = {r.name: r for r in (A0, A1, B1, B2)}
+
+
+def test_zero_think_by_k_and_pairing_by_seed():
+    assert {k: v.tolist() for k, v in zero.think_by_k(A0, 0).items()} == {0: [0.0, 0.1]}
+    assert {k: v.tolist() for k, v in zero.think_by_k(A1, -1).items()} == {1: [0.4, 0.6]}
+    xa, xb = zero.paired_think([A1, A0], [A0, A1], 0, -1)  # rows in seed order, whatever the run order
+    assert xa.tolist() == [[0.0, 0.1], [0.0, 0.0]] and xb.tolist() == [[0.5, 0.7], [0.4, 0.6]]
+    xa, xb = zero.paired_think([A0, A1], [B1, B2], -1, -1)  # only seed 1 is shared
+    assert xa.tolist() == [[0.4, 0.6]] and xb.tolist() == [[0.2, 0.1]]
+    with pytest.raises(ValueError, match="share no seed"):
+        zero.paired_think([A0], [B1], 0, 0)
+
+
+def test_zero_profile_leaves_out_conditional_accuracies_without_such_responses():
+    assert zero.profile(A0, 0) == {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
+                                   "by_k": {1: 0.0, 2: 0.1}}
+    assert zero.profile(A1, -1) == {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
+                                    "by_k": {1: 0.4, 2: 0.6}}
+    assert zero.profile(B1, -1)["acc_think"] == 0.0 and zero.profile(B1, -1)["acc_direct"] == 0.1
+
+
+def test_zero_arm_profile_averages_over_seeds():
+    before = zero.arm_profile([A0, A1], 0, ci_seed=0)
+    assert before["think"] == pytest.approx(0.01) and before["acc"] == pytest.approx(0.3)
+    assert before["acc_think"] == 0.5  # only seed 1 has thinking responses before RL
+    assert before["acc_direct"] == pytest.approx(0.25)
+    assert before["by_k"] == pytest.approx({1: 0.0, 2: 0.05})
+    after = zero.arm_profile([A0, A1], -1, ci_seed=0)
+    assert after["acc_direct"] == 0.75 and after["by_k"] == pytest.approx({1: 0.45, 2: 0.65})
+    lo, hi = after["by_k_ci"][2]
+    assert 0.6 <= lo <= 0.65 <= hi <= 0.7  # an interval inside the two seeds' values
+    assert "by_k_ci" not in zero.arm_profile([A0], -1, ci_seed=0)  # one seed: no interval
+    nothing = zero.arm_profile([B2], 0, ci_seed=0)
+    assert nothing["acc_think"] is None
+
+
+def test_zero_answers_pair_each_arm_with_its_base_and_the_pairs_after_rl():
+    cfg = zero.Config(runs={"a": ["a0", "a1"], "b": ["b1", "b2"]}, pairs=[["a", "b"]])
+    answers = zero.study_answers(cfg, RUNS)
+    assert [(x.pair, x.a, x.b) for x in answers] == [("a_after_vs_before", "a before", "a after"),
+                                                     ("b_after_vs_before", "b before", "b after"),
+                                                     ("b_vs_a_after", "a after", "b after")]
+    # a: after - before = (0.5, 0.6) for seed 0 and (0.4, 0.6) for seed 1: mean 0.525
+    assert answers[0].cmp.effect == pytest.approx(0.525) and answers[0].cmp.ci_lo > 0
+    # b: (0.2, 0.1) for seed 1 and (0, 0) for seed 2: mean 0.075
+    assert answers[1].cmp.effect == pytest.approx(0.075)
+    # seed 1 after: b (0.2, 0.1) - a (0.4, 0.6) = -0.35
+    assert answers[2].cmp.effect == pytest.approx(-0.35) and answers[2].cmp.seeds == 1
+
+
+def test_zero_table_and_answer_sentence():
+    cfg = zero.Config(runs={"a": ["a0", "a1"], "b": ["b1", "b2"]}, present=0.01, rise=0.05)
+    prof = {b: {"before": zero.arm_profile([RUNS[r] for r in rs], 0, 0),
+                "after": zero.arm_profile([RUNS[r] for r in rs], -1, 0)} for b, rs in cfg.runs.items()}
+    rows = zero.table_rows(cfg, prof)
+    assert rows[0]["base"] == "a" and rows[0]["think before"] == pytest.approx(0.01)
+    assert rows[0]["think after"] == pytest.approx(0.8) and rows[0]["accuracy after"] == pytest.approx(0.85)
+    assert rows[0]["acc. thinking before → after"] == "0.500 → 0.900"
+    assert rows[0]["acc. direct before → after"] == "0.250 → 0.750"
+    # a's base thinks 1.0% of the time (>= present): selected; b rises 0.0% -> 0.5%, under rise: neither
+    assert rows[0]["does RL create or select thinking?"] == "selected: think rate 1.0% → 80.0%"
+    assert rows[1]["does RL create or select thinking?"] == "neither: think rate 0.0% → 0.5%"
+    assert rows[1]["acc. thinking before → after"] == "n/a → 0.000"
+    text = zero.answer(cfg, prof, zero.study_answers(cfg, RUNS))
+    assert text.startswith("RL selects thinking in a (1.0% → 80.0%); creates it in none; neither creates nor "
+                           "selects it in b (0.0% → 0.5%). Think rate: a after > a before by 0.525 [")
+    created = zero.Config(runs=cfg.runs, present=0.02, rise=0.05)
+    assert "creates it in a (1.0% → 80.0%)" in zero.answer(created, prof, [])
+    assert zero.fmt(None) == "n/a" and zero.fmt(0.12345) == "0.123"
+
+
+# ----------------------------------------------------------------------------- passk
+
+def passk_data(model: str, counts: dict[str, list[int]], N: int = 4, distinct: float = 1.0) -> dict:
+    """A passk@ stage's output: N samples per problem, the correct counts per set; pass@k for k = 1, 2, 4."""
+    sets = {}
+    for s, cs in counts.items():
+        curve = {str(k): float(np.mean([passk.pass_at_k(N, c, k) for c in cs])) for k in (1, 2, 4)}
+        sets[s] = {"counts": cs, "pass_at_k": curve, "random_baseline": {"1": 0.1, "2": 0.19, "4": 0.34},
+                   "distinct_answers": distinct, "entropy": distinct / 10, "ring_sizes": [8], "problems": len(cs)}
+    return {"N": N, "model": model, "sets": sets}
+
+
+# set "hard": the base solves problem 2 once in 4 samples; the RL seeds are surer on 0 and 1 but never solve 2
+DATA = {"base": passk_data("base_cot", {"hard": [2, 2, 1, 0], "easy": [4, 4, 4, 4]}, distinct=2.0),
+        "rl_0": passk_data("rl_a", {"hard": [4, 4, 0, 0], "easy": [4, 4, 4, 4]}, distinct=1.0),
+        "rl_1": passk_data("rl_b", {"hard": [4, 3, 0, 0], "easy": [4, 4, 4, 3]}, distinct=1.5)}
+CFG = passk.Config(base="base", models={k: d["model"] for k, d in DATA.items()},
+                   arms={"base": ["base"], "RL": ["rl_0", "rl_1"]})
+
+
+def test_passk_arm_mean_and_headline_set():
+    assert passk.arm_mean(CFG, DATA, "RL", "hard", "distinct_answers") == 1.25
+    assert passk.arm_mean(CFG, DATA, "base", "easy", "entropy") == 0.2
+    assert passk.headline_set(["hard", "n12", "easy"]) == "n12"
+    assert passk.headline_set(["hard", "easy"]) == "hard"
+
+
+def test_passk_comparisons_pair_the_base_with_every_seed():
+    cmps = passk.comparisons(CFG, DATA, "hard", [1, 4])
+    assert list(cmps) == ["RL"] and [x.pair for x in cmps["RL"]] == ["rl_vs_base_hard_k001", "rl_vs_base_hard_k004"]
+    # pass@1 per problem: base (0.5, 0.5, 0.25, 0); seed 0 (1, 1, 0, 0), seed 1 (1, 0.75, 0, 0)
+    # differences: seed 0 (0.5, 0.5, -0.25, 0), seed 1 (0.5, 0.25, -0.25, 0): mean 1.25 / 8 = 0.15625
+    k1 = cmps["RL"][0].cmp
+    assert (k1.a, k1.b, k1.effect) == pytest.approx((0.3125, 0.46875, 0.15625))
+    # pass@4: base (1, 1, 1, 0), both seeds (1, 1, 0, 0): -0.25 on every seed
+    k4 = cmps["RL"][1].cmp
+    assert k4.effect == pytest.approx(-0.25) and (k4.seeds, k4.problems) == (2, 4)
+    assert cmps["RL"][0].a == "base pass@1" and cmps["RL"][1].b == "RL pass@4"
+
+
+def test_passk_rows_metrics_and_answer():
+    sets, ks = ["hard", "easy"], {"hard": [1, 2, 4], "easy": [1, 2, 4]}
+    cis = {s: passk.curve_cis(CFG, DATA, s, ks[s]) for s in sets}
+    cmps = {s: passk.comparisons(CFG, DATA, s, ks[s]) for s in sets}
+    assert cis["hard"]["base"][0].mean == pytest.approx(0.3125) and cis["hard"]["RL"][2].mean == pytest.approx(0.5)
+    rows = passk.table_rows(CFG, DATA, sets, cis, cmps)
+    assert [(r["set"], r["arm"], r["seeds"]) for r in rows] == [("hard", "base", 1), ("hard", "RL", 2),
+                                                               ("easy", "base", 1), ("easy", "RL", 2)]
+    assert rows[1]["distinct answers"] == 1.25 and rows[0]["entropy (nats)"] == 0.2
+    assert rows[1]["pass@1 [95% CI]"].startswith("0.469 [") and rows[1]["pass@4 [95% CI]"].startswith("0.500 [")
+    # mean curves: RL 0.469, 0.5 against the base's 0.3125, 0.6458 (pass@2 of 2/4: 1 - C(2,2)/C(4,2) = 5/6)
+    assert rows[1]["mean curve vs base"] == "crosses above → below between k = 1 and k = 2"
+    assert rows[0]["mean curve vs base"] == "—" and rows[0]["with 95% CIs"] == "—"
+    assert rows[3]["mean curve vs base"] == "below the base at every k (no crossing)"
+    m = passk.study_metrics(CFG, sets, ks, cis, cmps)
+    assert m["RL"]["hard"]["first_crossing_k"] == 2 and m["RL"]["hard"]["k_max"] == 4
+    assert m["RL"]["hard"]["pass_at_max"] == pytest.approx(0.5) and m["RL"]["hard"]["seeds"] == 2
+    assert m["RL"]["hard"]["with_cis"] == rows[1]["with 95% CIs"]
+    assert "first_crossing_k" not in m["base"]["hard"] and m["base"]["easy"]["pass_at_1"] == 1.0
+    assert passk.answer(CFG, rows, sets) == (f"on hard: RL {rows[1]['with 95% CIs']}; "
+                                             f"on easy: RL {rows[3]['with 95% CIs']}.")
