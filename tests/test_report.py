@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 import zlib
 from pathlib import Path
@@ -387,6 +388,17 @@ def test_report_stages_depend_on_exactly_what_they_read():
         assert deps == (deps & inputs) | folders, name
         assert stage_files(stage, "outs") | stage_files(stage, "metrics") == set(module.outputs(cfg)), name
         assert all(next(iter(o.values()))["cache"] is False for o in stage["outs"] + stage.get("metrics", []))
+
+
+def test_studies_know_the_sets_the_eval_stage_writes():
+    # stages/eval.py keeps its own SETS (importing reasonrl.studies would make every report module a dep of
+    # every eval stage); the two lists must agree, and the eval stages depend on exactly those files
+    tree = ast.parse((ROOT / "stages/eval.py").read_text())
+    sets = next(ast.literal_eval(n.value) for n in tree.body
+                if isinstance(n, ast.Assign) and [t.id for t in n.targets] == ["SETS"])
+    assert tuple(sets) == common.EVAL_SETS
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["eval"]["do"]
+    assert {d for d in stage_files(stage, "deps") if d.startswith("data/")} == {f"data/{s}.jsonl" for s in sets}
 
 
 def test_passk_stage_reads_the_sets_and_models_params_name():
