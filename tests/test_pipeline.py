@@ -147,7 +147,9 @@ def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
         for fig in manifest["figures"]:
             assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
     m = json.loads((tiny_repo / "reports/metrics/passk_GRPO_s0.json").read_text())
-    assert set(m["sets"]) == {"n16", "n12"} and list(m["sets"]["n16"]["pass_at_k"]) == ["1", "2", "4"]
+    sets = yaml.safe_load((tiny_repo / "params.yaml").read_text())["passk"]["sets"]
+    assert set(m["sets"]) == set(sets) and {"n16", "n12", "long"} <= set(sets)
+    assert list(m["sets"]["n16"]["pass_at_k"]) == ["1", "2", "4"]
 
 
 def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny_repo):
