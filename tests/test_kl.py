@@ -69,7 +69,7 @@ def _loop_kl_gradient(estimator: str, beta: float = 0.5) -> tuple[torch.Tensor, 
         old = E.token_logprobs(pol, seqs.idx)
         ref_lp = E.token_logprobs(ref, seqs.idx)
     n = E.world().n
-    scored = T.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None)
+    scored = T.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None, kl=0.0)
     stats = T.update(ctx, torch.optim.SGD(pol.parameters(), lr=0.0), seqs, torch.zeros(n, dtype=E.DTYPE),
                      scored, step=0)
     grad = E.flat_grad(pol) * n  # undo the 1/N of the aggregation

@@ -433,6 +433,37 @@ def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch, 
     assert record["losses/kl"] > 0.01
 
 
+# at beta = 0 the KL record (it feeds nothing) is measured on the first KL_GROUPS groups; a KL term needs all rows
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("beta, rows", [(0.0, 8), (0.1, 12)])
+def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta, rows):
+    monkeypatch.setattr(T, "KL_GROUPS", 2)  # 2 of the 3 groups of 4
+    policy, ref = _model(0), _model(1).requires_grad_(False)
+    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, shared=shared, beta=beta)
+    lp, _, m = _tokens(policy, batch.problems, batch.responses)
+    lq, _, _ = _tokens(ref, batch.problems, batch.responses)
+    d = lq - lp
+    kl = {n: float(((d[:n].exp() - d[:n] - 1) * m[:n]).sum() / m[:n].sum()) for n in (8, 12)}
+    assert record["losses/kl"] == pytest.approx(kl[rows], rel=1e-4)
+    other = kl[20 - rows]
+    assert abs(record["losses/kl"] - other) > 1e-3  # the two row sets tell apart
+
+
+def test_head_keeps_whole_groups():
+    batch = T.Batch(problems=[p for p in MIXED[0] for _ in range(4)],
+                    responses=[r for p in MIXED[0] for r in MIXED[1][p.prompt]], group=4,
+                    proxy=torch.zeros(12), true=torch.zeros(12), zero_frac=0.0)
+    policy = _model(0)
+    for layout in (T.FAST, T.PLAIN):
+        seqs = layout.build(batch, torch.device("cpu"), 1.0)
+        with torch.no_grad():
+            whole, head = seqs.logprobs(policy)[0], seqs.head(8).logprobs(policy)[0]
+        assert head.shape[0] == 8 and torch.allclose(head, whole[:8, :head.shape[1]], atol=1e-6)
+        assert torch.equal(seqs.head(8).m, seqs.m[:8, :head.shape[1]])
+    with pytest.raises(ValueError, match="whole groups"):
+        T.FAST.build(batch, torch.device("cpu"), 1.0).head(6)
+
+
 BETA_CLIPS = 3.0  # large enough that the gradient norm is in (1, 2)
 
 

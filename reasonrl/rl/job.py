@@ -50,7 +50,7 @@ class Job:
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
-    eval_every: int = 20  # steps between evaluations
+    eval_every: int = 40  # steps between evaluations
 
     def __post_init__(self):
         for key, names in choices().items():

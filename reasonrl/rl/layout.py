@@ -34,6 +34,10 @@ class FullSequences:
     def select(self, rows: torch.Tensor) -> FullSequences:
         return FullSequences(self.X[rows], self.m[rows], self.temperature)
 
+    def head(self, n: int) -> FullSequences:
+        """The first n rows (whole groups when n is a multiple of G)."""
+        return FullSequences(self.X[:n], self.m[:n], self.temperature)
+
 
 class SharedPrefix:
     """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
@@ -48,6 +52,13 @@ class SharedPrefix:
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
         logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature)
         return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
+
+    def head(self, n: int) -> SharedPrefix:
+        """The first n rows, as whole groups: n must be a multiple of G (all rows when n >= N)."""
+        G = self.resp.shape[1]
+        if self.rows is not None or n % G:
+            raise ValueError(f"head({n}): needs whole groups of {G} rows of an unselected batch")
+        return SharedPrefix(self.prompts[:n // G], self.lens[:n // G], self.resp[:n // G], self.temperature)
 
     def select(self, rows: torch.Tensor) -> SharedPrefix:
         # the forward still runs on whole groups (the prompt is shared); only the selected rows enter the loss

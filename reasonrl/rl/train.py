@@ -230,26 +230,49 @@ def kl_placed(job: Job, where: str) -> bool:
     return job.beta > 0 and job.kl_in == where
 
 
+# With beta = 0 the reference's log-probs feed only the `losses/kl` record, so they are computed on the batch's
+# first KL_GROUPS groups (64 of 256 responses by default): the reference's forward over the whole batch was
+# ~14% of a step. With beta > 0 the KL term needs every row and the record uses them all.
+KL_GROUPS = 8
+
+
 @dataclass
 class Scored:
     """The batch under the sampling policy and the reference: everything computed before the first update."""
     old_logp: torch.Tensor  # (N, T) the sampling policy's log-probs, detached
     ent: torch.Tensor  # (N, T) its entropies, detached
-    ref_logp: torch.Tensor  # (N, T)
+    ref_logp: torch.Tensor | None  # (N, T) when a KL term needs it (beta > 0), else None
     first: torch.Tensor | None  # old_logp with its graph when the layout reuses this forward, else None
+    kl: float  # the `losses/kl` record: k3 KL(policy || reference) per response token (see KL_GROUPS)
 
     def select(self, rows: torch.Tensor) -> Scored:
-        return Scored(self.old_logp[rows], self.ent[rows], self.ref_logp[rows],
-                      None if self.first is None else self.first[rows])
+        return Scored(self.old_logp[rows], self.ent[rows], None if self.ref_logp is None else self.ref_logp[rows],
+                      None if self.first is None else self.first[rows], self.kl)
+
+
+def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = False) -> Scored:
+    """Log-probs and entropies of `seqs` under the policy (with their graph when `grad`), the reference's
+    log-probs where a KL term needs them, and the KL record."""
+    with torch.set_grad_enabled(grad):
+        logp, ent = seqs.logprobs(ctx.policy)
+    old = logp.detach()
+    with torch.no_grad():
+        if ctx.job.beta > 0:
+            ref_logp, _ = seqs.logprobs(ctx.ref)
+            kl = token_mean_kl(ref_logp, old, seqs.m)
+        else:
+            head = seqs.head(KL_GROUPS * ctx.job.G)
+            ref_logp, kl = None, token_mean_kl(head.logprobs(ctx.ref)[0], old[:len(head.m)], head.m)
+    return Scored(old, ent.detach(), ref_logp, logp if grad else None, kl)
+
+
+def token_mean_kl(ref_logp: torch.Tensor, logp: torch.Tensor, m: torch.Tensor) -> float:
+    """The k3 estimate of KL(policy || reference) averaged over the response tokens (m: (N, T) mask)."""
+    return float((kl_k3(ref_logp - logp) * m).sum() / m.sum())
 
 
 def score_batch(ctx: Context, seqs: FullSequences | SharedPrefix) -> Scored:
-    reuse = ctx.layout.reuse_forward
-    with torch.set_grad_enabled(reuse):
-        logp, ent = seqs.logprobs(ctx.policy)
-    with torch.no_grad():
-        ref_logp, _ = seqs.logprobs(ctx.ref)
-    return Scored(logp.detach(), ent.detach(), ref_logp, logp if reuse else None)
+    return score_policy(ctx, seqs, grad=ctx.layout.reuse_forward)
 
 
 NO_UPDATE = dict.fromkeys(("losses/pg", "losses/kl_term", "losses/clip_frac", "losses/grad_norm"), 0.0)
@@ -294,7 +317,7 @@ def rollout_record(batch: Batch, scored: Scored, m: torch.Tensor) -> dict:
             "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
             "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / n,
             "rollout/entropy": float((scored.ent * m).sum() / m.sum()),
-            "losses/kl": float((kl_k3(scored.ref_logp - scored.old_logp) * m).sum() / m.sum())}
+            "losses/kl": scored.kl}
 
 
 def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
@@ -326,10 +349,7 @@ def sampled_record(ctx: Context, batch: Batch, scored: Scored, m: torch.Tensor) 
         return record
     everything = batch.sampled
     seqs = ctx.layout.build(everything, m.device, ctx.job.temperature)
-    with torch.no_grad():
-        logp, ent = seqs.logprobs(ctx.policy)
-        ref_logp, _ = seqs.logprobs(ctx.ref)
-    return {**rollout_record(everything, Scored(logp, ent, ref_logp, None), seqs.m),
+    return {**rollout_record(everything, score_policy(ctx, seqs), seqs.m),
             **{"filtered/" + k.split("/", 1)[1]: v for k, v in record.items()}}
 
 
