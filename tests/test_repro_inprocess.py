@@ -11,6 +11,7 @@ and the report are the real code's.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -179,3 +180,16 @@ def test_local_cluster_runs_without_dask_monitoring():
         got = client.run(lambda: (dask.config.get("distributed.worker.profile.enabled"),
                                   dask.config.get("distributed.admin.system-monitor.interval")))
     assert list(got.values()) == [(False, "10s")]
+
+
+def test_stages_do_not_inherit_the_nannys_malloc_setting():
+    """A Dask nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its worker; a stage's environment drops it (or takes
+    the runner's own value) and keeps everything else."""
+    worker = {"PATH": "/bin", "MALLOC_TRIM_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1"}
+    assert parallel.stage_environ(worker, {"TORCH_NUM_THREADS": "1"}) == {
+        "PATH": "/bin", "OMP_NUM_THREADS": "1", "TORCH_NUM_THREADS": "1"}
+    assert parallel.stage_environ(worker, {"MALLOC_TRIM_THRESHOLD_": "0"})["MALLOC_TRIM_THRESHOLD_"] == "0"
+    with parallel._connect(_args(jobs=1)) as client:
+        got = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                  "MALLOC_TRIM_THRESHOLD_" in parallel.stage_environ(os.environ, {})))
+    assert list(got.values()) == [("65536", False)]  # the nanny sets it; the stage would not see it
