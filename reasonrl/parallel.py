@@ -115,13 +115,16 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
         return
     # Workers ignore the terminal's Ctrl-C (the disposition is inherited); this process handles it and
     # tells the stages to stop, so no worker dies while its `dvc repro` child still runs.
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old, environ = signal.signal(signal.SIGINT, signal.SIG_IGN), dict(os.environ)
     try:
         with dask.config.set(QUIET_CLUSTER):  # the workers' nannies pass the config on
             cluster = LocalCluster(n_workers=args.jobs, threads_per_worker=1, processes=True,
                                    dashboard_address=None, memory_limit=0)
     finally:
         signal.signal(signal.SIGINT, old)
+        # starting the nannies leaves their NANNY_VARS in this process's environment too
+        os.environ.clear()
+        os.environ.update(environ)
     with cluster, Client(cluster) as client:
         yield client
 

@@ -182,14 +182,16 @@ def test_local_cluster_runs_without_dask_monitoring():
     assert list(got.values()) == [(False, "10s")]
 
 
-def test_stages_do_not_inherit_the_nannys_malloc_setting():
+def test_stages_do_not_inherit_the_nannys_malloc_setting(monkeypatch):
     """A Dask nanny sets MALLOC_TRIM_THRESHOLD_=65536 in its worker; a stage's environment drops it (or takes
     the runner's own value) and keeps everything else."""
     worker = {"PATH": "/bin", "MALLOC_TRIM_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1"}
     assert parallel.stage_environ(worker, {"TORCH_NUM_THREADS": "1"}) == {
         "PATH": "/bin", "OMP_NUM_THREADS": "1", "TORCH_NUM_THREADS": "1"}
     assert parallel.stage_environ(worker, {"MALLOC_TRIM_THRESHOLD_": "0"})["MALLOC_TRIM_THRESHOLD_"] == "0"
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     with parallel._connect(_args(jobs=1)) as client:
         got = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
                                   "MALLOC_TRIM_THRESHOLD_" in parallel.stage_environ(os.environ, {})))
+        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ  # starting the cluster left the runner's environment alone
     assert list(got.values()) == [("65536", False)]  # the nanny sets it; the stage would not see it
