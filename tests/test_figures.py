@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl import evaluate as ev  # noqa: E402
-from reasonrl.stats import Interval  # noqa: E402
+from reasonrl.stats import Comparison, Interval  # noqa: E402
 from reasonrl.studies import ablations, common, figures, hacking, methods, passk, zero  # noqa: E402
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
@@ -309,8 +309,14 @@ def test_passk_figure(caught):
     # intervals given by hand: the figure draws exactly these (lines: the means; bands: lo..hi)
     cis = {s: {arm: [Iv(m, m - 0.05 * (i + 1), m + 0.01 * (i + 1)) for i, m in enumerate(ms[s])]
                for arm, ms in MEANS.items()} for s in ("n12", "n8")}
-    passk.passk_figure(cfg, data, ["n12", "n8"], cis, Path("passk.png"))
-    a, b = panels(caught["passk.png"])
+    # paired differences given by hand too: the bottom row draws each method's effect and its interval
+    cmps = {s: {arm: [common.Answer(f"{arm}_{s}_{k}", "base", arm,
+                                    Comparison(0.5, 0.5, e, e - 0.02, e + 0.03, 0.01, 1, 4))
+                      for k, e in zip((1, 2, 4), effects)]
+                for arm, effects in (("grpo", (0.11, 0.12, -0.13)), ("sft", (0.21, -0.22, 0.23)))}
+            for s in ("n12", "n8")}
+    passk.passk_figure(cfg, data, ["n12", "n8"], cis, cmps, Path("passk.png"))
+    a, b, da, db = panels(caught["passk.png"])
     guess = "random guess 1 − (1 − 1/n)^k"
     assert series(a) == {"base (1 seed)": ([1, 2, 4], pytest.approx(MEANS["base"]["n12"])),
                          "grpo (1 seed)": ([1, 2, 4], pytest.approx(MEANS["grpo"]["n12"])),
@@ -333,6 +339,18 @@ def test_passk_figure(caught):
         assert list(ax.get_xticks()) == [1, 2, 4]
         assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
         assert ax.get_ylim() == pytest.approx((0, 1.02))
+    assert series(da) == {"grpo": ([1, 2, 4], pytest.approx([0.11, 0.12, -0.13])),
+                          "sft": ([1, 2, 4], pytest.approx([0.21, -0.22, 0.23]))}
+    assert len(da.collections) == 2  # one band per method, none for the base
+    for band, effects in zip(da.collections, ((0.11, 0.12, -0.13), (0.21, -0.22, 0.23))):
+        ys = sorted({round(float(y), 9) for y in band.get_paths()[0].vertices[:, 1]})
+        assert ys == sorted({round(v, 9) for e in effects for v in (e - 0.02, e + 0.03)})
+    zero_lines = [line for line in da.get_lines() if list(line.get_ydata()) == [0, 0]]
+    assert len(zero_lines) == 1
+    assert da.get_title() == "n12: each method minus the base (paired, 95% CI)"
+    assert db.get_title() == "n8: each method minus the base (paired, 95% CI)"
+    assert da.get_ylabel() == "pass@k − base's pass@k"
+    assert da.get_xscale() == "log" and list(da.get_xticks()) == [1, 2, 4]
     assert caught["passk.png"].get_suptitle() == (
         "pass@k of the base and each method (unbiased estimator from N = 4 samples per problem; "
         "mean and 95% CI over seeds and problems)")

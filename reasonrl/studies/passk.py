@@ -183,10 +183,15 @@ def base_data(cfg: Config, data: dict) -> dict:
     return data[cfg.arms[cfg.base][0]]
 
 
-def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, path: Path) -> None:
+def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict, path: Path) -> None:
+    """Top row: every arm's pass@k curve; bottom row: each method minus the base, paired by problem.
+
+    Near the ceiling the curves overlap within a line's width, so the differences (the study's question)
+    get panels of their own, on a scale that shows them.
+    """
     colors = palette(cfg.arms)
-    fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 4.4), squeeze=False)
-    for ax, s in zip(axes[0], sets):
+    fig, axes = plt.subplots(2, len(sets), figsize=(5.2 * len(sets), 8.2), squeeze=False)
+    for ax, diff_ax, s in zip(axes[0], axes[1], sets):
         ks, _ = curve(base_data(cfg, data), s)
         for label in cfg.arms:
             ivs = cis[s][label]
@@ -194,16 +199,24 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
             name = f"{label} ({seed_count(len(cfg.arms[label]))})"
             ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
             ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
+        for label, answers in cmps[s].items():
+            diff_ax.plot(ks, [x.cmp.effect for x in answers], marker="o", ms=3, color=colors[label], label=label)
+            diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
+                                 color=colors[label], alpha=0.18, lw=0)
+        diff_ax.axhline(0, color="k", lw=1)
         ks, ys = curve(base_data(cfg, data), s, "random_baseline")
         ax.plot(ks, ys, color="gray", ls="--", label="random guess 1 − (1 − 1/n)^k")
         info = base_data(cfg, data)["sets"][s]
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ks, [str(k) for k in ks], minor=False)
-        ax.minorticks_off()
+        for a in (ax, diff_ax):
+            a.set_xscale("log", base=2)
+            a.set_xticks(ks, [str(k) for k in ks], minor=False)
+            a.minorticks_off()
+            a.set_xlabel("k (samples per problem, log scale)")
+            a.grid(alpha=0.3)
         ax.set(title=f"{s}: ring size {', '.join(map(str, info['ring_sizes']))}, {info['problems']} problems",
-               xlabel="k (samples per problem, log scale)", ylabel="pass@k (fraction of problems solved)",
-               ylim=(0, 1.02))
-        ax.grid(alpha=0.3)
+               ylabel="pass@k (fraction of problems solved)", ylim=(0, 1.02))
+        diff_ax.set(title=f"{s}: each method minus the base (paired, 95% CI)",
+                    ylabel="pass@k − base's pass@k")
     N = base_data(cfg, data)["N"]
     fig.suptitle(f"pass@k of the base and each method (unbiased estimator from N = {N} samples per problem; "
                  "mean and 95% CI over seeds and problems)")
@@ -273,7 +286,7 @@ def report(cfg: Config, root: Path) -> None:
     cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
     cmps = {s: comparisons(cfg, data, s, ks[s]) for s in sets}
     out = root / OUT
-    passk_figure(cfg, data, sets, cis, out / "passk.png")
+    passk_figure(cfg, data, sets, cis, cmps, out / "passk.png")
     diversity_figure(cfg, data, sets, out / "diversity.png")
     rows = table_rows(cfg, data, sets, cis, cmps)
     # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
@@ -313,7 +326,7 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
         answer(cfg, rows, sets),
         [f"{label}: " + ", ".join(f"models/{data[m]['model']}.pt" for m in keys) for label, keys in cfg.arms.items()],
         [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
-          f"with 95% CI bands; pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
+          f"with 95% CI bands, and each method minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
         ["passk/table.md"], manifest_answers(files))
