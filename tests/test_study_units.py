@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from reasonrl import stats
 from reasonrl.studies import passk, zero
 from reasonrl.studies.common import Run, evals_frame
 
@@ -61,6 +62,7 @@ def test_zero_arm_profile_averages_over_seeds():
     assert after["acc_direct"] == 0.75 and after["by_k"] == pytest.approx({1: 0.45, 2: 0.65})
     lo, hi = after["by_k_ci"][2]
     assert 0.6 <= lo <= 0.65 <= hi <= 0.7  # an interval inside the two seeds' values
+    assert zero.arm_profile([A0, A1], -1, ci_seed=0)["by_k_ci"] == after["by_k_ci"]  # seeded: the same again
     assert "by_k_ci" not in zero.arm_profile([A0], -1, ci_seed=0)  # one seed: no interval
     nothing = zero.arm_profile([B2], 0, ci_seed=0)
     assert nothing["acc_think"] is None
@@ -69,6 +71,8 @@ def test_zero_arm_profile_averages_over_seeds():
 def test_zero_answers_pair_each_arm_with_its_base_and_the_pairs_after_rl():
     cfg = zero.Config(runs={"a": ["a0", "a1"], "b": ["b1", "b2"]}, pairs=[["a", "b"]])
     answers = zero.study_answers(cfg, RUNS)
+    # every interval comes from a seeded generator: the same inputs give the same intervals
+    assert [x.cmp for x in zero.study_answers(cfg, RUNS)] == [x.cmp for x in answers]
     assert [(x.pair, x.a, x.b) for x in answers] == [("a_after_vs_before", "a before", "a after"),
                                                      ("b_after_vs_before", "b before", "b after"),
                                                      ("b_vs_a_after", "a after", "b after")]
@@ -160,5 +164,13 @@ def test_passk_rows_metrics_and_answer():
     assert m["RL"]["hard"]["pass_at_max"] == pytest.approx(0.5) and m["RL"]["hard"]["seeds"] == 2
     assert m["RL"]["hard"]["with_cis"] == rows[1]["with 95% CIs"]
     assert "first_crossing_k" not in m["base"]["hard"] and m["base"]["easy"]["pass_at_1"] == 1.0
+    # every interval printed and stored is the arm's own, at k = 1 and at the largest k of its set
+    for r in rows:
+        first, last = cis[r["set"]][r["arm"]][0], cis[r["set"]][r["arm"]][-1]
+        assert r["pass@1 [95% CI]"] == stats.fmt_ci(first.mean, first.lo, first.hi)
+        assert r[f"pass@{ks[r['set']][-1]} [95% CI]"] == stats.fmt_ci(last.mean, last.lo, last.hi)
+        got = m[r["arm"]][r["set"]]
+        assert (got["pass_at_1"], got["pass_at_1_ci"], got["pass_at_max"], got["pass_at_max_ci"]) == (
+            first.mean, [first.lo, first.hi], last.mean, [last.lo, last.hi])
     assert passk.answer(CFG, rows, sets) == (f"on hard: RL {rows[1]['with 95% CIs']}; "
                                              f"on easy: RL {rows[3]['with 95% CIs']}.")
