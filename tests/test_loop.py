@@ -578,3 +578,53 @@ def test_fooled_examples_default_limit_and_rounding():
                     proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
     fooled = T.fooled_examples(batch)
     assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
+
+
+@pytest.mark.parametrize("reward, mu, dynamic, step_events", [
+    ("true", 1, False, ["sample", "trim", "forward", "update", "trim"]),
+    ("true", 2, False, ["sample", "trim", "forward", "update", "trim", "update", "trim"]),
+    ("orm", 1, False, ["sample", "trim", "verifier", "trim", "forward", "update", "trim"]),
+    ("orm", 2, False, ["sample", "trim", "verifier", "trim", "forward", "update", "trim", "update", "trim"]),
+    ("true", 1, True, ["sample", "trim", "record forward", "trim", "forward", "update", "trim"]),
+])
+def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(monkeypatch, reward, mu, dynamic,
+                                                                           step_events):
+    """Where train_rl gives freed heap pages back (its peak RSS): before the training forward, before a verifier's
+    scoring and before the forward over everything dynamic sampling drew (which comes before the kept batch's
+    forward, so that the latter's graph is not alive under it), between update iterations, and after every
+    step; nowhere else."""
+    events = []
+    fixed = Fixed(MIXED, MIXED)
+    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(T, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
+    monkeypatch.setitem(T.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
+                        T.REWARDS["true"](problems, responses, ctx))
+    score_policy = T.score_policy
+    def forward(ctx, seqs, grad=False):  # the training forward keeps its graph (the fast layout reuses it)
+        events.append("forward" if grad else "record forward")
+        return score_policy(ctx, seqs, grad)
+
+    monkeypatch.setattr(T, "score_policy", forward)
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: events.append("update") or clip(*a, **k))
+    real_step = T.rl_step
+
+    def step(ctx, opt, i):
+        ctx.trim = lambda: events.append("trim")
+        return real_step(ctx, opt, i)
+
+    monkeypatch.setattr(T, "rl_step", step)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, reward=reward, num_iterations=mu,
+                            dynamic_sampling=dynamic))
+    hist = T.train_rl(job, _model(), verifier=object() if reward == "orm" else None, progress=False)
+    assert events == step_events * 2
+    rollout = ["reward/proxy", "reward/true", "rollout/zero_var_frac", "rollout/length", "rollout/length_wrong",
+               "rollout/think_rate", "rollout/entropy", "losses/kl"]
+    filtered = ["filtered/" + k.split("/", 1)[1] for k in rollout] if dynamic else []
+    assert list(hist["steps"][0]) == ["step", *rollout, *filtered, "rollout/count", "losses/pg", "losses/kl_term",
+                                      "losses/clip_frac", "losses/grad_norm", "time/seconds"]  # the history's columns
+
+
+def test_the_default_heap_trimmer_takes_no_argument():
+    T.Context(job=make_job({}, {}), policy=_model(), ref=_model(), verifier=None, rng=random.Random(0),
+              sample_gen=torch.Generator(), reward_gen=torch.Generator()).trim()
