@@ -11,6 +11,11 @@ per token). Peak memory is the peak RSS of a fresh child process running --rss-s
 Times are wall-clock; the CPU seconds of the whole step (this process runs one thread) are shown too, as
 they are less disturbed by other work on a shared machine.
 
+By default the heap is never trimmed, in either path: the steps measure computation only, as every earlier
+run of this script did. `train_rl` gives freed heap pages back (`malloc_trim`) inside each step and after
+it, which bounds a stage's peak RSS at the price of faulting those pages in again; --trim runs both paths
+that way (the trims inside rl_step, and one after each step, inside the timed step).
+
 Uses the trained cot base when it exists (realistic response lengths), else a fresh model.
 """
 
@@ -41,12 +46,17 @@ def load_policy(init: str):
     return model, "an untrained model (no checkpoint found)"
 
 
-def make_context(policy, shared: bool, steps: int) -> tuple[T.Context, torch.optim.Optimizer]:
+def no_trim() -> None:
+    pass
+
+
+def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[T.Context, torch.optim.Optimizer]:
     job = make_job({}, {"steps": steps})
     policy = copy.deepcopy(policy)
     ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
                     rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
-                    reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared)
+                    reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared,
+                    trim=T._heap_trimmer() if trim else no_trim)
     return ctx, torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 
@@ -81,13 +91,14 @@ def _copy_rng(rng: random.Random) -> random.Random:
     return r
 
 
-def rss_child(path: str, init: str, steps: int) -> None:
+def rss_child(path: str, init: str, steps: int, trim: bool) -> None:
     """Run `steps` steps of one path in this (fresh) process and print its peak RSS in MB as JSON."""
     torch.set_num_threads(1)
     policy, _ = load_policy(init)
-    ctx, opt = make_context(policy, path == "fast", steps)
+    ctx, opt = make_context(policy, path == "fast", steps, trim)
     for step in range(steps):
         T.rl_step(ctx, opt, step)
+        ctx.trim()
     print(json.dumps({"path": path, "peak_rss_mb": peak_rss_self_mb()}))
 
 
@@ -103,9 +114,9 @@ def peak_rss_self_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KB (may include the parent's)
 
 
-def peak_rss(path: str, init: str, steps: int) -> float:
-    out = subprocess.run([sys.executable, __file__, "--rss-child", path, "--init", init, "--rss-steps", str(steps)],
-                         capture_output=True, text=True, check=True).stdout
+def peak_rss(path: str, init: str, steps: int, trim: bool) -> float:
+    out = subprocess.run([sys.executable, __file__, "--rss-child", path, "--init", init, "--rss-steps", str(steps),
+                          *(["--trim"] if trim else [])], capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])["peak_rss_mb"]
 
 
@@ -115,14 +126,15 @@ def main() -> None:
     ap.add_argument("--ref-steps", type=int, default=1, help="steps whose prompts are also run by sample_reference")
     ap.add_argument("--rss-steps", type=int, default=3, help="steps run by each peak-memory child")
     ap.add_argument("--init", default="models/base_cot.pt")
+    ap.add_argument("--trim", action="store_true", help="give freed heap pages back as train_rl does (see above)")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--rss-child", choices=PATHS, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
-        return rss_child(args.rss_child, args.init, args.rss_steps)
+        return rss_child(args.rss_child, args.init, args.rss_steps, args.trim)
     torch.set_num_threads(1)
     policy, source = load_policy(args.init)
-    ctxs = {p: make_context(policy, p == "fast", args.steps) for p in PATHS}
+    ctxs = {p: make_context(policy, p == "fast", args.steps, args.trim) for p in PATHS}
     roll = {p: [] for p in PATHS}
     roll_cpu = {p: [] for p in PATHS}
     whole = {p: [] for p in PATHS}
@@ -139,6 +151,7 @@ def main() -> None:
                 T.METHODS["grpo"] = timed_collect(roll[p], roll_cpu[p])
                 t0, c0 = time.perf_counter(), time.process_time()
                 _, batches[p] = T.rl_step(ctx, opt, step)
+                ctx.trim()
                 whole[p].append(time.perf_counter() - t0)
                 cpu[p].append(time.process_time() - c0)
             T.METHODS["grpo"] = saved
@@ -151,7 +164,7 @@ def main() -> None:
                 fast_cpu_at_ref.append(roll_cpu["fast"][-1])
     finally:
         T.METHODS["grpo"] = saved
-    rss = {p: peak_rss(p, args.init, args.rss_steps) for p in PATHS}
+    rss = {p: peak_rss(p, args.init, args.rss_steps, args.trim) for p in PATHS}
 
     def mean(x):
         return sum(x) / len(x)
@@ -167,12 +180,14 @@ def main() -> None:
     res["reference_rollout_cpu_s"] = mean(ref_cpu) if ref_times else None
     res["ratio_rollout_vs_reference"] = ref_ratio
     res["ratio_rollout_vs_reference_cpu"] = ref_ratio_cpu
+    res["heap_trimmed"] = args.trim
     res["ratio_whole_step"] = res["plain"]["whole_s"] / res["fast"]["whole_s"]
     res["ratio_whole_step_cpu"] = res["plain"]["whole_cpu_s"] / res["fast"]["whole_cpu_s"]
 
     job = ctxs["fast"][0].job
+    heap = "trimmed as in train_rl" if args.trim else "never trimmed"
     print(f"GRPO step, B = {job.B}, G = {job.G}, n in {list(job.n_range)}, 1 thread, from {source};"
-          f" mean of {args.steps} interleaved steps per path")
+          f" mean of {args.steps} interleaved steps per path; heap {heap}")
     print(f"  {'':32s}{'plain':>10s}{'fast':>10s}{'ratio':>9s}")
     for key, label in (("rollout_s", "rollout (sampling + rewards), s"), ("rollout_cpu_s", "rollout, CPU s"),
                        ("training_s", "training, s"),
