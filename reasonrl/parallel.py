@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import hashlib
 import os
 import signal
 import subprocess
@@ -94,11 +95,34 @@ def run(args: argparse.Namespace) -> int:
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
+    _log(f"machine  {machine()}")
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
                **{k: os.environ[k] for k in NANNY_VARS if k in os.environ}}
         return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [])
+
+
+def machine() -> str:
+    """The CPU and torch build this run's stages compute on. Their bytes depend on both (README, "Same numbers"),
+    so a log that names them tells a later reader which machine a committed dvc.lock came from."""
+    import platform
+
+    import torch
+
+    cpu: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = (part.strip() for part in line.partition(":"))
+            cpu.setdefault(key, value)
+    except OSError:  # not Linux
+        pass
+    name = cpu.get("model name") or platform.processor() or platform.machine()
+    family = f", family {cpu['cpu family']} model {cpu['model']}" if "cpu family" in cpu and "model" in cpu else ""
+    if "flags" in cpu:  # the instruction sets; the same name and family can hide different ones
+        family += f", flags md5 {hashlib.md5(cpu['flags'].encode()).hexdigest()[:8]}"
+    return (f"{name}{family}, {os.cpu_count()} CPUs; torch {torch.__version__}, "
+            f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
 
 
 # ---- running -------------------------------------------------------------------------------------------

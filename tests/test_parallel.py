@@ -143,6 +143,9 @@ def check_parallel_run(tmp: Path, repo: Path, out: subprocess.CompletedProcess, 
     assert locked_stages(repo) == {"sleep@a", "sleep@b", "join"}
     for line in ("start    sleep@a", "finished sleep@b", "finished join", "summary", "3 ran"):
         assert line in out.stderr
+    import torch  # the log names the machine and torch build the bytes came from
+
+    assert f"CPUs; torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}" in out.stderr
     return ab
 
 
