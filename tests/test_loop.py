@@ -600,6 +600,7 @@ def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(mon
     monkeypatch.setitem(T.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
                         T.REWARDS["true"](problems, responses, ctx))
     score_policy = T.score_policy
+
     def forward(ctx, seqs, grad=False):  # the training forward keeps its graph (the fast layout reuses it)
         events.append("forward" if grad else "record forward")
         return score_policy(ctx, seqs, grad)

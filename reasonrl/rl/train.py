@@ -56,8 +56,9 @@ def _heap_trimmer() -> Callable[[], object]:
     lengths), and glibc keeps the freed pages of its heap resident: without a trim after each step the
     resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
     training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
-    second update) would stack on the pages the phase before it freed: trimming before each keeps every RL
-    kind's peak under 600 MB (docs/performance.md). Trimming moves no number."""
+    second update) would stack on the pages the phase before it freed: trimming before each keeps the peak of
+    28 of the 31 RL families under 600 MB, not dynamic sampling's (docs/performance.md). Trimming moves no
+    number."""
     try:
         return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
     except (OSError, AttributeError):
