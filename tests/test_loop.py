@@ -585,14 +585,15 @@ def test_fooled_examples_default_limit_and_rounding():
     ("true", 2, False, ["sample", "trim", "forward", "update", "trim", "update", "trim"]),
     ("orm", 1, False, ["sample", "trim", "verifier", "trim", "forward", "update", "trim"]),
     ("orm", 2, False, ["sample", "trim", "verifier", "trim", "forward", "update", "trim", "update", "trim"]),
-    ("true", 1, True, ["sample", "trim", "record forward", "trim", "forward", "update", "trim"]),
+    # the test model has one layer, run twice by the record forward (the prompts' prefill, then the responses)
+    ("true", 1, True, ["sample", "trim", "record forward", "trim", "trim", "trim", "forward", "update", "trim"]),
 ])
 def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(monkeypatch, reward, mu, dynamic,
                                                                            step_events):
     """Where train_rl gives freed heap pages back (its peak RSS): before the training forward, before a verifier's
     scoring and before the forward over everything dynamic sampling drew (which comes before the kept batch's
-    forward, so that the latter's graph is not alive under it), between update iterations, and after every
-    step; nowhere else."""
+    forward, so that the latter's graph is not alive under it) and after each of its layers, between update
+    iterations, and after every step; nowhere else."""
     events = []
     fixed = Fixed(MIXED, MIXED)
     monkeypatch.setattr(T, "draw_problems", fixed.draw)
@@ -629,3 +630,19 @@ def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(mon
 def test_the_default_heap_trimmer_takes_no_argument():
     T.Context(job=make_job({}, {}), policy=_model(), ref=_model(), verifier=None, rng=random.Random(0),
               sample_gen=torch.Generator(), reward_gen=torch.Generator()).trim()
+
+
+def test_trimming_per_layer_moves_no_number_and_leaves_no_hook():
+    """The per-layer trim of dynamic sampling's record forward: the trimmer's return value (malloc_trim returns
+    1 or 0) must not become a block's output, it runs once per block call, and the hooks go afterwards."""
+    model = TinyReasoner(ModelConfig(d_model=32, n_heads=2, n_layers=2, max_len=64),
+                         generator=torch.Generator().manual_seed(0)).eval()
+    X = torch.randint(1, 20, (3, 9), generator=torch.Generator().manual_seed(1))
+    calls = []
+    with torch.no_grad():
+        plain = model(X)
+        with T.trimmed_per_layer(model, lambda: calls.append(1) or 1):
+            hooked = model(X)
+        after = model(X)
+    assert torch.equal(hooked, plain) and len(calls) == 2  # one per block
+    assert torch.equal(after, plain) and len(calls) == 2 and not any(b.mlp._forward_hooks for b in model.blocks)

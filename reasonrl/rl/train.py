@@ -22,6 +22,7 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import ctypes
 import functools
@@ -56,9 +57,9 @@ def _heap_trimmer() -> Callable[[], object]:
     lengths), and glibc keeps the freed pages of its heap resident: without a trim after each step the
     resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
     training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
-    second update) would stack on the pages the phase before it freed: trimming before each keeps the peak of
-    28 of the 31 RL families under 600 MB, not dynamic sampling's (docs/performance.md). Trimming moves no
-    number."""
+    second update) would stack on the pages the phase before it freed: trimming before each (and after each
+    layer of dynamic sampling's forward over everything it drew) keeps every RL family's peak under 600 MB
+    (docs/performance.md). Trimming moves no number."""
     try:
         return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
     except (OSError, AttributeError):
@@ -365,13 +366,31 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
 def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
     """Under dynamic sampling, the rollout records of everything sampled this step (the filter selects groups,
     so the kept ones say little about the policy); None otherwise. Taken before the kept batch's forward,
-    whose graph would otherwise stay alive under this forward over up to (1 + max_resample) B G rows, and on
-    a trimmed heap (the peak RSS of a dynamic-sampling run)."""
+    whose graph would otherwise stay alive under this forward over up to (1 + max_resample) B G rows, on a
+    trimmed heap and trimmed again after each layer (the peak RSS of a dynamic-sampling run)."""
     if batch.sampled is None:
         return None
     ctx.trim()
     seqs = ctx.layout.build(batch.sampled, device, ctx.job.temperature)
-    return rollout_record(batch.sampled, score_policy(ctx, seqs), seqs.m)
+    with trimmed_per_layer(ctx.policy, ctx.trim):
+        scored = score_policy(ctx, seqs)
+    return rollout_record(batch.sampled, scored, seqs.m)
+
+
+@contextlib.contextmanager
+def trimmed_per_layer(model: torch.nn.Module, trim: Callable[[], object]):
+    """Inside, the heap is trimmed after each block of `model` (a hook on its MLP, the block's last part), so a
+    forward over many rows does not stack each layer's transient on the pages the layer before it freed; the
+    hooks go when the block ends. It moves no number: the hook returns nothing, so every output stays as is."""
+    def after(*_) -> None:  # a forward hook that returned a value would replace the MLP's output
+        trim()
+
+    handles = [blk.mlp.register_forward_hook(after) for blk in model.blocks]
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def step_record(unfiltered: dict | None, own: dict) -> dict:
