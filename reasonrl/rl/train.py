@@ -381,7 +381,7 @@ def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
 def trimmed_per_layer(model: torch.nn.Module, trim: Callable[[], object]):
     """Inside, the heap is trimmed after each block of `model` (a hook on its MLP, the block's last part), so a
     forward over many rows does not stack each layer's transient on the pages the layer before it freed; the
-    hooks go when the block ends. It moves no number: the hook returns nothing, so every output stays as is."""
+    hooks go when the `with` ends. It moves no number: the hook returns nothing, so every output stays as is."""
     def after(*_) -> None:  # a forward hook that returned a value would replace the MLP's output
         trim()
 
