@@ -1,49 +1,61 @@
-"""Uncertainty of study answers: bootstrap intervals over seeds and problems, paired comparisons,
-the minimal detectable effect of a design, and the wording rule of an answer.
+"""Uncertainty of study answers: intervals whose unit is the independent training run, paired
+comparisons, the minimal detectable effect of a design, the wording rule of an answer, and Holm's
+adjustment across the claims.
 
-An arm's outcomes are an array shaped (seeds, problems): one 0/1 outcome (or score) per seed of the
-arm and per problem of a fixed test set. Two arms that share problems and seeds compare paired: the
-effect array is `b - a` cell by cell, so what the two arms have in common (an easy problem, a lucky
-seed) cancels before any resampling.
+An arm's outcomes are an array shaped (runs, problems): one 0/1 outcome (or score) per run of the arm
+and per problem of a fixed test set. Two arms that share problems and runs (a run and its own base, or
+two methods with the same seed) compare paired: the effect array is `b - a` cell by cell, so what the
+two have in common (an easy problem, a lucky base) cancels before anything else.
 
-The interval is scipy's percentile bootstrap with the seeds and the problems resampled independently
-of each other (a crossed, two-way bootstrap): scipy draws one index vector over seeds and one over
-problems per resample, and the statistic is the mean of the effect over the drawn cells. A dimension of
-size one is not resampled (a single seed gives an interval over problems only). Resampling both ways
-counts the seed-by-problem noise twice (Owen's "pigeonhole" bootstrap), so the interval is
-conservative: for pure cell noise its standard error is up to sqrt(2) too wide; for effects shared by
-a problem across seeds, or by a seed across problems, it is about right.
+The interval is analytic: a t-interval whose unit is the run. The run and the problem are two crossed
+random factors, and the standard error of the mean of a (runs R, problems P) array is
 
-Minimal detectable effect (two-sided level alpha, power 1 - beta):
+    se^2 = var(run means) / R  +  max(0, var(problem means) / P - MS_res / (R * P))
+    df   = R - 1
 
-    mde = (z_{1 - alpha/2} + z_{1 - beta}) * se        (1.96 + 0.84 = 2.80 times se at 0.05 / 80%)
+The first term is the spread of independent training runs (it also holds the run-by-problem noise once);
+the second is the test set's own sampling, the part of the per-problem spread that the cell noise
+(MS_res, the residual mean square of the two-way table) does not explain: it matters when an effect is
+concentrated on some problems. The cell noise alone (MS_res / (R * P)) is a floor under se^2, for run
+means that agree by chance. The degrees of freedom are the runs': with 3-10 runs a run counts as one
+draw, not as its 300 problems. `groups` labels the rows by the independent unit above them (the base each
+run started from): rows of a group are averaged first, so bases are the random draws and runs within a
+base only sharpen the base's value. One row (one run or one base) leaves no run term: the interval is
+over problems only (df = P - 1) and holds for that run alone (`seeds` == 1 says so). docs/studies.md gives
+the coverage this keeps in simulation (reasonrl.coverage), and why df is not Satterthwaite's.
 
-where `se` is the bootstrap standard error of the effect. It is the true effect this design would
-detect in 80% of reruns; an answer that finds no difference reports it as the design's resolution.
+Minimal detectable effect (two-sided level alpha, power 1 - beta), with the design's own df:
+
+    mde = (t_{1 - alpha/2, df} + t_{1 - beta, df}) * se
+
+It is the true effect this design would detect in 80% of reruns. With no variance there is no such
+number (`mde` is None): the answer is then "not testable" or "identical", never "MDE 0".
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy import stats
 
 CONFIDENCE = 0.95
-RESAMPLES = 2000  # percentile intervals of a mean: the 2.5% / 97.5% quantiles settle to ~0.1 se here
 POWER = 0.8
+EQUIVALENCE = 0.01  # default half-width of the region of practical equivalence (params: studies.equivalence)
 # The keys of every answer file reports/<study>/answers/<pair>.json: one schema, so `dvc metrics show` is a table
-ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems")
+ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems")
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A mean with its bootstrap interval and standard error."""
+    """A mean with its t-interval, standard error and degrees of freedom."""
 
     mean: float
     lo: float
     hi: float
     se: float
+    df: float
 
     def excludes_zero(self) -> bool:
         return self.lo > 0 or self.hi < 0
@@ -51,19 +63,28 @@ class Interval:
 
 @dataclass(frozen=True)
 class Comparison:
-    """Arm b against arm a, paired by seed and problem; the keys are those of the answer files."""
+    """Arm b against arm a; the keys are those of the answer files."""
 
     a: float  # mean of arm a
     b: float  # mean of arm b
     effect: float  # b - a
     ci_lo: float
     ci_hi: float
-    mde: float  # minimal detectable effect of the design
-    seeds: int
+    se: float
+    df: float
+    p: float  # two-sided p-value of effect = 0
+    mde: float | None  # minimal detectable effect of the design; None without variance
+    seeds: int  # independent units behind the interval (bases, or runs of one base); 1: over problems only
     problems: int
+    constant: float | None = None  # the one value every cell of both arms takes (no variance at all), else None
 
     def excludes_zero(self) -> bool:
         return self.ci_lo > 0 or self.ci_hi < 0
+
+    def at_level(self, confidence: float) -> tuple[float, float]:
+        """The interval at another confidence level (Holm's adjusted levels), from the same se and df."""
+        half = t_quantile(confidence, self.df) * self.se
+        return self.effect - half, self.effect + half
 
     def to_json(self) -> dict:
         """The flat answer-file dict (ANSWER_KEYS), floats rounded to 6 places for stable diffs."""
@@ -72,90 +93,132 @@ class Comparison:
 
 
 def as_outcomes(x, name: str = "outcomes") -> np.ndarray:
-    """A float array shaped (seeds, problems); a 1-D array is one seed. Rejects empty and non-finite."""
+    """A float array shaped (runs, problems); a 1-D array is one run. Rejects empty and non-finite."""
     arr = np.asarray(x, dtype=float)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.size == 0:
-        raise ValueError(f"{name}: expected a non-empty (seeds, problems) array, got shape {arr.shape}")
+        raise ValueError(f"{name}: expected a non-empty (runs, problems) array, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or infinite values")
     return arr
 
 
-def _cell_means(arrays: list[np.ndarray], idx: list[np.ndarray], dims: list[tuple[int, int]]) -> np.ndarray:
-    """Mean of each array over the resampled cells, one value per resample (B,).
-
-    idx[j] holds resampled indices (B, size) for dimension dims[j] = (array, axis); a dimension that is
-    not resampled keeps every index. Counting how often each index was drawn turns the mean over the
-    drawn cells into w_seeds @ X @ w_problems, so no (B, seeds, problems) array is built."""
-    out = []
-    for i, x in enumerate(arrays):
-        weights = []
-        for axis in (0, 1):
-            size = x.shape[axis]
-            where = [j for j, d in enumerate(dims) if d == (i, axis)]
-            if where:
-                drawn = idx[where[0]].astype(int)  # (B, size)
-                w = np.zeros((drawn.shape[0], size))
-                np.add.at(w, (np.arange(drawn.shape[0])[:, None], drawn), 1.0)
-                weights.append(w / size)
-            else:
-                weights.append(np.full((1, size), 1.0 / size))
-        out.append(np.einsum("bs,sp,bp->b", weights[0], x, weights[1]))
-    return np.stack(out)  # (len(arrays), B)
+def by_group(x: np.ndarray, groups, name: str = "groups") -> np.ndarray:
+    """Rows averaged within each group label (first-seen order): (groups, problems)."""
+    if groups is None:
+        return x
+    labels = list(groups)
+    if len(labels) != x.shape[0]:
+        raise ValueError(f"{name}: {len(labels)} labels for {x.shape[0]} rows")
+    order = list(dict.fromkeys(labels))
+    return np.stack([x[[i for i, g in enumerate(labels) if g == key]].mean(axis=0) for key in order])
 
 
-def _bootstrap(arrays: list[np.ndarray], combine, rng: np.random.Generator, resamples: int,
-               confidence: float) -> Interval:
-    """Bootstrap `combine(means of arrays)`; each array's seeds and problems resampled independently."""
-    dims = [(i, axis) for i, x in enumerate(arrays) for axis in (0, 1) if x.shape[axis] > 1]
-    point = float(combine(np.array([x.mean() for x in arrays])[:, None])[0])
-    if not dims:
-        raise ValueError("outcomes: one seed and one problem leave nothing to resample")
-    data = [np.arange(arrays[i].shape[axis]) for i, axis in dims]
-
-    def statistic(*idx, axis=-1):
-        flat = [np.atleast_2d(j) for j in idx]  # (B, size) each
-        return combine(_cell_means(arrays, flat, dims))
-
-    res = stats.bootstrap(data, statistic, n_resamples=resamples, vectorized=True, paired=False,
-                          confidence_level=confidence, method="percentile", rng=rng)
-    return Interval(point, float(res.confidence_interval.low), float(res.confidence_interval.high),
-                    float(res.standard_error))
+def t_quantile(confidence: float, df: float) -> float:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence={confidence}: must be in (0, 1)")
+    q = 0.5 + confidence / 2
+    return float(stats.t.ppf(q, df)) if math.isfinite(df) else float(stats.norm.ppf(q))
 
 
-def mean_ci(x, rng: np.random.Generator, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> Interval:
-    """The mean of one arm's (seeds, problems) outcomes with its bootstrap interval."""
-    return _bootstrap([as_outcomes(x)], lambda m: m[0], rng, resamples, confidence)
+def _residual_ms(x: np.ndarray) -> float:
+    """Residual mean square of a two-way (runs, problems) table: the run-by-problem cell noise."""
+    r, p = x.shape
+    res = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+    return float((res ** 2).sum()) / ((r - 1) * (p - 1))
 
 
-def mde(se: float, alpha: float = 1 - CONFIDENCE, power: float = POWER) -> float:
-    """Minimal detectable effect from the standard error of an effect: (z_{1-alpha/2} + z_power) * se."""
+def _terms(x: np.ndarray) -> tuple[float, float, float]:
+    """(variance of the run term, variance of the problem term, df) of one (runs, problems) array."""
+    r, p = x.shape
+    if r == 1 and p == 1:
+        raise ValueError("outcomes: one run and one problem leave no variance to estimate")
+    if r == 1:  # one run: the spread over problems, conditional on that run
+        return 0.0, float(x[0].var(ddof=1)) / p, p - 1
+    v_run = float(x.mean(axis=1).var(ddof=1)) / r
+    if p == 1:
+        return v_run, 0.0, r - 1
+    noise = _residual_ms(x) / (r * p)
+    v_prob = max(0.0, float(x.mean(axis=0).var(ddof=1)) / p - noise)
+    # the cell noise alone gives the mean this much variance: a floor for run means that agree by chance
+    v_prob = max(v_prob, noise - v_run)
+    return v_run, v_prob, r - 1
+
+
+def _t_interval(point: float, var: float, df: float, confidence: float) -> Interval:
+    if var <= 0:
+        return Interval(point, point, point, 0.0, df)
+    half = t_quantile(confidence, df) * math.sqrt(var)
+    return Interval(point, point - half, point + half, math.sqrt(var), df)
+
+
+def mean_ci(x, rng=None, confidence: float = CONFIDENCE, groups=None) -> Interval:
+    """The mean of one arm's (runs, problems) outcomes with its t-interval (`rng`: unused, the
+    interval is analytic; kept so older callers work)."""
+    x = by_group(as_outcomes(x), groups)
+    v_run, v_prob, df = _terms(x)
+    return _t_interval(float(x.mean()), v_run + v_prob, df, confidence)
+
+
+def mde(se: float, df: float = math.inf, alpha: float = 1 - CONFIDENCE, power: float = POWER) -> float | None:
+    """Minimal detectable effect: (t_{1-alpha/2, df} + t_{power, df}) * se; None when se is 0."""
     if se < 0:
         raise ValueError(f"se={se}: must be >= 0")
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
+    if se == 0:
+        return None
+    t = stats.t(df) if math.isfinite(df) else stats.norm()
+    return float((t.ppf(1 - alpha / 2) + t.ppf(power)) * se)
 
 
-def paired(a, b, rng: np.random.Generator, resamples: int = RESAMPLES,
-           confidence: float = CONFIDENCE) -> Comparison:
-    """Arm b against arm a on the same seeds and problems: the bootstrap of the mean of b - a."""
+def _compare(a: np.ndarray, b: np.ndarray, iv: Interval, confidence: float, units: int) -> Comparison:
+    both = np.concatenate([a.ravel(), b.ravel()])
+    constant = float(both[0]) if np.all(both == both[0]) else None
+    if iv.se > 0:
+        p = float(2 * stats.t.sf(abs(iv.mean) / iv.se, iv.df))
+    else:
+        p = 1.0 if iv.mean == 0 else 0.0
+    return Comparison(float(a.mean()), float(b.mean()), iv.mean, iv.lo, iv.hi, iv.se, iv.df, p,
+                      mde(iv.se, iv.df, 1 - confidence), units, a.shape[1], constant)
+
+
+def paired(a, b, rng=None, confidence: float = CONFIDENCE, groups=None) -> Comparison:
+    """Arm b against arm a on the same runs and problems: the t-interval of the mean of b - a.
+
+    Row i of a and of b belong together (a run and its own base, or two arms' runs of one seed);
+    `groups`: one label per row naming its independent unit (its base), averaged first. `rng` is unused
+    (the interval is analytic)."""
     a, b = as_outcomes(a, "a"), as_outcomes(b, "b")
     if a.shape != b.shape:
-        raise ValueError(f"a, b: paired arms need the same (seeds, problems) shape, got {a.shape} and {b.shape}")
-    iv = _bootstrap([b - a], lambda m: m[0], rng, resamples, confidence)
-    return Comparison(float(a.mean()), float(b.mean()), iv.mean, iv.lo, iv.hi, mde(iv.se, 1 - confidence),
-                      a.shape[0], a.shape[1])
+        raise ValueError(f"a, b: paired arms need the same (runs, problems) shape, got {a.shape} and {b.shape}")
+    d = by_group(b - a, groups)
+    v_run, v_prob, df = _terms(d)
+    return _compare(a, b, _t_interval(float(d.mean()), v_run + v_prob, df, confidence), confidence, d.shape[0])
 
 
-def unpaired(a, b, rng: np.random.Generator, resamples: int = RESAMPLES,
-             confidence: float = CONFIDENCE) -> Comparison:
-    """Arm b against arm a resampled independently (arms that share neither seeds nor problems)."""
+def unpaired(a, b, rng=None, confidence: float = CONFIDENCE) -> Comparison:
+    """Arm b against arm a from independent runs: Welch over the runs' terms (Welch-Satterthwaite df).
+    Arms on the same problems share the problem term (the per-problem difference of the arm means, less
+    the cell noise); arms on different problems add each their own. `rng` is unused."""
     a, b = as_outcomes(a, "a"), as_outcomes(b, "b")
-    iv = _bootstrap([a, b], lambda m: m[1] - m[0], rng, resamples, confidence)
-    return Comparison(float(a.mean()), float(b.mean()), iv.mean, iv.lo, iv.hi, mde(iv.se, 1 - confidence),
-                      min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1]))
+    terms = [_terms(x) for x in (a, b)]
+    runs = [(v, df) for x, (v, _, df) in zip((a, b), terms) if x.shape[0] > 1 and v > 0]
+    if a.shape[1] == b.shape[1] and a.shape[1] > 1 and min(a.shape[0], b.shape[0]) > 1:
+        diff = b.mean(axis=0) - a.mean(axis=0)  # (P,)
+        noise = sum(_residual_ms(x) / x.size for x in (a, b))
+        v_prob = max(0.0, float(diff.var(ddof=1)) / diff.size - noise)
+    else:
+        v_prob = sum(vp for _, vp, _ in terms)
+    var = sum(v for v, _ in runs) + v_prob
+    if runs:
+        df = sum(v for v, _ in runs) ** 2 / sum(v ** 2 / d for v, d in runs)
+    else:  # a single run on each side: conditional on the two runs, over problems
+        df = min(d for _, _, d in terms)
+    iv = _t_interval(float(b.mean() - a.mean()), var, df, confidence)
+    return _compare(a, b, iv, confidence, min(a.shape[0], b.shape[0]))
 
+
+# ----------------------------------------------------------------------------- wording
 
 def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = False) -> str:
     """'0.123 [0.101, 0.145]' (sign: '+0.123 [...]')."""
@@ -163,12 +226,56 @@ def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = F
     return f"{head} [{lo:{spec}}, {hi:{spec}}]"
 
 
-def word(cmp: Comparison, a: str, b: str, spec: str = ".3f") -> str:
-    """The answer's wording: "B > A by x [lo, hi]" only when the interval excludes 0, else
-    "no detectable difference between A and B (effect x [lo, hi], MDE m)"."""
-    if cmp.ci_lo > 0:
-        return f"{b} > {a} by {cmp.effect:{spec}} [{cmp.ci_lo:{spec}}, {cmp.ci_hi:{spec}}]"
-    if cmp.ci_hi < 0:
-        return f"{a} > {b} by {-cmp.effect:{spec}} [{-cmp.ci_hi:{spec}}, {-cmp.ci_lo:{spec}}]"
+def fmt_mde(cmp: Comparison) -> str:
+    """The MDE for a table: three decimals, or "—" where nothing varies (no MDE to state)."""
+    return "—" if cmp.mde is None else f"{cmp.mde:.3f}"
+
+
+def precision(cmp: Comparison) -> str:
+    """The format spec of an effect: three decimals, four when the interval is narrower than 0.01 so that
+    its bounds stay distinct from each other and from 0."""
+    return ".4f" if 0 < cmp.ci_hi - cmp.ci_lo < 0.01 else ".3f"
+
+
+def describe_constant(value: float) -> str:
+    return "the ceiling" if value == 1 else "the floor" if value == 0 else f"{value:g} on every problem and run"
+
+
+def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE) -> str:
+    """The answer's wording (docs/studies.md):
+
+    - both arms without variance: "not testable: both A and B at the ceiling";
+    - interval inside [-e, e]: "A and B equivalent within ±e (effect ...)";
+    - interval covering 0: "no detectable difference between A and B (effect ..., MDE m)";
+    - otherwise the direction and size, "B > A by x [lo, hi]", and when the interval reaches into
+      [-e, e], that the difference may be below e."""
+    spec = precision(cmp)
     effect = fmt_ci(cmp.effect, cmp.ci_lo, cmp.ci_hi, spec, sign=True)
-    return f"no detectable difference between {a} and {b} (effect {effect}, MDE {cmp.mde:{spec}})"
+    one = " (one run: over problems only)" if cmp.seeds == 1 else ""
+    if cmp.constant is not None:
+        return f"not testable: both {a} and {b} at {describe_constant(cmp.constant)}"
+    if -equivalence <= cmp.ci_lo and cmp.ci_hi <= equivalence:
+        return f"{a} and {b} equivalent within ±{equivalence:g} (effect {effect}){one}"
+    if not cmp.excludes_zero():
+        return f"no detectable difference between {a} and {b} (effect {effect}, MDE {cmp.mde:.3f}){one}"
+    hi_name, lo_name, size, lo, hi = ((b, a, cmp.effect, cmp.ci_lo, cmp.ci_hi) if cmp.ci_lo > 0
+                                      else (a, b, -cmp.effect, -cmp.ci_hi, -cmp.ci_lo))
+    small = f", possibly less than {equivalence:g}" if lo < equivalence else ""
+    return f"{hi_name} > {lo_name} by {size:{spec}} [{lo:{spec}}, {hi:{spec}}]{small}{one}"
+
+
+# ----------------------------------------------------------------------------- several claims
+
+def holm(pvalues: list[float]) -> tuple[list[float], list[float]]:
+    """Holm's step-down adjustment: (adjusted p-values, the level alpha/(m - rank) each is tested at).
+
+    Sorted by p ascending, the claim of rank i (from 0) is tested at alpha / (m - i); its adjusted p is
+    the running maximum of (m - i) * p, capped at 1. The returned levels are fractions of alpha."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted, share = [1.0] * m, [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i], share[i] = running, 1.0 / (m - rank)
+    return adjusted, share

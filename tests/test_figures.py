@@ -55,12 +55,37 @@ def caught(monkeypatch):
 
 
 def series(ax) -> dict[str, tuple[list, list]]:
-    """{label: (x, y)} of the lines of an axes that carry a legend label."""
+    """{label: (x, y)} of the lines of an axes that carry a legend label, and of its error-bar series (the
+    points of in-training evaluations, labelled on their container)."""
     out = {}
     for line in ax.get_lines():
         if not line.get_label().startswith("_"):
             out[line.get_label()] = (list(map(float, line.get_xdata())), list(map(float, line.get_ydata())))
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer) and not c.get_label().startswith("_"):
+            line = c.lines[0]
+            out[c.get_label()] = (list(map(float, line.get_xdata())), list(map(float, line.get_ydata())))
     return out
+
+
+def data_y(ax) -> list[float]:
+    """Every y value an axes draws: its lines, its filled bands, its error bars."""
+    ys = [float(y) for line in ax.get_lines() for y in line.get_ydata() if np.isfinite(y)]
+    for coll in ax.collections:
+        for path in coll.get_paths():
+            ys += [float(y) for y in path.vertices[:, 1] if np.isfinite(y)]
+    return ys
+
+
+def assert_fits(ax, margin: float = 0.01) -> None:
+    """The y axis contains all its data with a margin (a share of the data's span), and is not more than
+    three times as tall as the data, so a difference near a ceiling stays visible."""
+    ys = data_y(ax)
+    lo, hi = min(ys), max(ys)
+    span = max(hi - lo, 1e-9)
+    y0, y1 = ax.get_ylim()
+    assert y0 <= lo - margin * span and y1 >= hi - 1e-12, (ax.get_title(), (y0, y1), (lo, hi))
+    assert y1 - y0 <= 3 * span + 0.05, (ax.get_title(), (y0, y1), (lo, hi))
 
 
 def panels(fig) -> list:
@@ -96,14 +121,26 @@ def test_failure_figure_stacks_the_shares(caught):
              "after": {"correct": 0.75, "lookup": 0.125, "malformed": 0.125}}
     common.failure_figure(mixes, "Outcome types", Path("failure_mix.png"))
     (ax,) = caught["failure_mix.png"].axes
-    assert len(ax.containers) == 3  # one bar series per outcome type
-    by_type = {c.get_label(): c for c in ax.containers}
+    assert len(ax.containers) == 2  # one bar series per failure type; `correct` is the rest of the bar
+    by_type = {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["after", "before"]  # the first label on top
     for t, c in by_type.items():
         assert [b.get_width() for b in c] == [mixes["after"][t], mixes["before"][t]]
-    assert [b.get_x() for b in by_type["malformed"]] == [0.875, 0.75]  # stacked after correct and lookup
-    assert ax.get_xlabel() == "share of greedy responses on the n12 set"  # the set_name default
+    assert [b.get_x() for b in by_type["malformed"]] == [0.125, 0.25]  # stacked after lookup
+    assert ax.get_xlim() == pytest.approx((0, 0.5 * 1.12))  # fits the largest failure share, 0.5
+    assert ax.get_xlabel() == "share of greedy responses on the n12 set that fail, by failure type"
+
+
+def test_failure_figure_fits_shares_near_the_ceiling(caught):
+    # 99% correct: on a 0-1 axis the failure types would be invisible; the axis fits them and their CI
+    mixes = {"base": {"correct": 0.99, "lookup": 0.006, "early": 0.004}}
+    ci = {"base": Interval(0.99, 0.985, 0.995, 0.0025, 4)}
+    common.failure_figure(mixes, "Near the ceiling", Path("ceiling.png"), ci)
+    (ax,) = caught["ceiling.png"].axes
+    assert ax.get_xlim() == pytest.approx((0, 0.015 * 1.12))  # the CI's upper end of the failure share
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert bars.lines[0].get_xdata()[0] == pytest.approx(0.01)
 
 
 def _zero_setup():
@@ -171,7 +208,9 @@ def test_zero_by_hops_figure(caught):
         "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
     assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
-    assert a.get_ylim() == b.get_ylim() == pytest.approx((-0.03, 1.03))  # shares, with room for the markers
+    # each base on its own scale: think0's rates of at most 0.01 stay visible beside think2's near 1
+    assert a.get_ylim() == pytest.approx((-0.02, 0.03)) and b.get_ylim() == pytest.approx((0.01 - 0.099, 1.099))
+    assert_fits(a) and assert_fits(b)
     assert caught["by_hops.png"].get_suptitle() == (
         "Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
         "95% CI over seeds where there are several)")
@@ -181,7 +220,7 @@ def test_zero_think_vs_direct_figure(caught):
     cfg, _, prof = _zero_setup()
     zero.think_vs_direct_figure(cfg, prof, Path("think_vs_direct.png"))
     (ax,) = caught["think_vs_direct.png"].axes
-    heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers}
+    heights = {c.get_label(): [r.get_height() for r in c] for c in ax.containers if isinstance(c, BarContainer)}
     # None (no such responses) is drawn as an empty bar and marked n/a
     assert heights == {"thinking, before": [0, 0.75], "thinking, after": [0.5, 0.8],
                        "direct, before": [0.2, 0.375], "direct, after": [0.25, 0]}
@@ -191,13 +230,14 @@ def test_zero_think_vs_direct_figure(caught):
     assert ax.get_ylabel() == "accuracy (fraction correct)"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["base think0", "base think2"]
     assert ax.get_xlabel() == "starting base" and ax.get_ylim() == pytest.approx((0, 1.05))
-    assert ax.get_title() == ("Accuracy when thinking vs when answering directly\n(n/a: no such responses; "
-                              "<1%: under 1% of the responses)")
+    assert ax.get_title() == ("Accuracy when thinking vs when answering directly (95% CI over seeds)\n(n/a: no "
+                              "such responses; <1%: under 1% of the responses, a handful of answers)")
     # four bars per base, side by side around its tick, each 0.2 wide
-    xs = {c.get_label(): [round(r.get_x() + r.get_width() / 2, 9) for r in c] for c in ax.containers}
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    xs = {c.get_label(): [round(r.get_x() + r.get_width() / 2, 9) for r in c] for c in bars}
     assert xs == {"thinking, before": [-0.3, 0.7], "thinking, after": [-0.1, 0.9],
                   "direct, before": [0.1, 1.1], "direct, after": [0.3, 1.3]}
-    assert {round(r.get_width(), 9) for c in ax.containers for r in c} == {0.2}
+    assert {round(r.get_width(), 9) for c in ax.containers if isinstance(c, BarContainer) for r in c} == {0.2}
 
 
 def test_hacking_reward_figure(caught):
@@ -301,7 +341,7 @@ def test_passk_curve_cis_are_the_per_problem_pass_at_k_by_hand():
 
 
 def Iv(mean, lo, hi):
-    return Interval(mean, lo, hi, 0.0)
+    return Interval(mean, lo, hi, 0.0, 4)
 
 
 def test_passk_figure(caught):
@@ -311,7 +351,7 @@ def test_passk_figure(caught):
                for arm, ms in MEANS.items()} for s in ("n12", "n8")}
     # paired differences given by hand too: the bottom row draws each method's effect and its interval
     cmps = {s: {arm: [common.Answer(f"{arm}_{s}_{k}", "base", arm,
-                                    Comparison(0.5, 0.5, e, e - 0.02, e + 0.03, 0.01, 1, 4))
+                                    Comparison(0.5, 0.5, e, e - 0.02, e + 0.03, 0.01, 3, 0.05, 0.01, 4, 4))
                       for k, e in zip((1, 2, 4), effects)]
                 for arm, effects in (("grpo", (0.11, 0.12, -0.13)), ("sft", (0.21, -0.22, 0.23)))}
             for s in ("n12", "n8")}
@@ -323,7 +363,8 @@ def test_passk_figure(caught):
                          "sft (2 seeds)": ([1, 2, 4], pytest.approx(MEANS["sft"]["n12"])),
                          guess: ([1, 2, 4], pytest.approx([1 / 12, 1 - (11 / 12) ** 2, 1 - (11 / 12) ** 4]))}
     assert series(b)["sft (2 seeds)"] == ([1, 2, 4], pytest.approx(MEANS["sft"]["n8"]))
-    assert series(b)[guess][1] == pytest.approx([1 / 8, 1 - (7 / 8) ** 2, 1 - (7 / 8) ** 4])
+    # on n8 the arms sit at 0.325 and above: the axis fits them, and the guess is drawn where it reaches it
+    assert series(b)[guess + " (0.12–0.41; below the axis where not drawn)"] == ([4], pytest.approx([1 - (7 / 8) ** 4]))
     # one band per arm, spanning exactly its intervals
     assert len(a.collections) == 3
     for band, arm in zip(a.collections, ("base", "grpo", "sft")):
@@ -338,7 +379,10 @@ def test_passk_figure(caught):
         assert ax.get_xscale() == "log" and ax.xaxis.get_transform().base == 2
         assert list(ax.get_xticks()) == [1, 2, 4]
         assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
-        assert ax.get_ylim() == pytest.approx((0, 1.02))
+        assert_fits(ax)
+    # the axis spans the arms' intervals (n12: 0.075 to 0.78) with a margin of 8% of that span
+    assert a.get_ylim() == pytest.approx((0.075 - 0.0564, 0.78 + 0.0564))
+    assert b.get_ylim() == pytest.approx((0.325 - 0.0564, 1.0 + 0.0564))
     assert series(da) == {"grpo": ([1, 2, 4], pytest.approx([0.11, 0.12, -0.13])),
                           "sft": ([1, 2, 4], pytest.approx([0.21, -0.22, 0.23]))}
     assert len(da.collections) == 2  # one band per method, none for the base
@@ -388,3 +432,36 @@ def test_passk_diversity_figure(caught):
                            "sft": pytest.approx([w, 1 + w])}
         assert {round(r.get_width(), 9) for c in bars(ax).values() for r in c} == {round(w, 9)}
     assert caught["diversity.png"].get_suptitle() == "Diversity of 4 samples per problem at temperature 1"
+
+
+def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, tmp_path, monkeypatch):
+    """Every line panel of every study figure (the hand-built studies of tests/test_report.py): its y axis
+    contains the data with a margin and is not three times taller than it; every arm drawn from several
+    seeds or problems carries an interval artist (a band or error bars) of its own colour."""
+    import test_report
+    from matplotlib.collections import PolyCollection
+
+    from reasonrl.studies import headline
+
+    monkeypatch.setattr(headline, "save_figure", lambda fig, path: caught.__setitem__(Path(path).name, fig))
+    test_report.build_studies(tmp_path)
+    checked = 0
+    for name, fig in caught.items():
+        for ax in panels(fig):
+            if ax.images or any(isinstance(c, BarContainer) for c in ax.containers) or not ax.get_lines():
+                continue
+            assert_fits(ax)
+            checked += 1
+            bands = {tuple(np.round(c.get_facecolor()[0][:3], 3)) for c in ax.collections
+                     if isinstance(c, PolyCollection) and len(c.get_facecolor())}
+            bars = {tuple(np.round(matplotlib.colors.to_rgb(c.lines[0].get_color()), 3)) for c in ax.containers
+                    if isinstance(c, ErrorbarContainer)}
+            if not bands | bars:  # a panel of single-seed curves draws no interval at all
+                continue
+            for line in ax.get_lines():
+                label = line.get_label()
+                if label.startswith("_") or "random guess" in label or "(1 seed)" in label:
+                    continue
+                color = tuple(np.round(matplotlib.colors.to_rgb(line.get_color()), 3))
+                assert color in bands | bars, (name, label)
+    assert checked >= 15

@@ -121,8 +121,9 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
 CONFIGS = {
     "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["n12"]),
     "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
-    "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "GRPO": "y"},
-                          arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b"], "GRPO": ["GRPO"]}),
+    "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3",
+                                               "GRPO": "y"},
+                          arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b", "SFT_c"], "GRPO": ["GRPO"]}),
     "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
     "hacking": hacking.Config(base="cot", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
                                                    "random, μ = 2": "h_rand2"},
@@ -135,7 +136,14 @@ CONFIGS = {
                                                     "seq_mean_token_mean": ["la_sm0", "la_sm1"]})},
         stability=ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["grpo_a"], "1e-3": "a_mu2"},
                                                                "Dr. GRPO": {"1e-4": "a_nostd", "1e-3": ["a_ch"]}})),
-    "index": index.Config(),
+    "index": index.Config(claims={
+        "length": index.Claim("Dr. GRPO", "seq_mean_token_mean lets wrong responses grow longer", "ablations",
+                              "loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length", 1, ceiling=None,
+                              equivalence=0.5),
+        "random": index.Claim("Shao", "a random reward raises accuracy over the base", "hacking", "random_vs_base", 1),
+        "clip": index.Claim("DAPO", "clip-higher beats the symmetric clip", "ablations",
+                            "clip_clip_higher_vs_mu_2_symmetric", 1),
+        "dynamic": index.Claim("DAPO", "dynamic sampling beats plain GRPO", "ablations", "dynamic_on_vs_off", 1)}),
 }
 
 
@@ -162,7 +170,7 @@ def build_studies(root: Path, steps: int = 60) -> None:
     # base: 2 of 16 right on every problem (pass@k .125 .242 .450 .767 1); SFT: all or nothing on half the
     # problems (0.5 at every k: above the base up to k = 4, below from k = 8); GRPO: 4 of 16 (above, then equal)
     fake_passk(root, "base", [2] * PROBLEMS)
-    for label in ("SFT_a", "SFT_b"):
+    for label in ("SFT_a", "SFT_b", "SFT_c"):
         fake_passk(root, label, [16, 0] * (PROBLEMS // 2))
     fake_passk(root, "GRPO", [4] * PROBLEMS)
     # headline: bases at 0.40 / 0.50 / 0.60 greedy, each run 0.10 above its own base
@@ -190,8 +198,10 @@ def test_band_stats_aligns_on_step_and_smooths_trailing():
     a = pd.Series([0.0, 1.0, 2.0, 3.0], index=[1, 2, 3, 4])
     b = pd.Series([2.0, 2.0, 2.0], index=[2, 3, 4])
     st = common.band_stats([a, b])
-    assert st.loc[1].tolist() == [0.0, 0.0, 0.0]  # only a has step 1
-    assert st.loc[2].tolist() == [1.5, 1.0, 2.0] and st.loc[4].tolist() == [2.5, 2.0, 3.0]
+    assert st.loc[1].tolist() == [0.0, 0.0, 0.0, 1]  # only a has step 1: no interval, one seed
+    # two seeds 1 and 2: mean 1.5, se 0.5, t_0.975 with 1 df = 12.7062
+    assert st.loc[2].tolist() == pytest.approx([1.5, 1.5 - 6.35310, 1.5 + 6.35310, 2], abs=1e-4)
+    assert st.loc[4, "mean"] == 2.5
     sm = common.band_stats([a], smooth=2)
     assert sm["mean"].tolist() == [0.0, 0.5, 1.5, 2.5]  # window of 2, the first step alone
 
@@ -263,7 +273,7 @@ def test_methods_numbers(studies):
     assert m["GRPO"]["acc_ci_lo"] < 0.8 < m["GRPO"]["acc_ci_hi"]
     # paired with the base (0.4, seedless) on all three seeds: 140, 160, 180 of 200 right vs 80
     vs_base = read_json(studies / "reports/methods/answers/grpo_vs_base.json")
-    assert list(vs_base) == ["a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems"]
+    assert list(vs_base) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems"]
     assert (vs_base["a"], vs_base["b"], vs_base["seeds"], vs_base["problems"]) == (0.4, 0.8, 3, 200)
     assert vs_base["effect"] == pytest.approx(0.4) and 0 < vs_base["ci_lo"] < 0.4 < vs_base["ci_hi"]
     # against the reference (SFT, the first arm) on the common seeds 0 and 1: (0.7 + 0.8) / 2 - 0.6
@@ -277,15 +287,16 @@ def test_passk_table_states_crossings(studies):
     table = (studies / "reports/passk/table.md").read_text()
     assert "crosses above → below between k = 4 and k = 8" in table
     assert "above the base at every k (no crossing)" in table
-    # k = 4: +0.05 on 200 problems is within the noise, so the detected sides are k = 1, 2 and k = 8, 16
+    # three seeds (df 2): k = 4's +0.05 on 200 problems is within the noise, so the detected sides are
+    # k = 1, 2 and k = 8, 16
     assert "detectably above the base at k = 1, 2 and below at k = 8, 16: the curves cross" in table
     m = read_json(studies / "reports/metrics/passk.json")
     assert m["SFT"]["n12"]["first_crossing_k"] == 8 and m["GRPO"]["n12"]["first_crossing_k"] is None
     assert m["base"]["n16"]["pass_at_max"] == 1.0 and m["base"]["n16"]["k_max"] == 16
-    assert m["base"]["n12"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["n12"]["seeds"] == 2
+    assert m["base"]["n12"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["n12"]["seeds"] == 3
     # SFT vs base at k = 16: 0 on half the problems, -1 on the other half
     k16 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k016.json")
-    assert k16["effect"] == pytest.approx(-0.5) and k16["ci_hi"] < 0 and k16["seeds"] == 2
+    assert k16["effect"] == pytest.approx(-0.5) and k16["ci_hi"] < 0 and k16["seeds"] == 3
     k1 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k001.json")
     assert k1["effect"] == pytest.approx(0.375) and k1["ci_lo"] > 0
 
@@ -324,7 +335,8 @@ def test_ablations_compare_with_the_group_reference(studies):
     assert sym["effect"] == pytest.approx(0.05) and sym["ci_lo"] > 0
     # per-seed curve answers only where the arms share two seeds: (3 + 2.7) / 2 longer, CI over the two seeds
     wl = read_json(studies / "reports/ablations/answers/loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length.json")
-    assert wl["effect"] == pytest.approx(2.85) and (wl["ci_lo"], wl["ci_hi"]) == pytest.approx((2.7, 3.0))
+    # se 0.15 with 1 df (t_0.975 = 12.706): 2.85 +- 1.906, two seeds leave the interval wide
+    assert wl["effect"] == pytest.approx(2.85) and (wl["ci_lo"], wl["ci_hi"]) == pytest.approx((0.944, 4.756), abs=1e-3)
     assert (wl["seeds"], wl["problems"]) == (2, 1)
     assert not (studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1_wrong_length.json").exists()
     ch = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_1.json")
@@ -351,12 +363,15 @@ def test_index_lists_every_figure_and_table(studies):
     assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
     claims = text[text.index("## Claims against the papers"):text.index("## SFT vs RFT vs GRPO")]
     rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
-    assert "| reproduced |" in rows["the per-response length normaliser (seq_mean_token_mean) lets wrong responses "
-                                    "grow longer than token_mean"]
-    # the synthetic random-reward arms end below the base, detectably: against the claim, not just short of it
-    assert "| contradicted |" in rows["a spurious (random) reward still raises accuracy over the base"]
+    # two seeds per arm: per-seed differences 3 and 2.7, t-interval with 1 df [0.94, 4.76] (p 0.033), Holm x 3
+    length = rows["seq_mean_token_mean lets wrong responses grow longer"]
+    assert "| not reproduced | no detectable difference after Holm" in length
+    # one run each: 0.38 against 0.40 on 200 problems, over problems only
+    assert "| not reproduced |" in rows["a random reward raises accuracy over the base"]
+    # one run each: clip-higher solves 10 more of 200 (p 0.001), Holm x 3 still below 0.05, beyond ±0.01
     assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
-    assert "| not testable here |" in rows["dynamic sampling beats plain GRPO"]
+    assert "| not testable here | its primary comparison ablations/dynamic_on_vs_off was not computed" in \
+        rows["dynamic sampling beats plain GRPO"]
 
 
 def test_reports_are_deterministic(studies, tmp_path):
@@ -427,41 +442,41 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
 
 
 def test_claims_verdicts_by_hand():
-    def ans(pair, lo, hi):
-        return {"pair": pair, "text": f"{pair} [{lo}, {hi}]", "ci_lo": lo, "ci_hi": hi}
+    def ans(effect, se, a=0.5, df=4, constant=None):
+        from scipy import stats as sps
 
-    up = index.Claim("P", "b beats a", "ablations", r"^clip_", +1)
-    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05)])[1] == "reproduced"
-    assert index.judge(up, [ans("clip_x_vs_y", -0.01, 0.05)])[1] == "not reproduced"  # covers 0
-    assert index.judge(up, [ans("clip_x_vs_y", -0.05, -0.01)])[1:] == (
-        "contradicted", "0 of 1 comparisons in the claimed direction, 1 against it (CI excluding 0)")
-    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_z_vs_y", -0.05, -0.01),
-                            ans("clip_w_vs_y", -0.01, 0.05)])[1:] == (
-        "mixed", "1 of 3 comparisons in the claimed direction, 1 against it (CI excluding 0)")
-    assert index.judge(up, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_w_vs_y", -0.01, 0.05)])[1] == "reproduced"
-    every = index.Claim("P", "b beats a", "ablations", r"^clip_", +1, how="all")
-    assert index.judge(every, [ans("clip_x_vs_y", 0.01, 0.05), ans("clip_w_vs_y", -0.01, 0.05)])[1] == \
+        p = float(2 * sps.t.sf(abs(effect) / se, df)) if se else 1.0
+        return {"a": a, "b": a + effect, "effect": effect, "se": se, "df": df, "p": p, "mde": 3.7 * se,
+                "constant": constant, "text": f"effect {effect}"}
+
+    def claim(primary, expect=1, **kw):
+        return index.Claim("P", primary, "ablations", primary, expect, **kw)
+
+    answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "tiny": ans(0.004, 0.0005), "wide": ans(0.05, 0.04),
+               "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
+               "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1)}
+    claims = {k: claim(k) for k in answers} | {"missing": claim("missing"), "against": claim("up", expect=-1),
+                                               "length": claim("length", ceiling=None, equivalence=0.5)}
+    rows = index.judge_all(claims, {"ablations": answers}, 0.01)
+    verdict = {k: (r["verdict"], r["why"]) for k, r in rows.items()}
+    # p: up, down, against 5.6e-4; top_down 1.2e-5; tiny 1.3e-3; length 0.033; wide 0.28; top 0.37 -- eight
+    # in the family (flat has no variance, missing no answer): Holm multiplies the smallest by 8, then 7, ...
+    assert verdict["up"] == ("reproduced", "Holm-adjusted interval beyond ±0.01, in the claimed direction")
+    assert verdict["down"][0] == verdict["against"][0] == "contradicted"
+    assert verdict["top_down"][0] == "contradicted"  # at the ceiling, yet detectably the other way
+    assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01")
+    assert verdict["wide"] == ("not reproduced",
+                               "no detectable difference after Holm's adjustment (unadjusted MDE 0.148)")
+    assert verdict["top"] == ("not testable here", "at the ceiling: the arm to beat is at 0.995, leaving 0.005 of "
+                                                   "room, within the ±0.01 equivalence region")
+    assert verdict["flat"][0] == verdict["missing"][0] == "not testable here"
+    assert "was not computed" in verdict["missing"][1]
+    # 0.033 * 3 (its Holm rank) = 0.099: detectable unadjusted, not after the adjustment
+    assert rows["length"]["p_holm"] == pytest.approx(3 * answers["length"]["p"]) and verdict["length"][0] == \
         "not reproduced"
-    assert index.judge(up, [ans("kl_x_vs_y", 0.01, 0.05)])[1:] == ("not testable here", "no study answer tests it")
-    down = index.Claim("P", "a beats b", "passk", r"_k016$", -1)
-    assert index.judge(down, [ans("s_vs_base_n12_k016", -0.3, -0.1), ans("s_vs_base_n12_k001", 0.1, 0.3)])[1] == \
-        "reproduced"
-    assert index.judge(down, [ans("s_vs_base_n12_k016", 0.1, 0.3)])[1] == "contradicted"
-    cross = next(c for c in index.CLAIMS if c.how == "cross")
-    assert index.judge(cross, [ans("sft_vs_base_long_k001", 0.1, 0.3), ans("sft_vs_base_long_k032", -0.3, -0.1)]
-                       )[1] == "not testable here"  # SFT is not RL
-    crossing = [ans("grpo_vs_base_long_k001", 0.01, 0.03), ans("grpo_vs_base_long_k032", -0.03, -0.01)]
-    assert index.judge(cross, crossing)[1:] == ("reproduced", "1 of 1 pass@k curves cross the base's (above at "
-                                                "k = 1, below at the largest k), 0 are above it at the largest k "
-                                                "(CI excluding 0)")
-    above = [ans("rft_vs_base_n16_k001", 0.01, 0.03), ans("rft_vs_base_n16_k032", 0.001, 0.01)]
-    below = [ans("rft_vs_base_n12_k001", -0.03, -0.01), ans("rft_vs_base_n12_k032", -0.03, -0.01)]
-    flat = [ans("grpo_vs_base_n12_k001", 0.01, 0.03), ans("grpo_vs_base_n12_k032", -0.01, 0.01)]
-    assert index.judge(cross, above)[1] == "contradicted"  # above the base at the largest k
-    assert index.judge(cross, below + flat)[1] == "not reproduced"  # below at both ends, or no detectable drop
-    assert index.judge(cross, crossing + above)[1] == "mixed"
-    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "reproduced"
-    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "not reproduced"
+    assert rows["up"]["level"] == pytest.approx(1 - 0.05 / 8) or rows["up"]["level"] > 0.99
+    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "holds exactly"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
     assert index.exact_claim(None)[1] == "not testable here"
 
 
@@ -472,13 +487,14 @@ def test_slug_and_pair_names():
         common.slug("—")
 
 
-def test_band_is_a_bootstrap_interval_over_seeds_narrower_than_the_range():
-    # five seeds at 0, 1, 2, 3, 4 at every step: mean 2, se sqrt(2 / 5) = 0.63, so ~[0.8, 3.2], inside [0, 4]
-    series = [pd.Series([float(v)] * 3, index=[1, 2, 3]) for v in range(5)]
+def test_band_is_a_t_interval_over_seeds():
+    # five seeds at 0, 1, 2, 3, 4 at every step: mean 2, sd 1.5811, se 0.7071, t_0.975 with 4 df = 2.7764:
+    # [0.0367, 3.9633]; where a seed stops (step 4: three seeds 0, 1, 2) the interval uses those left
+    series = [pd.Series([float(v)] * (3 if v > 2 else 4), index=[1, 2, 3, 4][: 3 if v > 2 else 4]) for v in range(5)]
     st = common.band_stats(series)
-    assert st["mean"].tolist() == [2.0] * 3
-    assert all(0.4 < lo < 1.2 for lo in st["lo"]) and all(2.8 < hi < 3.6 for hi in st["hi"])
-    assert common.band_stats(series, ci_seed=0)["lo"].tolist() == st["lo"].tolist()  # seeded
+    assert st["mean"].tolist() == [2.0] * 3 + [1.0]
+    assert st.loc[1, "lo"] == pytest.approx(0.0367, abs=1e-4) and st.loc[1, "hi"] == pytest.approx(3.9633, abs=1e-4)
+    assert st.loc[4, "n"] == 3 and st.loc[4, "hi"] == pytest.approx(1 + 4.3027 * (1 / 3 ** 0.5), abs=1e-3)
 
 
 def test_arms_pair_by_seed_and_problem(tmp_path):
@@ -494,7 +510,7 @@ def test_arms_pair_by_seed_and_problem(tmp_path):
     assert xa.tolist() == [[1, 0, 0, 0]] * 2 and xb.tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
     xa, xb = common.paired_matrices(arm, other)  # only seed 1 is shared
     assert xa.tolist() == [[1, 1, 1, 0]] and xb.tolist() == [[0, 0, 0, 0]]
-    assert common.compare(base, arm, "arm_vs_base", 0).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
+    assert common.compare(base, arm).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
     lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "n12")
     with pytest.raises(ValueError, match="share no seed"):
         common.paired_matrices(arm, lone)

@@ -1,5 +1,6 @@
-"""reasonrl.stats on hand-built outcomes: intervals that exclude or cover 0 as they should, pairing kept,
-both seeds and problems resampled, the MDE formula and the wording rule."""
+"""reasonrl.stats on hand-built outcomes: the run-level t-interval and its problem term worked out by hand,
+pairing kept, bases as the unit, the MDE formula, the wording rule, Holm's adjustment, and the coverage of
+the 95% interval on simulated studies with a per-run random offset (reasonrl.coverage)."""
 
 from __future__ import annotations
 
@@ -7,121 +8,169 @@ import numpy as np
 import pytest
 
 from reasonrl import stats
+from reasonrl.coverage import Design, coverage, simulate
 
-Z = 1.959964 + 0.841621  # z_{0.975} + z_{0.80}
-
-
-def rng(seed: int = 0) -> np.random.Generator:
-    return np.random.default_rng(seed)
+T975_4, T80_4, T975_2, T975_199 = 2.776445, 0.940965, 4.302653, 1.971957  # scipy.stats.t.ppf
 
 
-def first_k_correct(k: int, seeds: int = 3, problems: int = 200) -> np.ndarray:
-    x = np.zeros((seeds, problems))
-    x[:, :k] = 1.0
-    return x
+def test_run_level_interval_by_hand():
+    # Every problem agrees within a run; runs disagree: per-run effects 0.3, -0.1, 0.2, -0.2, 0.0 (mean 0.04,
+    # sample variance 0.172 / 4 = 0.043). The problem term is 0 (every problem mean is 0.04, no cell noise):
+    # se = sqrt(0.043 / 5) = 0.092736, df = 4, half-width 2.776445 * se = 0.257477.
+    b = np.repeat(np.array([[0.3], [-0.1], [0.2], [-0.2], [0.0]]), 50, axis=1)
+    c = stats.paired(np.zeros_like(b), b)
+    assert (c.effect, c.df, c.seeds, c.problems) == (pytest.approx(0.04), 4, 5, 50)
+    assert c.se == pytest.approx(0.092736, abs=1e-6)
+    assert (c.ci_lo, c.ci_hi) == pytest.approx((0.04 - 0.257477, 0.04 + 0.257477), abs=1e-6)
+    assert c.mde == pytest.approx((T975_4 + T80_4) * 0.092736, abs=1e-5)  # 0.344738
+    assert not c.excludes_zero()
+
+
+def test_problem_term_counts_an_effect_concentrated_on_some_problems():
+    # Three identical runs gain on the same 10 of 200 problems: the run means agree (run term 0) and there is
+    # no cell noise, but a new test set would hold another share of such problems. Problem means: 10 ones,
+    # 190 zeros, variance 9.5 / 199 = 0.047739; se = sqrt(0.047739 / 200) = 0.015450, df = runs - 1 = 2.
+    x = np.zeros((3, 200))
+    x[:, :10] = 1
+    c = stats.paired(np.zeros_like(x), x)
+    assert c.se == pytest.approx(0.015450, abs=1e-6) and c.df == 2
+    assert (c.ci_lo, c.ci_hi) == pytest.approx((0.05 - T975_2 * 0.015450, 0.05 + T975_2 * 0.015450), abs=1e-5)
+
+
+def test_cell_noise_is_a_floor_when_run_means_agree_by_chance():
+    # [[1, 0], [0, 1]]: run means and problem means all 0.5, yet every cell varies. The residual mean square
+    # is 1 (residuals +-0.5, one df), so se^2 >= 1 / (2 * 2): se = 0.5, never a zero-width interval.
+    c = stats.paired(np.zeros((2, 2)), np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert c.se == pytest.approx(0.5) and c.df == 1 and c.ci_lo < 0 < c.ci_hi
+
+
+def test_one_run_is_an_interval_over_problems_only():
+    # b - a is +1 on 10 problems, -1 on 10 others, 0 elsewhere: effect 0, variance 20 / 199,
+    # se = sqrt(20 / 199 / 200) = 0.022417, df 199: half-width 1.971957 * se = 0.044205.
+    a, b = np.zeros((1, 200)), np.zeros((1, 200))
+    b[0, :10], b[0, 10:20] = 1, -1
+    c = stats.paired(a, b)
+    assert (c.effect, c.seeds, c.df) == (0.0, 1, 199)
+    assert (c.ci_lo, c.ci_hi) == pytest.approx((-0.044205, 0.044205), abs=1e-6)
+    assert stats.word(c, "A", "B") == ("no detectable difference between A and B (effect +0.000 [-0.044, 0.044], "
+                                       f"MDE {c.mde:.3f}) (one run: over problems only)")
 
 
 def test_pairing_matters_correlated_arms():
-    # Both arms solve the same 100 problems on every seed; b also solves 10 more. Paired, the effect is
-    # 1 on 10 of 200 problems: se = sqrt(0.05 * 0.95 / 200) = 0.0154, 95% CI ~ 0.05 +- 0.030. Unpaired,
-    # each arm is a coin near 0.5 over problems: se = sqrt(2 * 0.25 / 200) = 0.050, CI ~ 0.05 +- 0.098.
-    a, b = first_k_correct(100), first_k_correct(110)
-    p = stats.paired(a, b, rng())
-    assert (p.a, p.b, p.effect, p.seeds, p.problems) == (0.5, 0.55, pytest.approx(0.05), 3, 200)
-    assert 0.015 <= p.ci_lo <= 0.03 and 0.07 <= p.ci_hi <= 0.085
-    assert p.mde == pytest.approx(Z * 0.0154, rel=0.12)
-    assert p.excludes_zero()
-    u = stats.unpaired(a, b, rng())
-    assert u.effect == pytest.approx(0.05)
-    assert -0.07 <= u.ci_lo < 0 < 0.13 <= u.ci_hi <= 0.17
-    assert not u.excludes_zero()
+    # Runs of a pair share their level: run r of a solves 60, 100, 140 of 200 problems, b's run r the same
+    # and 10 more. Paired, every run gains exactly 0.05 (run term 0); unpaired, the arms' run means
+    # .3/.5/.7 and .35/.55/.75 spread by 0.2 each, and Welch's interval is an order of magnitude wider.
+    a, b = np.zeros((3, 200)), np.zeros((3, 200))
+    for r, solved in enumerate((60, 100, 140)):
+        a[r, :solved], b[r, :solved + 10] = 1, 1
+    p, u = stats.paired(a, b), stats.unpaired(a, b)
+    assert p.effect == pytest.approx(0.05) and u.effect == pytest.approx(0.05)
+    assert p.excludes_zero() and not u.excludes_zero()
+    assert 10 * (p.ci_hi - p.ci_lo) < u.ci_hi - u.ci_lo
 
 
-def test_known_difference_excludes_zero():
-    # b = a + 0.3 + unit noise on 5 x 400 cells: the effect's se is 1/sqrt(2000) = 0.022 (up to sqrt(2)
-    # wider from the crossed resampling), so the interval sits well away from 0.
-    g = np.random.default_rng(1)
-    a = g.normal(size=(5, 400))
-    b = a + 0.3 + g.normal(size=(5, 400))
-    c = stats.paired(a, b, rng())
-    assert c.effect == pytest.approx(0.3, abs=0.05)
-    assert 0.3 - 0.1 < c.ci_lo < c.effect < c.ci_hi < 0.3 + 0.1
-    assert c.excludes_zero()
-    assert stats.word(c, "A", "B").startswith(f"B > A by {c.effect:.3f} [")
+def test_bases_are_the_unit_when_runs_are_grouped():
+    # Rows of group x average to [1, .5, 0, 0] and of y to [1, 1, 1, .5]: two units, means .375 and .875,
+    # run term var([.375, .875]) / 2 = 0.0625, df = 1, whatever the number of runs in each base.
+    x = np.array([[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1.0]])
+    iv = stats.mean_ci(x, groups=["x", "x", "y", "y"])
+    assert (iv.mean, iv.df) == (0.625, 1)
+    assert iv.se ** 2 == pytest.approx(0.078125)  # 0.0625 + the problem term 0.015625
+    flat = stats.mean_ci(x)
+    assert flat.df == 3 and flat.hi - flat.lo < iv.hi - iv.lo
+    with pytest.raises(ValueError, match="groups: 3 labels for 4 rows"):
+        stats.mean_ci(x, groups=["x", "x", "y"])
 
 
-def test_null_difference_covers_zero_with_its_mde():
-    # b - a is +1 on 10 problems, -1 on 10 others, 0 elsewhere: effect 0, sd sqrt(20/200),
-    # se = sqrt(0.1 / 200) = 0.0224, CI ~ +-0.044, MDE = 2.80 * 0.0224 = 0.063.
-    a = np.zeros((1, 200))
-    b = np.zeros((1, 200))
-    b[0, :10], b[0, 10:20] = 1, -1
-    c = stats.paired(a, b, rng())
-    assert c.effect == 0.0 and c.ci_lo < 0 < c.ci_hi
-    assert c.ci_lo == pytest.approx(-0.044, abs=0.008) and c.ci_hi == pytest.approx(0.044, abs=0.008)
-    assert c.mde == pytest.approx(0.0627, rel=0.1)
-    assert stats.word(c, "A", "B") == (f"no detectable difference between A and B (effect +0.000 "
-                                       f"[{c.ci_lo:.3f}, {c.ci_hi:.3f}], MDE {c.mde:.3f})")
-
-
-def test_seeds_are_resampled_too():
-    # Every problem agrees within a seed; seeds disagree: per-seed effects 0.3, -0.1, 0.2, -0.2, 0.0
-    # (mean 0.04, population sd 0.1855, se 0.083). Resampling problems alone would give [0.04, 0.04].
-    b = np.repeat(np.array([[0.3], [-0.1], [0.2], [-0.2], [0.0]]), 50, axis=1)
-    c = stats.paired(np.zeros_like(b), b, rng())
-    assert c.effect == pytest.approx(0.04)
-    assert c.ci_lo < -0.05 and c.ci_hi > 0.13
-    assert c.mde == pytest.approx(Z * 0.083, rel=0.15)
-
-
-def test_single_arm_interval():
-    # 0/1 outcomes, mean 0.5 over 3 identical seeds x 200 problems: se = sqrt(0.25 / 200) = 0.0354
-    iv = stats.mean_ci(first_k_correct(100), rng())
-    assert iv.mean == 0.5 and iv.se == pytest.approx(0.0354, rel=0.1)
-    assert iv.lo == pytest.approx(0.5 - 0.069, abs=0.01) and iv.hi == pytest.approx(0.5 + 0.069, abs=0.01)
-    one = stats.mean_ci([1.0, 1.0, 1.0, 1.0], rng())  # a 1-D array is one seed
-    assert (one.mean, one.lo, one.hi) == pytest.approx((1.0, 1.0, 1.0))
-
-
-def test_same_generator_same_numbers():
+def test_analytic_interval_is_the_same_every_time():
     g = np.random.default_rng(5)
     a, b = g.integers(0, 2, (3, 300)), g.integers(0, 2, (3, 300))
-    assert stats.paired(a, b, rng(7)) == stats.paired(a, b, rng(7))
-    assert stats.paired(a, b, rng(7)).ci_lo != stats.paired(a, b, rng(8)).ci_lo
+    assert stats.paired(a, b) == stats.paired(a, b, np.random.default_rng(1))  # the rng is not used
 
 
 def test_mde_formula():
-    assert stats.mde(1.0) == pytest.approx(2.801585, abs=1e-5)
+    assert stats.mde(1.0) == pytest.approx(2.801585, abs=1e-5)  # df infinite: z_0.975 + z_0.8
+    assert stats.mde(1.0, df=4) == pytest.approx(T975_4 + T80_4, abs=1e-5)
     assert stats.mde(0.01, alpha=0.05, power=0.5) == pytest.approx(0.0196, abs=1e-4)  # z_0.5 = 0
-    assert stats.mde(0.0) == 0.0
+    assert stats.mde(0.0) is None  # no variance: no MDE, never "MDE 0.000"
     with pytest.raises(ValueError, match="se"):
         stats.mde(-1.0)
 
 
+def cmp(effect, lo, hi, a=0.5, mde=0.07, seeds=5, constant=None):
+    return stats.Comparison(a, a + effect, effect, lo, hi, 0.02, seeds - 1, 0.01, mde, seeds, 1000, constant)
+
+
 def test_wording_rule_by_hand():
-    up = stats.Comparison(0.5, 0.6, 0.1, 0.05, 0.15, 0.07, 5, 1000)
-    down = stats.Comparison(0.6, 0.5, -0.1, -0.15, -0.05, 0.07, 5, 1000)
-    flat = stats.Comparison(0.5, 0.52, 0.02, -0.01, 0.05, 0.042, 5, 1000)
-    assert stats.word(up, "base", "GRPO") == "GRPO > base by 0.100 [0.050, 0.150]"
-    assert stats.word(down, "base", "GRPO") == "base > GRPO by 0.100 [0.050, 0.150]"
-    assert stats.word(flat, "base", "GRPO") == ("no detectable difference between base and GRPO "
-                                                "(effect +0.020 [-0.010, 0.050], MDE 0.042)")
-    edge = stats.Comparison(0.5, 0.6, 0.1, 0.0, 0.2, 0.1, 5, 1000)  # an interval touching 0 does not exclude it
+    assert stats.word(cmp(0.1, 0.05, 0.15), "base", "GRPO") == "GRPO > base by 0.100 [0.050, 0.150]"
+    assert stats.word(cmp(-0.1, -0.15, -0.05), "base", "GRPO") == "base > GRPO by 0.100 [0.050, 0.150]"
+    assert stats.word(cmp(0.02, -0.01, 0.05, mde=0.042), "base", "GRPO") == (
+        "no detectable difference between base and GRPO (effect +0.020 [-0.010, 0.050], MDE 0.042)")
+    # excludes 0 but reaches into +-0.01: a direction, flagged as possibly below the region's size
+    assert stats.word(cmp(0.02, 0.005, 0.035), "a", "b") == "b > a by 0.020 [0.005, 0.035], possibly less than 0.01"
+    # inside the region: never a winner by 0.001; an interval narrower than 0.01 prints four decimals
+    assert stats.word(cmp(0.001, 0.0004, 0.0016), "SFT", "RFT") == (
+        "SFT and RFT equivalent within ±0.01 (effect +0.0010 [0.0004, 0.0016])")
+    assert stats.word(cmp(0.001, 0.0004, 0.0016), "a", "b", equivalence=0.0005).startswith("b > a by 0.0010")
+    at_top = cmp(0.0, 0.0, 0.0, a=1.0, mde=None, constant=1.0)
+    assert stats.word(at_top, "base", "SFT") == "not testable: both base and SFT at the ceiling"
+    edge = cmp(0.1, 0.0, 0.2)  # an interval touching 0 does not exclude it
     assert not edge.excludes_zero() and stats.word(edge, "a", "b").startswith("no detectable")
 
 
+def test_constant_arms_are_not_testable_and_have_no_mde():
+    c = stats.paired(np.ones((3, 50)), np.ones((3, 50)))
+    assert (c.constant, c.mde, c.effect, c.p) == (1.0, None, 0.0, 1.0)
+    assert c.to_json()["mde"] is None
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04, 0.5 -> 4 * 0.01, 3 * 0.03, max(0.09, 2 * 0.04), max(0.09, 0.5)
+    adjusted, shares = stats.holm([0.01, 0.04, 0.03, 0.5])
+    assert adjusted == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    assert shares == pytest.approx([1 / 4, 1 / 2, 1 / 3, 1])
+    assert stats.holm([0.9, 0.8]) == ([1.0, 1.0], [1.0, 0.5])  # 2 * 0.8 capped at 1, then the running maximum
+
+
+def test_at_level_widens_with_the_level():
+    c = stats.paired(np.zeros((5, 50)), np.repeat(np.array([[0.3], [-0.1], [0.2], [-0.2], [0.0]]), 50, axis=1))
+    assert c.at_level(0.95) == pytest.approx((c.ci_lo, c.ci_hi))
+    lo, hi = c.at_level(0.99)
+    assert lo < c.ci_lo and hi > c.ci_hi
+
+
 def test_answer_json_has_exactly_the_shared_keys():
-    d = stats.Comparison(0.5, 0.6, 0.1, 0.05, 0.15, 0.0712345678, 5, 1000).to_json()
-    assert list(d) == ["a", "b", "effect", "ci_lo", "ci_hi", "mde", "seeds", "problems"]
+    d = cmp(0.1, 0.05, 0.15, mde=0.0712345678).to_json()
+    assert list(d) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems"]
     assert d["mde"] == 0.071235 and d["seeds"] == 5 and isinstance(d["problems"], int)
 
 
 def test_bad_inputs_fail_naming_the_argument():
     with pytest.raises(ValueError, match="same"):
-        stats.paired(np.zeros((2, 5)), np.zeros((3, 5)), rng())
+        stats.paired(np.zeros((2, 5)), np.zeros((3, 5)))
     with pytest.raises(ValueError, match="NaN"):
-        stats.mean_ci([[0.0, np.nan]], rng())
-    with pytest.raises(ValueError, match="nothing to resample"):
-        stats.mean_ci([[1.0]], rng())
+        stats.mean_ci([[0.0, np.nan]])
+    with pytest.raises(ValueError, match="no variance to estimate"):
+        stats.mean_ci([[1.0]])
     with pytest.raises(ValueError, match="b: expected"):
-        stats.paired(np.zeros((2, 5)), np.zeros((2, 5, 1)), rng())
+        stats.paired(np.zeros((2, 5)), np.zeros((2, 5, 1)))
+
+
+# ----------------------------------------------------------------------------- coverage in simulation
+
+def test_simulated_truth_by_quadrature():
+    assert Design(effect=0.0).truth() == pytest.approx(0.0, abs=1e-12)
+    d = Design(effect=0.5, run_sd=0.0, shared_sd=0.0, difficulty_sd=0.01, difficulty_mean=0.0)
+    assert d.truth() == pytest.approx(1 / (1 + np.exp(-0.5)) - 0.5, abs=1e-4)  # 0.122459
+    a, b = simulate(Design(runs=4, problems=30), np.random.default_rng(0))
+    assert a.shape == b.shape == (4, 30) and set(np.unique(a)) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize("runs", [3, 5])
+@pytest.mark.parametrize("effect", [0.0, 0.5])
+@pytest.mark.parametrize("paired", [True, False])
+def test_interval_covers_the_truth_with_few_runs(runs, effect, paired):
+    # Independent runs land at different accuracies (logit offset sd 0.5 per run, 0.5 shared by a pair),
+    # problems differ in difficulty, and the effect varies over problems: 500 datasets of 300 problems.
+    design = Design(runs=runs, effect=effect, run_sd=0.5, shared_sd=0.5, interaction_sd=0.5, paired=paired)
+    assert coverage(design, 500, seed=runs) >= 0.93

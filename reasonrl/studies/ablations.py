@@ -18,7 +18,7 @@ import pandas as pd
 from ..config import check
 from ..io import write_json
 from ..plotdata import undefined
-from ..stats import fmt_ci
+from ..stats import fmt_ci, fmt_mde
 from .common import (
     Answer,
     Manifest,
@@ -104,7 +104,7 @@ class Config:
     groups: dict[str, Group] = field(default_factory=dict)  # file name -> group
     stability: Stability | None = None  # an lr x variant map (figure stability.png), or none
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         check_measure("correct", self.set)
@@ -143,8 +143,8 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
         for lr in st.lrs:
             pair = "stability_" + pair_name(ref, v, "lr", lr)
             answers.append(Answer(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}",
-                                  compare(arms[ref, lr], arms[v, lr], pair, cfg.ci_seed)))
-    return answers, {key: arm_interval(a, cfg.ci_seed) for key, a in arms.items()}
+                                  compare(arms[ref, lr], arms[v, lr]), cfg.equivalence))
+    return answers, {key: arm_interval(a) for key, a in arms.items()}
 
 
 def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path) -> None:
@@ -155,12 +155,14 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
             else "" for x in answers}
     grid = np.array([[ivs[v, lr].mean for lr in lrs] for v in variants])
     fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(lrs), 1.2 + 0.75 * len(variants)))
-    im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    # cividis: ordered and readable with any colour vision; the scale fits the cells' accuracies
+    im = ax.imshow(grid, cmap="cividis", vmin=float(grid.min()), vmax=float(grid.max()), aspect="auto")
+    mid = (grid.min() + grid.max()) / 2
     for i, v in enumerate(variants):
         for j, lr in enumerate(lrs):
             iv = ivs[v, lr]
             ax.text(j, i, f"{iv.mean:.3f}{mark.get((v, lr), '')}\n[{iv.lo:.3f}, {iv.hi:.3f}]", ha="center",
-                    va="center", fontsize=8)
+                    va="center", fontsize=8, color="k" if iv.mean > mid else "w")
     ax.set_xticks(range(len(lrs)), lrs)
     ax.set_yticks(range(len(variants)), variants)
     ax.set(xlabel="learning rate", ylabel="variant",
@@ -180,7 +182,7 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
                          "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
                          "vs reference [95% CI]": "reference" if x is None else
                          fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
-                         "MDE": "" if x is None else f"{x.cmp.mde:.3f}"})
+                         "MDE": "" if x is None else fmt_mde(x.cmp)})
     return rows
 
 
@@ -209,13 +211,13 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     answers = []
     for a, b in group.comparisons():
         pair = f"{name}_" + pair_name(a, b)
-        answers.append(Answer(pair, a, b, compare(arms[a], arms[b], pair, cfg.ci_seed)))
+        answers.append(Answer(pair, a, b, compare(arms[a], arms[b]), cfg.equivalence))
         for suffix, what, value in CURVE_ANSWERS:
             xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
             if common_seeds(xa, xb) >= 2:
                 answers.append(Answer(f"{pair}_{suffix}", f"{a} ({what})", f"{b} ({what})",
-                                      compare(xa, xb, f"{pair}_{suffix}", cfg.ci_seed)))
-    return answers, {label: arm_interval(a, cfg.ci_seed) for label, a in arms.items()}
+                                      compare(xa, xb), cfg.equivalence))
+    return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
 def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
@@ -265,7 +267,7 @@ def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> 
                          "final accuracy [95% CI]": fmt_ci(m["acc"], m["acc_ci_lo"], m["acc_ci_hi"]),
                          "vs reference [95% CI]": "reference" if x is None else
                          fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
-                         "MDE": "" if x is None else f"{x.cmp.mde:.3f}",
+                         "MDE": "" if x is None else fmt_mde(x.cmp),
                          "entropy (last 10%)": m["entropy_end"],
                          "zero-variance fraction (mean)": m["zero_var_mean"],
                          "wrong length (last 10%)": m["length_wrong_end"],

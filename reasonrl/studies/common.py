@@ -7,7 +7,6 @@ import math
 import re
 import sys
 import unicodedata
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,36 +282,31 @@ def paired_matrices(a: ArmOutcomes, b: ArmOutcomes) -> tuple[np.ndarray, np.ndar
     return pick(a), pick(b)
 
 
-def comparison_rng(ci_seed: int, pair: str) -> np.random.Generator:
-    """The bootstrap generator of one comparison: from the study's seed and the pair's name, so adding a
-    comparison leaves every other one's numbers unchanged."""
-    return np.random.default_rng([ci_seed, zlib.crc32(pair.encode())])
-
-
-def compare(a: ArmOutcomes, b: ArmOutcomes, pair: str, ci_seed: int) -> stats.Comparison:
-    """Arm b against arm a, paired by seed and problem, with its 95% bootstrap interval."""
+def compare(a: ArmOutcomes, b: ArmOutcomes) -> stats.Comparison:
+    """Arm b against arm a, paired by seed and problem, with its 95% run-level t-interval."""
     xa, xb = paired_matrices(a, b)
-    return stats.paired(xa, xb, comparison_rng(ci_seed, pair))
+    return stats.paired(xa, xb)
 
 
-def arm_interval(arm: ArmOutcomes, ci_seed: int) -> stats.Interval:
-    """An arm's mean over its seeds and problems with its 95% bootstrap interval."""
-    x = np.stack(list(arm.by_seed.values()))
-    return stats.mean_ci(x, comparison_rng(ci_seed, slug(arm.label)))
+def arm_interval(arm: ArmOutcomes) -> stats.Interval:
+    """An arm's mean over its seeds and problems with its 95% run-level t-interval."""
+    return stats.mean_ci(np.stack(list(arm.by_seed.values())))
 
 
 @dataclass
 class Answer:
-    """One compared pair: arm b against arm a, its numbers and its worded answer."""
+    """One compared pair: arm b against arm a, its numbers and its worded answer (`equivalence`: the
+    half-width of the region of practical equivalence, params studies.equivalence)."""
 
     pair: str
     a: str
     b: str
     cmp: stats.Comparison
+    equivalence: float = stats.EQUIVALENCE
 
     @property
     def text(self) -> str:
-        return stats.word(self.cmp, self.a, self.b)
+        return stats.word(self.cmp, self.a, self.b, self.equivalence)
 
 
 def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
@@ -327,13 +321,16 @@ def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
 def answers_table(answers: list[Answer], title: str, what: str) -> str:
     """The comparisons as a markdown table: effect b - a with its 95% CI, the MDE, and the wording."""
     rows = [{"comparison (b vs a)": f"{x.b} vs {x.a}", "a": x.cmp.a, "b": x.cmp.b,
-             "b − a [95% CI]": stats.fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
-             "MDE": x.cmp.mde, "seeds": x.cmp.seeds, "problems": x.cmp.problems, "answer": x.text,
-             "file": f"answers/{x.pair}.json"} for x in answers]
+             "b − a [95% CI]": stats.fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, stats.precision(x.cmp), sign=True),
+             "MDE": stats.fmt_mde(x.cmp), "df": f"{x.cmp.df:g}", "seeds": x.cmp.seeds,
+             "problems": x.cmp.problems, "answer": x.text, "file": f"answers/{x.pair}.json"} for x in answers]
+    eq = answers[0].equivalence if answers else stats.EQUIVALENCE
     return md_table(pd.DataFrame(rows), title,
-                    f"{what} Paired by seed and problem; 95% percentile bootstrap over seeds and problems "
-                    "(reasonrl.stats). MDE: the effect this design detects with 80% power, 2.80 × the bootstrap "
-                    "standard error. 'A > B' only when the interval excludes 0.")
+                    f"{what} Paired by seed and problem; 95% t-interval whose unit is the run (df = seeds − 1; "
+                    "one seed: over problems only, for that run alone), with the test set's problem term "
+                    "(reasonrl.stats, docs/studies.md). MDE: the effect this design detects with 80% power, "
+                    f"(t_0.975 + t_0.8) × se; — where nothing varies. Equivalent: the interval inside ±{eq:g}. "
+                    "Exploratory: not adjusted for multiplicity (the claims in reports/index.md are).")
 
 
 # ----------------------------------------------------------------------------- tables and manifest
@@ -387,16 +384,33 @@ class Manifest:
 
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:
-    return [{"pair": x.pair, "text": x.text, **x.cmp.to_json()} for x in answers]
+    return [{"pair": x.pair, "text": x.text, "equivalence": x.equivalence, "constant": x.cmp.constant,
+             **x.cmp.to_json()} for x in answers]
 
 
 # ----------------------------------------------------------------------------- the stage entry
 
+EQUIVALENCE_KEY = "studies.equivalence"
+
+
+def equivalence_of(params: dict) -> float:
+    """params studies.equivalence: the half-width of the region of practical equivalence (default 0.01)."""
+    value = (params.get("studies") or {}).get("equivalence", stats.EQUIVALENCE)
+    check(isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1, EQUIVALENCE_KEY,
+          f"{value!r} is not a number in [0, 1)")
+    return float(value)
+
+
 def load_config(module, params: dict):
-    """The study's config: `module.load_config(params)` when it has one, else its SECTION."""
+    """The study's config: `module.load_config(params)` when it has one, else its SECTION; a config with
+    an `equivalence` field takes params studies.equivalence."""
     if hasattr(module, "load_config"):
-        return module.load_config(params)
-    return from_dict(module.Config, node_at(params, module.SECTION), module.SECTION)
+        cfg = module.load_config(params)
+    else:
+        cfg = from_dict(module.Config, node_at(params, module.SECTION), module.SECTION)
+    if hasattr(cfg, "equivalence"):
+        cfg.equivalence = equivalence_of(params)
+    return cfg
 
 
 def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:

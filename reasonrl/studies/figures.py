@@ -3,6 +3,7 @@ bars. Every figure goes through save_figure (tests/test_figures.py catches it th
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,8 +24,8 @@ SMOOTH = 10  # per-step training curves are drawn as a trailing moving average o
 STEP = "RL step"
 
 # Colours of the outcome types of evaluate.classify; an unknown type gets grey.
-FAILURE_COLORS = {"correct": "tab:green", "overshoot": "tab:orange", "early": "gold", "lookup": "tab:red",
-                  "miscopy": "tab:purple", "malformed": "tab:gray"}
+FAILURE_COLORS = {"correct": "#009E73", "overshoot": "#E69F00", "early": "#F0E442", "lookup": "#D55E00",
+                  "miscopy": "#CC79A7", "malformed": "#999999"}
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Curve:
     series: list[pd.Series]  # one per seed, each indexed by step; drawn as mean and 95% CI band over seeds
     smooth: int = 1  # trailing moving average over this many steps before aggregating
     style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
+    points: bool = False  # evaluations every few steps: markers with error bars, not a band
 
 
 @dataclass
@@ -43,33 +45,46 @@ class Panel:
     xlabel: str = STEP
 
 
-def band_stats(series: list[pd.Series], smooth: int = 1, ci_seed: int = 0) -> pd.DataFrame:
+def band_stats(series: list[pd.Series], smooth: int = 1) -> pd.DataFrame:
     """Mean over series (seeds) aligned on their index, each smoothed first (trailing window), with the
-    95% percentile bootstrap interval of that mean over the seeds (scipy, one vectorised call for every
-    step). Where fewer than two series have a value the interval is the mean itself."""
+    95% t-interval of that mean over the seeds that have a value at that step (df = their number - 1:
+    the seed is the unit). Where fewer than two seeds have a value the interval is the mean itself, and
+    `n` says how many seeds each step rests on (a run that stopped early leaves the others)."""
     wide = pd.concat([s.rolling(smooth, min_periods=1).mean() for s in series], axis=1).sort_index()
-    out = pd.DataFrame({"mean": wide.mean(axis=1), "lo": wide.mean(axis=1), "hi": wide.mean(axis=1)})
-    full = wide.dropna()
-    if wide.shape[1] > 1 and len(full):
-        res = sps.bootstrap((full.to_numpy().T,), np.mean, axis=0, n_resamples=stats.RESAMPLES, vectorized=True,
-                            method="percentile", rng=np.random.default_rng(ci_seed))
-        out.loc[full.index, "lo"] = res.confidence_interval.low
-        out.loc[full.index, "hi"] = res.confidence_interval.high
-    return out
+    n = wide.notna().sum(axis=1)
+    mean = wide.mean(axis=1)
+    half = (sps.t.ppf(0.5 + stats.CONFIDENCE / 2, (n - 1).clip(lower=1)) * wide.std(axis=1, ddof=1)
+            / np.sqrt(n)).where(n > 1, 0.0).fillna(0.0)
+    return pd.DataFrame({"mean": mean, "lo": mean - half, "hi": mean + half, "n": n})
 
 
-def band(ax, curve: Curve, ci_seed: int = 0) -> None:
-    """The mean line of a curve, and the 95% bootstrap interval over seeds when it has several."""
-    st = band_stats(curve.series, curve.smooth, ci_seed)
-    (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
-    if len(curve.series) > 1:
-        ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
+def band(ax, curve: Curve) -> None:
+    """The mean of a curve over its seeds with its 95% interval: a band for per-step curves, error bars
+    on the points of in-training evaluations (a few steps apart: the line between them is not data)."""
+    st = band_stats(curve.series, curve.smooth)
+    if curve.points and len(curve.series) > 1:
+        err = np.array([st["mean"] - st["lo"], st["hi"] - st["mean"]])
+        ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
+                    alpha=0.9, **curve.style)
+    else:
+        (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
+        if len(curve.series) > 1:
+            ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
+
+
+# Okabe & Ito's colour-blind-safe palette (black last), and line styles that keep coincident arms apart
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 
 
 def palette(labels: Iterable[str]) -> dict[str, str]:
     """A fixed colour per label, so a label keeps its colour in every panel of a figure."""
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    return {label: colors[i % len(colors)] for i, label in enumerate(labels)}
+    return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
+
+
+def linestyles(labels: Iterable[str]) -> dict[str, object]:
+    """A fixed line style per label (with palette: arms drawn on top of each other stay visible)."""
+    return {label: LINESTYLES[i % len(LINESTYLES)] for i, label in enumerate(labels)}
 
 
 def smoothed(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
@@ -79,7 +94,7 @@ def smoothed(label: str, series: list[pd.Series], color: str | None = None, **st
 
 def evaluated(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
     """A curve of in-training evaluations (a point every eval_every steps, not smoothed)."""
-    return Curve(label, series, 1, {"color": color, "marker": "o", "ms": 3, **style})
+    return Curve(label, series, 1, {"color": color, "marker": "o", "ms": 4, "ls": ":", **style}, points=True)
 
 
 def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
@@ -87,7 +102,9 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
     nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
     for ax, p in zip(axes.flat, panels):
-        for c in p.curves:
+        for c, ls in zip(p.curves, itertools.cycle(LINESTYLES)):
+            if not c.points and "ls" not in c.style:
+                c = Curve(c.label, c.series, c.smooth, {**c.style, "ls": ls})
             band(ax, c)
         ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
@@ -108,21 +125,30 @@ def legend_below(fig, ax) -> None:
 
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
                  ci: dict[str, stats.Interval] | None = None, set_name: str = "n12") -> None:
-    """Horizontal stacked bars, one per label (top to bottom in the given order), one segment per
-    outcome type; the legend sits right of the axes so it never covers a bar or the axis label. `ci`:
-    the 95% interval of a label's correct share, drawn as an error bar where the `correct` segment ends."""
+    """Horizontal stacked bars of the failures, one bar per label (top to bottom in the given order), one
+    segment per failure type (every type but `correct`); the axis fits the largest failure share, so types
+    stay visible when nearly everything is correct. `ci`: the 95% interval of a label's correct share,
+    drawn as the interval of its failure share (1 - correct) at the bar's end. The legend sits right of
+    the axes so it never covers a bar or the axis label."""
     labels = list(mixes)[::-1]
     left = [0.0] * len(labels)
     for t in next(iter(mixes.values())):
+        if t == "correct":
+            continue
         shares = [mixes[label][t] for label in labels]
         ax.barh(labels, shares, left=left, color=FAILURE_COLORS.get(t, "tab:gray"), label=t)
         left = [a + b for a, b in zip(left, shares)]
+    right = max(left)
     for i, label in enumerate(labels):
         if ci and label in ci:
             iv = ci[label]
-            ax.errorbar([iv.mean], [i], xerr=[[iv.mean - iv.lo], [iv.hi - iv.mean]], color="k", capsize=4, lw=1.2,
-                        label="95% CI of correct" if i == min(j for j, x in enumerate(labels) if x in ci) else None)
-    ax.set(xlim=(0, 1), xlabel=f"share of greedy responses on the {set_name} set", title=title)
+            fail, lo, hi = 1 - iv.mean, 1 - iv.hi, 1 - iv.lo
+            right = max(right, hi)
+            ax.errorbar([fail], [i], xerr=[[fail - lo], [hi - fail]], color="k", capsize=4, lw=1.2,
+                        label="95% CI of the failure share"
+                        if i == min(j for j, x in enumerate(labels) if x in ci) else None)
+    ax.set(xlim=(0, max(right * 1.12, 0.01)), title=title,
+           xlabel=f"share of greedy responses on the {set_name} set that fail, by failure type")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
 
 

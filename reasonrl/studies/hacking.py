@@ -74,7 +74,7 @@ class Config:
     pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons (b against a), by label
     random_pair: list[str] = field(default_factory=list)  # two arms: the random reward at μ = 1 and μ = 2
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
@@ -199,13 +199,13 @@ def report(cfg: Config, root: Path) -> None:
     for label, arm in arms.items():
         reward_figure(label, arm, root / reward_png(label))
     outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
-    ivs = {label: arm_interval(a, cfg.ci_seed) for label, a in outcomes.items()}
-    answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b], pair_name(a, b), cfg.ci_seed))
+    ivs = {label: arm_interval(a) for label, a in outcomes.items()}
+    answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b]), cfg.equivalence)
                for a, b in cfg.comparisons()]
     # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
     base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
     answers += [Answer(pair_name("base", label), base_arm.label, label,
-                       compare(base_arm, outcomes[label], pair_name("base", label), cfg.ci_seed)) for label in arms]
+                       compare(base_arm, outcomes[label]), cfg.equivalence) for label in arms]
     rows = [arm_row(label, arm, ivs[label], cfg.set) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}

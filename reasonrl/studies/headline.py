@@ -51,7 +51,7 @@ class Config:
     runs: dict[str, str] = field(default_factory=dict)  # headline run -> the base (bases.<name>) it starts from
     sets: list[str] = field(default_factory=lambda: ["n16", "n12"])  # test sets the answers are computed on
     measures: list[str] = field(default_factory=lambda: ["sampled", "correct"])  # keys of MEASURES
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         check(bool(self.runs), "runs", "need at least one headline run and its base")
@@ -84,7 +84,9 @@ def method_of(cfg: Config, root: Path) -> str:
 
 
 def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: str):
-    """(pooled answer, per-base answers): the runs against their bases, paired by base index and problem."""
+    """(pooled answer, per-base answers, pooled base and run intervals, per-base (base, run) intervals):
+    the runs against their bases, paired by base index and problem. The pooled interval's unit is the base
+    (df = bases - 1); a per-base one has a single run and is over problems only."""
     pairs = list(cfg.runs.items())
     before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
                           set_name, measure)
@@ -92,14 +94,15 @@ def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: st
                          set_name, measure)
     # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
     name = pair_name("base", "headline", set_name, measure)
-    pooled = Answer(name, "base", method, compare(before, after, name, cfg.ci_seed))
-    per_base = []
+    pooled = Answer(name, "base", method, compare(before, after), cfg.equivalence)
+    per_base, per_base_ivs = [], []
     for i, (run, base) in enumerate(pairs):
         a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}")}, set_name, measure)
         b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run, OUT)}, set_name, measure)
         pair = pair_name(f"base {base}", run, set_name, measure)
-        per_base.append(Answer(pair, a.label, b.label, compare(a, b, pair, cfg.ci_seed)))
-    return pooled, per_base, arm_interval(before, cfg.ci_seed), arm_interval(after, cfg.ci_seed)
+        per_base.append(Answer(pair, a.label, b.label, compare(a, b), cfg.equivalence))
+        per_base_ivs.append((arm_interval(a), arm_interval(b)))
+    return pooled, per_base, arm_interval(before), arm_interval(after), per_base_ivs
 
 
 def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
@@ -113,10 +116,10 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
     for ax, key in zip(axes.flat, keys):
-        pooled, per_base, iv_a, iv_b = cells[key]
-        pts_a = [(c.cmp.a, c.cmp.a, c.cmp.a) for c in per_base] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
-        pts_b = [(c.cmp.b, c.cmp.b, c.cmp.b) for c in per_base] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
-        for shift, pts, name, color in ((-0.15, pts_a, "base", "tab:gray"), (0.15, pts_b, method, "tab:blue")):
+        pooled, per_base, iv_a, iv_b, per_base_ivs = cells[key]
+        pts_a = [(a.mean, a.lo, a.hi) for a, _ in per_base_ivs] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
+        pts_b = [(b.mean, b.lo, b.hi) for _, b in per_base_ivs] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
+        for shift, pts, name, color in ((-0.15, pts_a, "base", "#999999"), (0.15, pts_b, method, "#0072B2")):
             m = np.array([p[0] for p in pts])
             err = np.array([[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]])
             ax.errorbar(x + shift, m, yerr=err, fmt="o", color=color, capsize=4, label=name)
@@ -134,15 +137,15 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
         ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled\n(pooled: mean and 95% CI "
-                 "over bases and problems; number above: the run's gain over its base)")
+    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
+                 "problems,\npooled over bases, df = bases − 1; number above: the run's gain over its base)")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     save_figure(fig, path)
 
 
 def answer(method: str, cells: dict) -> str:
     parts = []
-    for (set_name, measure), (pooled, per_base, _, _) in cells.items():
+    for (set_name, measure), (pooled, per_base, *_) in cells.items():
         signs = {("+" if c.cmp.ci_lo > 0 else "-" if c.cmp.ci_hi < 0 else "0") for c in per_base}
         held = "on every base" if signs == {"+"} else f"per base: {', '.join(c.text for c in per_base)}"
         parts.append(f"{MEASURES[measure]} on {set_name}: {pooled.text} ({held})")
@@ -157,7 +160,7 @@ def report(cfg: Config, root: Path) -> None:
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"set": s, "measure": MEASURES[m], "base": b, "run": r, "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
              "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True)}
-            for (s, m), (_, pb, _, _) in cells.items() for (r, b), c in zip(cfg.runs.items(), pb)]
+            for (s, m), (_, pb, *_) in cells.items() for (r, b), c in zip(cfg.runs.items(), pb)]
     text = answer(method, cells)
     write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [
         answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
@@ -167,7 +170,7 @@ def report(cfg: Config, root: Path) -> None:
     write_json(root / study_metrics_path("headline"), {
         f"{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean, "run_ci": [iv_b.lo, iv_b.hi],
                      "per_base_gain": [c.cmp.effect for c in pb]}
-        for (s, m), (_, pb, iv_a, iv_b) in cells.items()})
+        for (s, m), (_, pb, iv_a, iv_b, _) in cells.items()})
     write_answers(root, "headline", pooled)
     Manifest("headline", f"Headline: {method} from {len(cfg.runs)} bases",
              "Does the headline method improve on its starting base, and does that hold from every base seed?",

@@ -3,10 +3,11 @@ the tables — built from the studies' manifests (the exact toy's included)."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import stats
+from ..config import check, from_dict, node_at
 from ..io import read_json, write_text
 from .common import manifest_path, study_metrics_path
 
@@ -16,12 +17,42 @@ EXACT_METRICS = "reports/metrics/exact.json"  # the exact stage's key numbers (r
 
 
 @dataclass
+class Claim:
+    """A published claim and its one primary comparison, fixed in params (studies.claims) before the run:
+    the answer file `primary` of `study`, expected in direction `expect` (+1: b > a, -1: a > b).
+    `ceiling`: the largest value the measure can take (1 for accuracies; None when unbounded, as for a
+    length), which says whether the claimed direction has room to show a difference; `equivalence`
+    overrides studies.equivalence for a measure on another scale."""
+
+    paper: str
+    claim: str
+    study: str
+    primary: str
+    expect: int
+    ceiling: float | None = 1.0
+    equivalence: float | None = None
+
+    def __post_init__(self):
+        check(self.study in STUDIES, "study", f"{self.study!r} is not one of {list(STUDIES)}")
+        check(self.expect in (1, -1), "expect", f"{self.expect!r} must be +1 (b > a) or -1 (a > b)")
+        check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
+
+
+@dataclass
 class Config:
-    """The index reads no params."""
+    claims: dict[str, Claim] = field(default_factory=dict)  # claim id -> its primary comparison
+    equivalence: float = stats.EQUIVALENCE  # set from params studies.equivalence
+
+    def __post_init__(self):
+        self.claims = {k: v if isinstance(v, Claim) else from_dict(Claim, v, f"{SECTION}.{k}")
+                       for k, v in self.claims.items()}
+
+
+SECTION = "studies.claims"
 
 
 def load_config(params: dict) -> Config:
-    return Config()
+    return Config(claims=dict(node_at(params, SECTION) or {}))
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -39,8 +70,8 @@ def link(path: str) -> str:
 def study_section(m: dict) -> str:
     lines = [f"## {m['title']}", "", f"*Question.* {m['question']}", "", f"*Answer.* {m['answer']}", ""]
     if m.get("answers"):
-        lines += ["Answers (b − a, 95% paired bootstrap CI, MDE; files in "
-                  f"`reports/{m['study']}/answers/`):", ""]
+        lines += ["Exploratory answers (b − a, 95% run-level t-interval, MDE; not adjusted for multiplicity; "
+                  f"files in `reports/{m['study']}/answers/`):", ""]
         lines += [f"- `{a['pair']}`: {a['text']}" for a in m["answers"]] + [""]
     lines += ["Runs: " + "; ".join(m["runs"]), "", "Figures:", ""]
     lines += [f"- {link(f['file'])} — {f['caption']}" for f in m["figures"]]
@@ -51,112 +82,92 @@ def study_section(m: dict) -> str:
 
 # ----------------------------------------------------------------------------- claims against the papers
 
-REPRODUCED, NOT_REPRODUCED, NOT_TESTABLE = "reproduced", "not reproduced", "not testable here"
-# some comparisons detectably in the claimed direction and some detectably against it; or none for it and
-# some against it: either is a different finding from "no detectable difference"
-MIXED, CONTRADICTED = "mixed", "contradicted"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A published claim and the study answers that test it: `pattern` picks answer files (pair names)
-    of `study`; the claim holds when each picked answer's interval excludes 0 in direction `expect`
-    (+1: b > a, -1: a > b) for at least one of them (`any`) or all of them, and none excludes 0 the other
-    way (then it is `mixed`, or `contradicted` when none supports it: `judge`). `how="cross"` judges
-    pass@k curves instead (`crossing_counts`)."""
-
-    paper: str
-    claim: str
-    study: str
-    pattern: str
-    expect: int
-    how: str = "any"
-    why_untestable: str = "no study answer tests it"
-
-
-CLAIMS = (
-    # SFT on gold traces is supervised, not RL: the two Yue claims read the RL arms only
-    Claim("Yue et al. 2025", "RL raises pass@1 over the base", "passk", r"^(?!sft_).*_vs_base_n16_k001$", +1),
-    Claim("Yue et al. 2025", "…but the base solves more at large k (the pass@k curves cross)", "passk",
-          r"^(?!sft_).*_vs_base_[a-z0-9_]+_k\d+$", -1, how="cross"),
-    Claim("Shao et al. 2025", "a spurious (random) reward still raises accuracy over the base", "hacking",
-          r"^random.*_vs_base$", +1, why_untestable="needs a random-reward arm (its comparison with the base)"),
-    Claim("Dr. GRPO (Liu et al. 2025)", "the per-response length normaliser (seq_mean_token_mean) lets wrong "
-          "responses grow longer than token_mean", "ablations",
-          r"^loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length$", +1,
-          why_untestable="needs a loss_agg group with two seeds or more per arm (a per-seed length answer)"),
-    Claim("Dr. GRPO (Liu et al. 2025)", "removing the std normalisation improves on GRPO", "ablations",
-          r"^dr_grpo_[a-z0-9_]*_vs_[a-z0-9_]*(?<!_wrong_length)(?<!_entropy)$", +1,
-          why_untestable="needs a dr_grpo ablation group"),
-    Claim("DAPO (Yu et al. 2025)", "clip-higher beats the symmetric clip", "ablations",
-          r"^clip_[a-z0-9_]*clip_higher_vs_[a-z0-9_]*symmetric[a-z0-9_]*(?<!_wrong_length)(?<!_entropy)$", +1,
-          why_untestable="needs a clip group pair: clip-higher against the symmetric clip"),
-    Claim("DAPO (Yu et al. 2025)", "clip-higher keeps the entropy higher than the symmetric clip", "ablations",
-          r"^clip_[a-z0-9_]*clip_higher_vs_[a-z0-9_]*symmetric[a-z0-9_]*_entropy$", +1,
-          why_untestable="needs that clip pair with two seeds or more per arm (a per-seed entropy answer)"),
-    Claim("DAPO (Yu et al. 2025)", "dynamic sampling beats plain GRPO", "ablations",
-          r"^dynamic_[a-z0-9_]*_vs_[a-z0-9_]*(?<!_wrong_length)(?<!_entropy)$", +1,
-          why_untestable="needs a dynamic-sampling group"),
-    Claim("DeepSeek-R1-Zero 2025", "RL makes a base that rarely reasons write reasoning traces (the 'aha')",
-          "zero", r"_after_vs_before$", +1, why_untestable="needs zero-study arms"),
-)
+REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not reproduced", "contradicted",
+                                                          "not testable here")
 EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
+HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sampling, so no interval to adjust
 
 
-CURVE = re.compile(r"^(?P<curve>.+)_k(?P<k>\d+)$")  # a pass@k answer: <arm>_vs_base_<set>_k<k>
+def no_variance(answer: dict | None, claim: Claim) -> str | None:
+    """Why the claim's primary comparison cannot be computed or carries no information, else None."""
+    if answer is None:
+        return f"its primary comparison {claim.study}/{claim.primary} was not computed (no such arms in this run)"
+    if answer.get("constant") is not None or answer["mde"] is None:
+        return "neither arm varies (both at the same value on every problem and run)"
+    return None
 
 
-def crossing_counts(picked: list[dict]) -> tuple[list, list, list[str]]:
-    """(curves that cross, curves that contradict, one line per curve) from pass@k answers against the base.
-
-    A curve (arm and set) crosses when the arm is detectably above the base at k = 1 and detectably below it
-    at its largest k: RL sharpens pass@1 and the base solves more with many samples. It contradicts the claim
-    when it is detectably above the base at its largest k. Anything else (no difference, or below at both
-    ends) is neither."""
-    curves: dict[str, dict[int, dict]] = {}
-    for a in picked:
-        m = CURVE.match(a["pair"])
-        curves.setdefault(m["curve"], {})[int(m["k"])] = a
-    held, against, lines = [], [], []
-    for name, by_k in curves.items():
-        first, last = by_k[min(by_k)], by_k[max(by_k)]
-        if len(by_k) >= 2 and first["ci_lo"] > 0 and last["ci_hi"] < 0:
-            held.append(name)
-        elif last["ci_lo"] > 0:
-            against.append(name)
-        lines.append(f"{first['text']}; {last['text']}" if len(by_k) >= 2 else first["text"])
-    return held, against, lines
+def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
+    """Why the claimed direction has no room beyond the equivalence region (a ceiling), else None. The
+    other direction may still show: such a claim can be contradicted, not reproduced."""
+    if claim.ceiling is None:
+        return None
+    start = answer["a"] if claim.expect > 0 else answer["b"]  # the arm that must be beaten
+    room = claim.ceiling - start
+    if room > equivalence:
+        return None
+    return (f"at the ceiling: the arm to beat is at {start:.3f}, leaving {room:.3f} of room, within the "
+            f"±{equivalence:g} equivalence region")
 
 
-def judge(claim: Claim, answers: list[dict]) -> tuple[str, str, str]:
-    """(our result, verdict, why) of one claim from the answers of its study (manifest answer dicts)."""
-    picked = [a for a in answers if re.search(claim.pattern, a["pair"])]
-    if not picked:
-        return "—", NOT_TESTABLE, claim.why_untestable
-    if claim.how == "cross":
-        held, against, lines = crossing_counts(picked)
-        counts = (f"{len(held)} of {len(lines)} pass@k curves cross the base's (above at k = 1, below at the "
-                  f"largest k), {len(against)} are above it at the largest k (CI excluding 0)")
-        return "; ".join(lines), *verdict(bool(held), bool(held), bool(against), counts)
-    held = [a for a in picked if (a["ci_lo"] > 0 if claim.expect > 0 else a["ci_hi"] < 0)]
-    against = [a for a in picked if (a["ci_hi"] < 0 if claim.expect > 0 else a["ci_lo"] > 0)]
-    counts = (f"{len(held)} of {len(picked)} comparisons in the claimed direction, {len(against)} against it "
-              "(CI excluding 0)")
-    ok = bool(held) if claim.how == "any" else len(held) == len(picked)
-    return "; ".join(a["text"] for a in picked), *verdict(ok, bool(held), bool(against), counts)
+def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], equivalence: float,
+              alpha: float = 1 - stats.CONFIDENCE) -> dict[str, dict]:
+    """Each claim's row: its primary answer, Holm-adjusted across the claims whose answer varies.
+
+    A claim is reproduced only when its Holm-adjusted p is below alpha, the effect points the claimed way
+    and the adjusted interval (level 1 - alpha / (m - rank), the level Holm tests it at) lies beyond the
+    equivalence region; contradicted when the same holds the other way; not testable here when its
+    answer has no variance, or when the claimed direction has no room (a ceiling) and it is not
+    contradicted; otherwise not reproduced, with the reason (equivalent, or no detectable difference)."""
+    rows, family = {}, {}
+    for cid, c in claims.items():
+        ans = by_study.get(c.study, {}).get(c.primary)
+        eq = c.equivalence if c.equivalence is not None else equivalence
+        why = no_variance(ans, c)
+        rows[cid] = {"claim": c, "answer": ans, "equivalence": eq, "why": why}
+        if why is None:
+            family[cid] = ans
+        else:
+            rows[cid]["verdict"] = NOT_TESTABLE
+    ids = list(family)
+    adjusted, shares = stats.holm([family[i]["p"] for i in ids])
+    for cid, p_adj, share in zip(ids, adjusted, shares):
+        row, ans, c = rows[cid], family[cid], rows[cid]["claim"]
+        eq = row["equivalence"]
+        level = 1 - alpha * share
+        half = stats.t_quantile(level, ans["df"]) * ans["se"]
+        lo, hi = ans["effect"] - half, ans["effect"] + half
+        row |= {"p_holm": p_adj, "level": level, "lo": lo, "hi": hi}
+        sign = 1 if ans["effect"] > 0 else -1
+        detected = p_adj < alpha and ((lo > eq) if sign > 0 else (hi < -eq))
+        ceiling = no_room(c, ans, eq)
+        if detected:
+            row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
+            side = "in" if sign == c.expect else "against"
+            row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
+        elif ceiling:
+            row["verdict"], row["why"] = NOT_TESTABLE, ceiling
+        elif -eq <= lo and hi <= eq:
+            row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g}"
+        elif p_adj < alpha:
+            row["verdict"] = NOT_REPRODUCED
+            row["why"] = "the adjusted interval excludes 0 but reaches into the equivalence region"
+        else:
+            row["verdict"] = NOT_REPRODUCED
+            row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {ans['mde']:.3f})"
+    return rows
 
 
-def verdict(ok: bool, held: bool, against: bool, counts: str) -> tuple[str, str]:
-    """(verdict, why): `ok` the claim's rule is met, `held`/`against` some evidence excludes 0 for/against it."""
-    if ok and not against:
-        return REPRODUCED, counts
-    if held and against:
-        return MIXED, counts
-    if against:
-        return CONTRADICTED, counts
-    return NOT_REPRODUCED, ("no comparison's 95% CI excludes 0 in the claimed direction "
-                            "(see the MDE for what this design could detect)")
+def result_text(row: dict) -> str:
+    ans = row["answer"]
+    if ans is None:
+        return "—"
+    if "lo" not in row:
+        return ans["text"]
+    spec = ".4f" if row["hi"] - row["lo"] < 0.01 else ".3f"
+    return (f"{ans['text']}; Holm-adjusted: {stats.fmt_ci(ans['effect'], row['lo'], row['hi'], spec, sign=True)} "
+            f"at {row['level']:.2%} confidence, p = {row['p_holm']:.3g}")
 
 
 def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
@@ -169,27 +180,28 @@ def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
     result = "final KL(π‖π*): " + ", ".join(f"{k} {v:.3g}" for k, v in kls.items())
     best = min(kls.values())
     # exact expectations, no sampling noise between reruns: a tolerance, not an interval
-    verdict = REPRODUCED if best < EXACT_TOLERANCE else NOT_REPRODUCED
-    return result, verdict, f"exact (enumerated) expectations; reached when KL < {EXACT_TOLERANCE}"
+    verdict = HOLDS_EXACTLY if best < EXACT_TOLERANCE else "does not hold exactly"
+    return result, verdict, (f"exact (enumerated) expectations, no sampling: outside the Holm family; "
+                             f"reached when KL < {EXACT_TOLERANCE}")
 
 
-def claims_rows(manifests: list[dict], exact_metrics: dict | None,
-                claims: tuple[Claim, ...] = CLAIMS) -> list[dict]:
-    by_study = {m["study"]: m.get("answers", []) for m in manifests}
+def claims_rows(cfg: Config, manifests: list[dict], exact_metrics: dict | None) -> list[dict]:
+    by_study = {m["study"]: {a["pair"]: a for a in m.get("answers", [])} for m in manifests}
+    judged = judge_all(cfg.claims, by_study, cfg.equivalence)
     rows = []
-    for c in claims:
-        result, verdict, why = judge(c, by_study.get(c.study, []))
-        rows.append({"paper": c.paper, "claim": c.claim, "our result [95% CI]": result, "verdict": verdict,
-                     "why": why})
+    for r in judged.values():
+        c = r["claim"]
+        rows.append({"paper": c.paper, "claim": c.claim, "primary comparison": f"{c.study}/{c.primary}",
+                     "our result [95% CI]": result_text(r), "verdict": r["verdict"], "why": r.get("why") or ""})
     result, verdict, why = exact_claim(exact_metrics)
-    rows.append({"paper": EXACT_CLAIM[0], "claim": EXACT_CLAIM[1], "our result [95% CI]": result,
-                 "verdict": verdict, "why": why})
+    rows.append({"paper": EXACT_CLAIM[0], "claim": EXACT_CLAIM[1], "primary comparison": "exact/final_kl_opt",
+                 "our result [95% CI]": result, "verdict": verdict, "why": why})
     return rows
 
 
-def claims_table(manifests: list[dict], exact_metrics: dict | None) -> str:
-    """The claims-against-papers table (markdown) for reports/index.md and the README."""
-    rows = claims_rows(manifests, exact_metrics)
+def claims_table(cfg: Config, manifests: list[dict], exact_metrics: dict | None) -> str:
+    """The claims-against-papers table (markdown) for reports/index.md."""
+    rows = claims_rows(cfg, manifests, exact_metrics)
     cols = list(rows[0])
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r[c]).replace("|", "\\|") for c in cols) + " |" for r in rows]
@@ -202,8 +214,13 @@ def report(cfg: Config, root: Path) -> None:
             "(`reports/<study>/manifest.json`); do not edit. Figures are regenerated by `dvc repro`; "
             "see docs/studies.md for what each study asks and how to vary it.", ""]
     exact = read_json(root / EXACT_METRICS)
-    claims = ["## Claims against the papers", "", "Each claim, our result with its 95% interval, and the verdict "
-              "(reproduced only when the interval excludes 0 in the claimed direction).", "",
-              claims_table(manifests, exact)]
+    claims = ["## Claims against the papers", "",
+              "Each claim has one primary comparison, fixed in params.yaml (`studies.claims`) before the run. "
+              "Our result is that answer's wording (95% interval, the run as the unit), then its interval and "
+              "p-value Holm-adjusted across the claims that can be tested. Reproduced (or contradicted) only when "
+              "the adjusted p is below 0.05 and the adjusted interval lies beyond the equivalence region "
+              f"(±{cfg.equivalence:g}) in the claimed (or the other) direction; not testable here when the design "
+              "leaves no room for the difference. Every other answer below is exploratory: unadjusted.", "",
+              claims_table(cfg, manifests, exact)]
     body = ["\n".join(claims)] + [study_section(m) for m in manifests]
     write_text(root / INDEX, "\n".join(head + body))

@@ -61,7 +61,7 @@ class Config:
     reference: str | None = None  # the arm every other method is compared with (None: the first)
     set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
     measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         check_measure(self.measure, self.set)
@@ -94,12 +94,11 @@ def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], di
     base_label = f"base {cfg.base}"
     base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set, cfg.measure)
     arms = {m: run_arm(root, m, rs, runs, cfg.set, cfg.measure) for m, rs in cfg.runs.items()}
-    out = [Answer(pair_name("base", m), base_label, m, compare(base, arms[m], pair_name("base", m), cfg.ci_seed))
+    out = [Answer(pair_name("base", m), base_label, m, compare(base, arms[m]), cfg.equivalence)
            for m in cfg.runs]
-    out += [Answer(pair_name(cfg.ref, m), cfg.ref, m, compare(arms[cfg.ref], arms[m], pair_name(cfg.ref, m),
-                                                              cfg.ci_seed)) for m in cfg.runs if m != cfg.ref]
-    intervals = {base_label: arm_interval(base, cfg.ci_seed)} | {m: arm_interval(a, cfg.ci_seed)
-                                                                 for m, a in arms.items()}
+    out += [Answer(pair_name(cfg.ref, m), cfg.ref, m, compare(arms[cfg.ref], arms[m]), cfg.equivalence)
+            for m in cfg.runs if m != cfg.ref]
+    intervals = {base_label: arm_interval(base)} | {m: arm_interval(a) for m, a in arms.items()}
     return out, intervals
 
 

@@ -28,7 +28,6 @@ from .common import (
     answers_dir,
     answers_table,
     compare,
-    comparison_rng,
     legend_below,
     manifest_answers,
     manifest_path,
@@ -49,13 +48,13 @@ TIE = 1e-9  # differences of pass@k below this count as equal (no side of the ba
 
 @dataclass
 class Config:
-    """The part of the `passk:` section the report reads (stage params passk.base, passk.models, passk.arms,
-    passk.ci_seed)."""
+    """The part of the `passk:` section the report reads (stage params passk.base, passk.models,
+    passk.arms; and studies.equivalence)."""
 
     base: str = "base"  # the base's arm label
     models: dict[str, str] = field(default_factory=dict)  # model key -> checkpoint; only the keys are used
     arms: dict[str, list[str]] = field(default_factory=dict)  # arm label -> model keys, one per seed ({}: one each)
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         if not self.arms:
@@ -66,7 +65,7 @@ class Config:
                   f"{label}: {keys} must be keys of passk.models {list(self.models)}")
 
 
-READS = ("base", "models", "arms", "ci_seed")
+READS = ("base", "models", "arms")
 
 
 def load_config(params: dict) -> Config:
@@ -109,7 +108,7 @@ def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str
         for k in ks:
             arm = arm_passk(cfg, data, label, set_name, k)
             x = np.stack(list(arm.by_seed.values()))
-            out[label].append(stats.mean_ci(x, comparison_rng(cfg.ci_seed, f"{label}_{set_name}_{k}")))
+            out[label].append(stats.mean_ci(x))
     return out
 
 
@@ -124,7 +123,7 @@ def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[s
             pair = pair_name(cfg.base, label, set_name, f"k{k:03d}")
             out[label].append(Answer(pair, f"{cfg.base} pass@{k}", f"{label} pass@{k}",
                                      compare(arm_passk(cfg, data, cfg.base, set_name, k),
-                                             arm_passk(cfg, data, label, set_name, k), pair, cfg.ci_seed)))
+                                             arm_passk(cfg, data, label, set_name, k)), cfg.equivalence))
     return out
 
 
@@ -204,8 +203,14 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
             diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
                                  color=colors[label], alpha=0.18, lw=0)
         diff_ax.axhline(0, color="k", lw=1)
+        lo = min(iv.lo for label in cfg.arms for iv in cis[s][label])
+        hi = max(iv.hi for label in cfg.arms for iv in cis[s][label])
+        pad = max(0.002, 0.08 * (hi - lo))
         ks, ys = curve(base_data(cfg, data), s, "random_baseline")
-        ax.plot(ks, ys, color="gray", ls="--", label="random guess 1 − (1 − 1/n)^k")
+        shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
+        guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
+                                                   f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
+        ax.plot([k for k, _ in shown] or ks[:1], [y for _, y in shown] or [np.nan], color="gray", ls="--", label=guess)
         info = base_data(cfg, data)["sets"][s]
         for a in (ax, diff_ax):
             a.set_xscale("log", base=2)
@@ -214,7 +219,8 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
             a.set_xlabel("k (samples per problem, log scale)")
             a.grid(alpha=0.3)
         ax.set(title=f"{s}: ring size {', '.join(map(str, info['ring_sizes']))}, {info['problems']} problems",
-               ylabel="pass@k (fraction of problems solved)", ylim=(0, 1.02))
+               ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
+        ax.ticklabel_format(axis="y", useOffset=False)
         diff_ax.set(title=f"{s}: each method minus the base (paired, 95% CI)",
                     ylabel="pass@k − base's pass@k")
     N = base_data(cfg, data)["N"]

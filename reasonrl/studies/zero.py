@@ -30,7 +30,6 @@ from .common import (
     answers_dir,
     answers_table,
     as_runs,
-    comparison_rng,
     describe,
     eval_column,
     evaluated,
@@ -61,7 +60,7 @@ class Config:
     pairs: list[list[str]] = field(default_factory=list)  # [a, b]: arm b's think rate after RL against arm a's
     present: float = 0.01  # a base "already thinks" when its think rate before RL is at least this
     rise: float = 0.05  # RL "acted" when the think rate rose by at least this (absolute)
-    ci_seed: int = 0  # seeds the bootstrap of every interval
+    equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
@@ -107,11 +106,11 @@ def study_answers(cfg: Config, runs: dict[str, Run]) -> list[Answer]:
         pair = f"{slug(label)}_after_vs_before"
         xa, xb = paired_think(arm, arm, 0, -1)
         out.append(Answer(pair, f"{label} before", f"{label} after",
-                          stats.paired(xa, xb, comparison_rng(cfg.ci_seed, pair))))
+                          stats.paired(xa, xb), cfg.equivalence))
     for a, b in cfg.pairs:
         pair = pair_name(a, b, "after")
         xa, xb = paired_think(arms[a], arms[b], -1, -1)
-        out.append(Answer(pair, f"{a} after", f"{b} after", stats.paired(xa, xb, comparison_rng(cfg.ci_seed, pair))))
+        out.append(Answer(pair, f"{a} after", f"{b} after", stats.paired(xa, xb), cfg.equivalence))
     return out
 
 
@@ -155,8 +154,9 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
 
 
 def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
-    fig, axes = plt.subplots(1, len(cfg.runs), figsize=(3.6 * len(cfg.runs), 3.8), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(cfg.runs), figsize=(3.6 * len(cfg.runs), 3.8), squeeze=False)
     for ax, b in zip(axes[0], cfg.runs):
+        drawn = []
         for when, style in (("before", {"ls": "--", "marker": "o", "mfc": "none"}), ("after", {"marker": "o"})):
             ks = sorted(prof[b][when]["by_k"])
             ys = [prof[b][when]["by_k"][k] for k in ks]
@@ -165,9 +165,12 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
             yerr = None if err is None else [[max(0.0, y - err[k][0]) for k, y in zip(ks, ys)],
                                              [max(0.0, err[k][1] - y) for k, y in zip(ks, ys)]]
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
-        ax.set(title=f"base {b}", xlabel="hop count k", ylim=(-0.03, 1.03))
+            drawn += ys if err is None else [v for k in ks for v in err[k]]
+        # each base on its own scale: a rate near 0 (or 1) keeps its per-k differences visible
+        pad = max(0.02, 0.1 * (max(drawn) - min(drawn)))
+        ax.set(title=f"base {b}", xlabel="hop count k", ylim=(min(drawn) - pad, max(drawn) + pad))
+        ax.set_ylabel("share of responses with a trace")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("share of responses with a trace")
     fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
                  "95% CI over seeds where there are several)")
     legend_below(fig, axes[0][0])
@@ -180,7 +183,7 @@ RARE = 0.01  # bars resting on fewer than this share of the responses are marked
 def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
     bars = [("acc_think", "before", "thinking, before"), ("acc_think", "after", "thinking, after"),
             ("acc_direct", "before", "direct, before"), ("acc_direct", "after", "direct, after")]
-    colors = ["#9ecae1", "tab:blue", "#fdae6b", "tab:orange"]
+    colors = ["#56B4E9", "#0072B2", "#F0E442", "#E69F00"]
     fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(cfg.runs), 4.2))
     width = 0.8 / len(bars)
     for i, ((key, when, label), color) in enumerate(zip(bars, colors)):
@@ -188,15 +191,19 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
         ys = [prof[b][when][key] for b in cfg.runs]
         # share of the responses behind each bar: a bar resting on a handful of responses is marked
         shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when]["think"] for b in cfg.runs]
-        ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label)
+        cis = [prof[b][when].get(f"{key}_ci") for b in cfg.runs]
+        err = np.array([[0 if y is None or ci is None else y - ci[0] for y, ci in zip(ys, cis)],
+                        [0 if y is None or ci is None else ci[1] - y for y, ci in zip(ys, cis)]])
+        ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label, yerr=err,
+               capsize=2, error_kw={"elinewidth": 0.8})
         for x, y, share in zip(xs, ys, shares):
             note = "n/a" if y is None else f"<{RARE:.0%}" if share < RARE else None
             if note:
                 ax.text(x, (y or 0) + 0.02, note, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
     ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
-           title=f"Accuracy when thinking vs when answering directly\n(n/a: no such responses; "
-                 f"<{RARE:.0%}: under {RARE:.0%} of the responses)")
+           title=f"Accuracy when thinking vs when answering directly (95% CI over seeds)\n(n/a: no such "
+                 f"responses; <{RARE:.0%}: under {RARE:.0%} of the responses, a handful of answers)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
@@ -230,7 +237,7 @@ def answer(cfg: Config, prof: dict, answers: list[Answer]) -> str:
     return "; ".join(parts) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
 
 
-def arm_profile(arm: list[Run], which: int, ci_seed: int) -> dict:
+def arm_profile(arm: list[Run], which: int) -> dict:
     """The thinking profile averaged over an arm's seeds (conditional accuracies over the seeds that have
     such responses), with the 95% interval over seeds of the think rate per hop count when it has several."""
     profs = [profile(r, which) for r in arm]
@@ -241,9 +248,12 @@ def arm_profile(arm: list[Run], which: int, ci_seed: int) -> dict:
 
     ks = sorted(profs[0]["by_k"])
     out = {key: avg(key) for key in ("think", "acc", "acc_think", "acc_direct")}
+    for key in ("acc_think", "acc_direct"):  # over the seeds that have such responses (the seed is the unit)
+        vals = [[p[key]] for p in profs if p[key] is not None]
+        out[f"{key}_ci"] = (lambda iv: (iv.lo, iv.hi))(stats.mean_ci(vals)) if len(vals) > 1 else None
     out["by_k"] = {k: sum(p["by_k"][k] for p in profs) / len(profs) for k in ks}
     if len(profs) > 1:
-        ivs = {k: stats.mean_ci([[p["by_k"][k]] for p in profs], comparison_rng(ci_seed, f"by_k_{k}")) for k in ks}
+        ivs = {k: stats.mean_ci([[p["by_k"][k]] for p in profs]) for k in ks}
         out["by_k_ci"] = {k: (iv.lo, iv.hi) for k, iv in ivs.items()}
     return out
 
@@ -251,7 +261,7 @@ def arm_profile(arm: list[Run], which: int, ci_seed: int) -> dict:
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg), metrics=False)
     arms = {b: [runs[r] for r in rs] for b, rs in cfg.runs.items()}
-    prof = {b: {"before": arm_profile(arm, 0, cfg.ci_seed), "after": arm_profile(arm, -1, cfg.ci_seed)}
+    prof = {b: {"before": arm_profile(arm, 0), "after": arm_profile(arm, -1)}
             for b, arm in arms.items()}
     answers = study_answers(cfg, runs)
     out = root / OUT
