@@ -16,9 +16,9 @@ random factors, and the standard error of the mean of a (runs R, problems P) arr
 The first term is the spread of independent training runs (it also holds the run-by-problem noise once);
 the second is the test set's own sampling, the part of the per-problem spread that the cell noise
 (MS_res, the residual mean square of the two-way table) does not explain: it matters when an effect is
-concentrated on some problems. The cell noise alone (MS_res / (R * P)) is a floor under se^2, for run
-means that agree by chance. The degrees of freedom are the runs': with 3-10 runs a run counts as one
-draw, not as its 300 problems. `groups` labels the rows by the independent unit above them (the base each
+concentrated on some problems. Where both terms are 0 while cells vary (run means that agree exactly, by
+chance), the cell noise alone, MS_res / (R * P), stands in. The degrees of freedom are the runs': with
+3-10 runs a run counts as one draw, not as its 300 problems. `groups` labels the rows by the independent unit above them (the base each
 run started from): rows of a group are averaged first, so bases are the random draws and runs within a
 base only sharpen the base's value. One row (one run or one base) leaves no run term: the interval is
 over problems only (df = P - 1) and holds for that run alone (`seeds` == 1 says so). docs/studies.md gives
@@ -141,8 +141,8 @@ def _terms(x: np.ndarray) -> tuple[float, float, float]:
         return v_run, 0.0, r - 1
     noise = _residual_ms(x) / (r * p)
     v_prob = max(0.0, float(x.mean(axis=0).var(ddof=1)) / p - noise)
-    # the cell noise alone gives the mean this much variance: a floor for run means that agree by chance
-    v_prob = max(v_prob, noise - v_run)
+    if v_run + v_prob == 0:  # run means that agree exactly, by chance: the cell noise alone is a floor
+        v_prob = noise
     return v_run, v_prob, r - 1
 
 

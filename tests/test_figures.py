@@ -68,6 +68,12 @@ def series(ax) -> dict[str, tuple[list, list]]:
     return out
 
 
+def dodged(side: int) -> list[float]:
+    """EVAL_STEPS of one of two evaluation-point curves of a panel: set 3% of the 10-step gap left (-1) or
+    right (+1), so arms at the same value stay visible side by side."""
+    return [s + side * 0.3 for s in EVAL_STEPS]
+
+
 def data_y(ax) -> list[float]:
     """Every y value an axes draws: its lines, its filled bands, its error bars."""
     ys = [float(y) for line in ax.get_lines() for y in line.get_ydata() if np.isfinite(y)]
@@ -103,8 +109,8 @@ def test_methods_curves(caught):
     methods.curves_figure(cfg, runs, Path("curves.png"))
     acc, reward, entropy, length = panels(caught["curves.png"])
     # mean over the two seeds of each method; the min-max band is drawn as one filled area per method
-    assert series(acc) == {"sft": (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21])),
-                           "grpo": (EVAL_STEPS, pytest.approx([0.11, 0.21, 0.31]))}
+    assert series(acc) == {"sft": (pytest.approx(dodged(-1)), pytest.approx([0.01, 0.11, 0.21])),
+                           "grpo": (pytest.approx(dodged(1)), pytest.approx([0.11, 0.21, 0.31]))}
     assert len(acc.collections) == 2
     assert series(reward) == {"grpo": (list(STEPS), const(0.11 + 0.11))}  # SFT draws no samples: no reward curve
     assert series(entropy) == {"sft": (list(STEPS), const(0.33 + 0.01)), "grpo": (list(STEPS), const(0.33 + 0.11))}
@@ -161,10 +167,10 @@ def test_zero_training_figure(caught):
     cfg, runs, _ = _zero_setup()
     zero.training_figure(cfg, runs, Path("training.png"))
     think, acc, think_rate, reward = panels(caught["training.png"])
-    assert series(think) == {"think0": (EVAL_STEPS, pytest.approx([0.0, 0.2, 0.4])),
-                             "think2": (EVAL_STEPS, pytest.approx([0.05, 0.25, 0.45]))}
-    assert series(acc) == {"think0": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
-                           "think2": (EVAL_STEPS, pytest.approx([0.05, 0.15, 0.25]))}
+    assert series(think) == {"think0": (pytest.approx(dodged(-1)), pytest.approx([0.0, 0.2, 0.4])),
+                             "think2": (pytest.approx(dodged(1)), pytest.approx([0.05, 0.25, 0.45]))}
+    assert series(acc) == {"think0": (pytest.approx(dodged(-1)), pytest.approx([0.0, 0.1, 0.2])),
+                           "think2": (pytest.approx(dodged(1)), pytest.approx([0.05, 0.15, 0.25]))}
     assert series(think_rate) == {"think0": (list(STEPS), const(0.55)), "think2": (list(STEPS), const(0.6))}
     assert series(reward) == {"think0": (list(STEPS), const(0.11)), "think2": (list(STEPS), const(0.16))}
     assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a trace"
@@ -274,8 +280,8 @@ def test_hacking_random_clip_figure(caught):
     one, two = "random (μ = 1)", "random mu2 (μ = 2)"
     assert series(clip) == {one: (list(STEPS), const(0.088)), two: (list(STEPS), const(0.089))}
     assert series(kl) == {one: (list(STEPS), const(0.099)), two: (list(STEPS), const(0.1))}
-    assert series(acc) == {one: (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
-                           two: (EVAL_STEPS, pytest.approx([0.001, 0.101, 0.201]))}
+    assert series(acc) == {one: (pytest.approx(dodged(-1)), pytest.approx([0.0, 0.1, 0.2])),
+                           two: (pytest.approx(dodged(1)), pytest.approx([0.001, 0.101, 0.201]))}
     assert series(reward) == {one: (list(STEPS), const(0.11)), two: (list(STEPS), const(0.111))}
     assert [ax.get_ylabel() for ax in (clip, kl)] == ["clip fraction", "KL (nats per token)"]
 
@@ -285,8 +291,8 @@ def test_ablations_group_figure(caught):
     runs = {"a_on": make_run("a_on", 0.0), "a_off": make_run("a_off", 0.2)}
     ablations.group_figure(group, runs, Path("std_norm.png"))
     acc, ent, zero_var, length = panels(caught["std_norm.png"])
-    assert series(acc) == {"on": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2])),
-                           "off": (EVAL_STEPS, pytest.approx([0.2, 0.3, 0.4]))}
+    assert series(acc) == {"on": (pytest.approx(dodged(-1)), pytest.approx([0.0, 0.1, 0.2])),
+                           "off": (pytest.approx(dodged(1)), pytest.approx([0.2, 0.3, 0.4]))}
     assert series(ent) == {"on": (list(STEPS), const(0.33)), "off": (list(STEPS), const(0.53))}
     assert series(zero_var) == {"on": (list(STEPS), const(0.66)), "off": (list(STEPS), const(0.86))}
     assert series(length) == {"on": (list(STEPS), const(7.7)), "off": (list(STEPS), const(7.9))}

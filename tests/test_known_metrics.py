@@ -398,5 +398,11 @@ def test_passk_detected_crossing_by_hand():
         "detectably below the base at k = 2, 4, no detectable crossing"
     assert passk.detected_crossing(ks, at((0.1, 0.2), (0.1, 0.3), (-0.1, 0.1), (-0.3, -0.1))) == \
         "detectably above the base at k = 1, 2 and below at k = 8: the curves cross"
+    # excluding 0 but inside the ±0.01 equivalence region: equivalent, not a side (k = 1 and k = 8 here)
+    assert passk.detected_crossing(ks, at((0.001, 0.009), (0.1, 0.3), (-0.1, 0.1), (-0.009, -0.002))) == \
+        "detectably above the base at k = 2, no detectable crossing"
+    # reaching past the region on one side counts (k = 8: [-0.02, -0.001])
+    assert passk.detected_crossing(ks, at((0.001, 0.009), (0.1, 0.3), (-0.1, 0.1), (-0.02, -0.001))) == \
+        "detectably above the base at k = 2 and below at k = 8: the curves cross"
     assert passk.detected_crossing(ks, at((-0.3, -0.1), (-0.1, 0.1), (0.1, 0.3), (0.2, 0.4))) == \
         "detectably below the base at k = 1 and above at k = 4, 8: the curves cross"

@@ -151,8 +151,7 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
     """Heatmap of final accuracy (variants x lrs), each cell with its 95% CI; ▲/▼: the paired interval
     against the reference variant at that lr excludes 0 (above / below)."""
     variants, lrs = list(st.variants), st.lrs
-    mark = {(x.b.split(" @ lr ")[0], x.b.split(" @ lr ")[1]): "▲" if x.cmp.ci_lo > 0 else "▼" if x.cmp.ci_hi < 0
-            else "" for x in answers}
+    mark = {(x.b.split(" @ lr ")[0], x.b.split(" @ lr ")[1]): {1: "▲", -1: "▼", 0: ""}[x.side] for x in answers}
     grid = np.array([[ivs[v, lr].mean for lr in lrs] for v in variants])
     fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(lrs), 1.2 + 0.75 * len(variants)))
     # cividis: ordered and readable with any colour vision; the scale fits the cells' accuracies
@@ -320,8 +319,14 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
     figures = []
     for name, g in cfg.groups.items():
         m = metrics[name]
-        figures.append((f"ablations/{name}.png", f"{g.title}: accuracy, entropy, zero-variance fraction and "
-                        "wrong-response length against step (mean and 95% CI over seeds); final accuracy "
+        # the accuracy panel draws the in-training evaluations on the validation set: quote those, and name
+        # the test-set numbers (the eval stage's, in the table) as what they are
+        last = {label: np.mean([eval_column(runs[r], "acc").iloc[-1] for r in rs]) for label, rs in g.runs.items()}
+        val = runs[next(iter(g.runs.values()))[0]].job.get("eval")
+        figures.append((f"ablations/{name}.png", f"{g.title}: accuracy on {val}, entropy, zero-variance fraction "
+                        f"and wrong-response length against step (mean and 95% CI over seeds); last {val} evaluation "
+                        + ", ".join(f"{label} {v:.3f}" for label, v in last.items())
+                        + f"; final greedy accuracy on the test set {cfg.set} (not drawn) "
                         + ", ".join(f"{label} {fmt_ci(m[label]['acc'], m[label]['acc_ci_lo'], m[label]['acc_ci_hi'])}"
                                     for label in g.runs) + "; wrong length "
                         + ", ".join(f"{label} {m[label]['length_wrong_end']:.1f}" for label in g.runs) + "."))

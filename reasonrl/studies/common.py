@@ -308,6 +308,17 @@ class Answer:
     def text(self) -> str:
         return stats.word(self.cmp, self.a, self.b, self.equivalence)
 
+    @property
+    def side(self) -> int:
+        """+1 (b above a) or -1 (below) where the interval excludes 0 and is not inside the equivalence
+        region; 0 otherwise: the direction a summary may state."""
+        c, e = self.cmp, self.equivalence
+        if c.ci_lo > 0 and c.ci_hi > e:
+            return 1
+        if c.ci_hi < 0 and c.ci_lo < -e:
+            return -1
+        return 0
+
 
 def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
     """reports/<study>/answers/<pair>.json for every answer, all with the keys of stats.ANSWER_KEYS."""

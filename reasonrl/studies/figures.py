@@ -35,6 +35,7 @@ class Curve:
     smooth: int = 1  # trailing moving average over this many steps before aggregating
     style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
     points: bool = False  # evaluations every few steps: markers with error bars, not a band
+    bounds: tuple[float, float] | None = None  # the measure's range (a share: 0-1); intervals are drawn inside it
 
 
 @dataclass
@@ -45,23 +46,27 @@ class Panel:
     xlabel: str = STEP
 
 
-def band_stats(series: list[pd.Series], smooth: int = 1) -> pd.DataFrame:
+def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, float] | None = None) -> pd.DataFrame:
     """Mean over series (seeds) aligned on their index, each smoothed first (trailing window), with the
     95% t-interval of that mean over the seeds that have a value at that step (df = their number - 1:
     the seed is the unit). Where fewer than two seeds have a value the interval is the mean itself, and
-    `n` says how many seeds each step rests on (a run that stopped early leaves the others)."""
+    `n` says how many seeds each step rests on (a run that stopped early leaves the others). `bounds`: the
+    measure's range, which a t-interval of two seeds can overshoot; the interval is cut there."""
     wide = pd.concat([s.rolling(smooth, min_periods=1).mean() for s in series], axis=1).sort_index()
     n = wide.notna().sum(axis=1)
     mean = wide.mean(axis=1)
     half = (sps.t.ppf(0.5 + stats.CONFIDENCE / 2, (n - 1).clip(lower=1)) * wide.std(axis=1, ddof=1)
             / np.sqrt(n)).where(n > 1, 0.0).fillna(0.0)
-    return pd.DataFrame({"mean": mean, "lo": mean - half, "hi": mean + half, "n": n})
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        lo, hi = lo.clip(lower=bounds[0]), hi.clip(upper=bounds[1])
+    return pd.DataFrame({"mean": mean, "lo": lo, "hi": hi, "n": n})
 
 
 def band(ax, curve: Curve) -> None:
     """The mean of a curve over its seeds with its 95% interval: a band for per-step curves, error bars
     on the points of in-training evaluations (a few steps apart: the line between them is not data)."""
-    st = band_stats(curve.series, curve.smooth)
+    st = band_stats(curve.series, curve.smooth, curve.bounds)
     if curve.points and len(curve.series) > 1:
         err = np.array([st["mean"] - st["lo"], st["hi"] - st["mean"]])
         ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
@@ -75,6 +80,7 @@ def band(ax, curve: Curve) -> None:
 # Okabe & Ito's colour-blind-safe palette (black last), and line styles that keep coincident arms apart
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def palette(labels: Iterable[str]) -> dict[str, str]:
@@ -93,8 +99,10 @@ def smoothed(label: str, series: list[pd.Series], color: str | None = None, **st
 
 
 def evaluated(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
-    """A curve of in-training evaluations (a point every eval_every steps, not smoothed)."""
-    return Curve(label, series, 1, {"color": color, "marker": "o", "ms": 4, "ls": ":", **style}, points=True)
+    """A curve of in-training evaluations (a share: accuracy or think rate, every eval_every steps, not
+    smoothed): markers with their intervals, not joined (the policy between two evaluations is not measured)."""
+    return Curve(label, series, 1, {"color": color, "marker": "o", "ms": 5, "ls": "none", **style}, points=True,
+                 bounds=(0.0, 1.0))
 
 
 def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
@@ -102,8 +110,15 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
     nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
     for ax, p in zip(axes.flat, panels):
-        for c, ls in zip(p.curves, itertools.cycle(LINESTYLES)):
-            if not c.points and "ls" not in c.style:
+        points = [c for c in p.curves if c.points]
+        steps = sorted({x for c in points for s in c.series for x in s.index})
+        gap = min(np.diff(steps)) if len(steps) > 1 else 1.0
+        for c, ls, marker in zip(p.curves, itertools.cycle(LINESTYLES), itertools.cycle(MARKERS)):
+            if c.points:  # markers of their own, side by side: arms at the same value stay visible
+                dodge = (points.index(c) - (len(points) - 1) / 2) * 0.06 * gap
+                c = Curve(c.label, [s.set_axis(s.index + dodge) for s in c.series], c.smooth,
+                          {**c.style, "marker": marker}, points=True, bounds=c.bounds)
+            elif "ls" not in c.style:
                 c = Curve(c.label, c.series, c.smooth, {**c.style, "ls": ls})
             band(ax, c)
         ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
@@ -139,7 +154,9 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
         ax.barh(labels, shares, left=left, color=FAILURE_COLORS.get(t, "tab:gray"), label=t)
         left = [a + b for a, b in zip(left, shares)]
     right = max(left)
-    for i, label in enumerate(labels):
+    for i, (label, width) in enumerate(zip(labels, left)):
+        if width == 0:  # no failure at all: say so rather than leave an empty row
+            ax.text(0, i, " all correct", va="center", ha="left", fontsize=8, color="0.3")
         if ci and label in ci:
             iv = ci[label]
             fail, lo, hi = 1 - iv.mean, 1 - iv.hi, 1 - iv.lo

@@ -146,8 +146,8 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
 def answer(method: str, cells: dict) -> str:
     parts = []
     for (set_name, measure), (pooled, per_base, *_) in cells.items():
-        signs = {("+" if c.cmp.ci_lo > 0 else "-" if c.cmp.ci_hi < 0 else "0") for c in per_base}
-        held = "on every base" if signs == {"+"} else f"per base: {', '.join(c.text for c in per_base)}"
+        signs = {c.side for c in per_base}
+        held = "on every base" if signs == {1} else f"per base: {', '.join(c.text for c in per_base)}"
         parts.append(f"{MEASURES[measure]} on {set_name}: {pooled.text} ({held})")
     return f"{method} from each of {len(next(iter(cells.values()))[1])} bases — " + "; ".join(parts) + "."
 

@@ -128,9 +128,10 @@ def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[s
 
 
 def detected_crossing(ks: list[int], answers: list[Answer]) -> str:
-    """Where the arm is detectably above and below the base: a crossing only when both sides exclude 0."""
-    above = [k for k, x in zip(ks, answers) if x.cmp.ci_lo > 0]
-    below = [k for k, x in zip(ks, answers) if x.cmp.ci_hi < 0]
+    """Where the arm is detectably above and below the base (the interval excludes 0 and is not inside the
+    equivalence region: `Answer.side`): a crossing only when both sides are detected."""
+    above = [k for k, x in zip(ks, answers) if x.side > 0]
+    below = [k for k, x in zip(ks, answers) if x.side < 0]
     if above and below:
         first, second = ("above", "below") if min(above) < min(below) else ("below", "above")
         return (f"detectably {first} the base at k = {', '.join(map(str, above if first == 'above' else below))} "

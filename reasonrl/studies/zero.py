@@ -161,11 +161,11 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
             ks = sorted(prof[b][when]["by_k"])
             ys = [prof[b][when]["by_k"][k] for k in ks]
             err = prof[b][when].get("by_k_ci")
-            # max(0, ...): a percentile interval of equal values can sit a rounding error off their mean
-            yerr = None if err is None else [[max(0.0, y - err[k][0]) for k, y in zip(ks, ys)],
-                                             [max(0.0, err[k][1] - y) for k, y in zip(ks, ys)]]
+            # a rate lies in [0, 1]: a t-interval of few seeds that overshoots is cut there
+            yerr = None if err is None else [[max(0.0, y - max(0.0, err[k][0])) for k, y in zip(ks, ys)],
+                                             [max(0.0, min(1.0, err[k][1]) - y) for k, y in zip(ks, ys)]]
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
-            drawn += ys if err is None else [v for k in ks for v in err[k]]
+            drawn += ys if err is None else [min(1.0, max(0.0, v)) for k in ks for v in err[k]]
         # each base on its own scale: a rate near 0 (or 1) keeps its per-k differences visible
         pad = max(0.02, 0.1 * (max(drawn) - min(drawn)))
         ax.set(title=f"base {b}", xlabel="hop count k", ylim=(min(drawn) - pad, max(drawn) + pad))
