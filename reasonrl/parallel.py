@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
+from .progress import Progress, expected_seconds
 
 TOPIC = "reasonrl-repro"
 # When stages share the machine, helper libraries get one thread each; torch's own count comes from the
@@ -163,7 +164,8 @@ def execute(client: Any, plan: Plan, env: dict[str, str], log_dir: str | None = 
     from distributed import Event, as_completed, wait
 
     run_id = uuid.uuid4().hex[:8]
-    reporter = _Reporter()
+    progress = Progress(expected_seconds(plan.root, plan.locks), sum(client.nthreads().values()))
+    reporter = _Reporter(progress)
     client.subscribe_topic(f"{TOPIC}-{run_id}", reporter.on_event)  # per run: a cluster may be shared
     stop = Event(f"{TOPIC}-stop-{run_id}", client=client)
     t0 = time.monotonic()
@@ -202,6 +204,8 @@ def execute(client: Any, plan: Plan, env: dict[str, str], log_dir: str | None = 
             wait(list(finished.futures), timeout=INTERRUPT_GRACE_S + 10)
         _log("stopped; `reasonrl repro` resumes from the stages recorded in dvc.lock")
         return 130
+    finally:
+        progress.close()
     _summary(plan.stages, outcomes, time.monotonic() - t0)
     return 0 if all(o["status"] not in ("FAILED", "skipped") for o in outcomes.values()) else 1
 
@@ -298,23 +302,32 @@ def _event(run_id: str, msg: dict) -> None:
         get_worker().log_event(f"{TOPIC}-{run_id}", msg)
 
 
-def _log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+def _log(msg: str, progress: Progress | None = None) -> None:
+    line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+    if progress is not None:
+        progress.write(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 class _Reporter:
-    """Prints each start and outcome line once: from the worker's event (sent before its task ends, so
-    lines come in the order things happened), or from the client if the event is late or lost."""
+    """Reports each start and outcome once: from the worker's event (sent before its task ends, so lines
+    come in the order things happened), or from the client if the event is late or lost. On a terminal
+    the progress line updates in place and only failures are printed above it; elsewhere every start and
+    finish is a plain line, each finish with the count and the time left."""
 
-    def __init__(self) -> None:
+    def __init__(self, progress: Progress) -> None:
         self._lock = threading.Lock()
         self._done: set[str] = set()
         self.stopping = False
+        self.progress = progress
 
     def on_event(self, event: tuple[float, dict]) -> None:
         _, msg = event
         if msg["status"] == "start":
-            _log(f"start    {msg['stage']}  on {msg['worker']}")
+            self.progress.start(msg["stage"])
+            if self.progress.bar is None:
+                _log(f"start    {msg['stage']}  on {msg['worker']}")
         else:
             self.report(msg)
 
@@ -323,20 +336,20 @@ class _Reporter:
             if outcome["stage"] in self._done:
                 return
             self._done.add(outcome["stage"])
+        counted = self.progress.finish(outcome["stage"])
         if self.stopping and outcome["status"] == "FAILED":
-            _log(f"stopped  {outcome['stage']}")
-        else:
-            _log_outcome(outcome)
+            _log(f"stopped  {outcome['stage']}", self.progress)
+        elif self.progress.bar is None or outcome["status"] in ("FAILED", "skipped"):
+            _log(_outcome_line(outcome) + ("" if outcome["status"] == "FAILED" else f"  {counted}"), self.progress)
 
 
-def _log_outcome(o: dict) -> None:
+def _outcome_line(o: dict) -> str:
     if o["status"] == "skipped":
-        _log(f"skipped  {o['stage']}  ({o['reason']})")
-    elif o["status"] == "FAILED":
-        _log(f"FAILED   {o['stage']}  (exit {o['returncode']}); last lines of its log:\n"
-             + "\n".join("    | " + line for line in o["tail"].splitlines()))
-    else:
-        _log(f"finished {o['stage']}  in {o['seconds']:.1f}s ({o['status']})")
+        return f"skipped  {o['stage']}  ({o['reason']})"
+    if o["status"] == "FAILED":
+        return (f"FAILED   {o['stage']}  (exit {o['returncode']}); last lines of its log:\n"
+                + "\n".join("    | " + line for line in o["tail"].splitlines()))
+    return f"finished {o['stage']}  in {o['seconds']:.1f}s ({o['status']})"
 
 
 def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float) -> None:

@@ -168,7 +168,7 @@ def test_a_task_that_fails_outside_its_stage_is_reported_as_failed(capsys):
     assert outcome == {"stage": "x@1", "status": "FAILED", "returncode": None, "tail": "RuntimeError: worker lost"}
     done = SimpleNamespace(status="finished", result=lambda: {"stage": "x@1", "status": "ran"})
     assert parallel._outcome("x@1", done) == {"stage": "x@1", "status": "ran"}
-    parallel._log_outcome(outcome)
+    parallel._log(parallel._outcome_line(outcome))
     assert "FAILED   x@1  (exit None)" in capsys.readouterr().err
 
 

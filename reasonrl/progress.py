@@ -1,0 +1,130 @@
+"""Progress of `reasonrl repro`: stages done / total, the ones running, and the time left.
+
+The time left comes from what each stage took last time: the `seconds` of its timing file
+(`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
+bookkeeping per stage. A stage never run before counts as the median of the known ones. On a terminal
+one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain line with the
+same count and estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+from tqdm import tqdm
+
+TIMING_DIR = "reports/timing/"
+DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
+UNKNOWN_S = 60.0  # a stage's estimate when no stage of the plan has a timing file
+
+
+def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
+    """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
+    the median of the known stages for the others. Each dvc.lock is read once."""
+    entries: dict[str, dict] = {}
+    for lockfile in {path for path, _ in locks.values()}:
+        try:
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            entries[lockfile] = (yaml.load(Path(lockfile).read_text(), Loader=loader) or {}).get("stages", {})
+        except (OSError, yaml.YAMLError):
+            entries[lockfile] = {}
+    known: dict[str, float] = {}
+    for stage, (lockfile, key) in locks.items():
+        outs = (entries[lockfile].get(key) or {}).get("outs") or []
+        for out in outs:
+            path = str(out.get("path", ""))
+            if path.startswith(TIMING_DIR) and path.endswith(".json"):
+                try:
+                    known[stage] = float(json.loads((Path(root) / path).read_text())["seconds"])
+                except (OSError, KeyError, TypeError, ValueError):
+                    pass
+    fallback = statistics.median(known.values()) if known else UNKNOWN_S
+    return {stage: known.get(stage, fallback) + DVC_OVERHEAD_S for stage in locks}
+
+
+def _width(file) -> dict:
+    """tqdm's size options: follow the terminal, or 120 x 20 where it reports 0 x 0 (a fresh pty, some CI
+    runners): tqdm would read the 0 and draw nothing."""
+    try:
+        known = os.get_terminal_size(file.fileno()).columns > 0
+    except (OSError, ValueError, AttributeError):
+        known = False
+    return {"dynamic_ncols": True} if known else {"ncols": 120, "nrows": 20}
+
+
+def fmt_duration(seconds: float) -> str:
+    """'45 s', '12 min', '2 h 05 min'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+class Progress:
+    """Counts finished stages and estimates the time left: (expected seconds of the stages not started,
+    plus what the running ones still have to go) / workers. Thread-safe: start and finish come from the
+    Dask event thread as well as the main one."""
+
+    def __init__(self, expected: dict[str, float], workers: int, file=None, clock=time.monotonic):
+        self.expected, self.workers, self.clock = expected, max(1, workers), clock
+        self.file = file if file is not None else sys.stderr
+        self.running: dict[str, float] = {}
+        self.finished: set[str] = set()
+        self._lock = threading.Lock()
+        self.bar = (tqdm(total=len(expected), file=self.file, unit="stage", bar_format="{n_fmt}/{total_fmt} stages "
+                         "|{bar:20}| {postfix}", **_width(self.file)) if self.file.isatty() else None)
+        self._refresh()
+
+    def left(self) -> float:
+        """Seconds left, at this moment."""
+        now = self.clock()
+        pending = sum(s for stage, s in self.expected.items()
+                      if stage not in self.finished and stage not in self.running)
+        busy = sum(max(0.0, self.expected.get(stage, 0.0) - (now - t0)) for stage, t0 in self.running.items())
+        return (pending + busy) / self.workers
+
+    def status(self) -> str:
+        running = ", ".join(self.running) or "none"
+        return f"running: {running}; about {fmt_duration(self.left())} left"
+
+    def count(self) -> str:
+        return f"{len(self.finished)}/{len(self.expected)}"
+
+    def start(self, stage: str) -> None:
+        with self._lock:
+            self.running.setdefault(stage, self.clock())
+            self._refresh()
+
+    def finish(self, stage: str) -> str:
+        """Mark a stage finished (ran, restored, failed or skipped); returns the count and estimate for a
+        plain line."""
+        with self._lock:
+            self.running.pop(stage, None)
+            if stage not in self.finished:
+                self.finished.add(stage)
+                if self.bar is not None:
+                    self.bar.update(1)
+            self._refresh()
+            return f"[{self.count()}, about {fmt_duration(self.left())} left]"
+
+    def write(self, line: str) -> None:
+        """A log line that does not break the bar."""
+        if self.bar is not None:
+            self.bar.write(line, file=self.file)
+        else:
+            print(line, file=self.file, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def _refresh(self) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.status(), refresh=True)

@@ -1,0 +1,128 @@
+"""`reasonrl repro`'s progress: stages done / total, the running ones and the time left, from the timing
+files of the last run; one updating line on a terminal, plain lines elsewhere. The end-to-end check runs
+`reasonrl repro -j 2` on the synthetic pipeline of tests/test_parallel.py under a pseudo-terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from reasonrl import progress as P
+from test_parallel import REPRO, TIMEOUT, env, make_repo  # noqa: F401  (env: a fixture)
+
+
+def write_lock(root, entries: dict[str, list[str]]) -> None:
+    """A dvc.lock whose stages have these outs."""
+    stages = {s: {"cmd": "x", "outs": [{"path": p, "md5": "0"} for p in outs]} for s, outs in entries.items()}
+    (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
+
+
+def test_expected_seconds_from_timing_files_plus_dvc_overhead(tmp_path):
+    write_lock(tmp_path, {"base@a": ["models/a.pt", "reports/timing/base_a.json"],
+                          "eval@a": ["reports/timing/eval_a.json"], "report": ["reports/r.md"]})
+    (tmp_path / "reports/timing").mkdir(parents=True)
+    (tmp_path / "reports/timing/base_a.json").write_text(json.dumps({"seconds": 100.0, "steps_per_second": 3}))
+    (tmp_path / "reports/timing/eval_a.json").write_text(json.dumps({"seconds": 20.0}))
+    lock = str(tmp_path / "dvc.lock")
+    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b")})
+    # the report has no timing file and new@b no lock entry: both take the median of 100 and 20
+    assert got == {"base@a": 105.0, "eval@a": 25.0, "report": 65.0, "new@b": 65.0}
+    assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "nolock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
+
+
+def test_time_left_counts_pending_and_what_running_stages_still_need():
+    now = [0.0]
+    out = io.StringIO()  # not a terminal: no bar
+    prog = P.Progress({"a": 100.0, "b": 60.0, "c": 40.0}, workers=2, file=out, clock=lambda: now[0])
+    assert prog.bar is None and prog.left() == 100.0  # (100 + 60 + 40) / 2
+    prog.start("a")
+    now[0] = 30.0
+    assert prog.left() == (70 + 60 + 40) / 2
+    now[0] = 130.0  # past its estimate: a running stage adds nothing
+    assert prog.left() == (60 + 40) / 2
+    assert prog.finish("a") == "[1/3, about 50 s left]"
+    assert prog.finish("a") == "[1/3, about 50 s left]"  # counted once
+    assert prog.status() == "running: none; about 50 s left"
+    prog.write("a line")
+    assert out.getvalue() == "a line\n"
+
+
+def test_durations_read_as_a_person_would_say_them():
+    assert [P.fmt_duration(s) for s in (4, 89, 90, 725, 3599, 3600, 7500)] == [
+        "4 s", "89 s", "2 min", "12 min", "1 h 00 min", "1 h 00 min", "2 h 05 min"]
+
+
+def read_all(master: int, wait: float = 0.5) -> str:
+    chunks = []
+    while select.select([master], [], [], wait)[0]:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_on_a_terminal_one_line_updates_in_place():
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as term:
+        prog = P.Progress({"a": 10.0, "b": 10.0}, workers=1, file=term, clock=lambda: 0.0)
+        assert prog.bar is not None
+        prog.start("a")
+        prog.finish("a")
+        prog.close()
+        text = read_all(master)
+    os.close(master)
+    assert "1/2 stages" in text and "about 10 s left" in text and "running: a" in text
+    assert "\r" in text  # the same line is redrawn, not a new line per update
+
+
+def run_under_pty(cmd: list[str], cwd) -> tuple[int, str]:
+    """Run cmd with stdin, stdout and stderr on a pseudo-terminal; its exit status and everything it wrote."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    chunks, deadline = [], time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(TIMEOUT), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_repro_on_a_terminal_shows_done_over_total_and_time_left(tmp_path, env):  # noqa: F811
+    repo = make_repo(tmp_path, seconds=0.5)
+    code, text = run_under_pty([sys.executable, "-c", REPRO, "-j", "2"], repo)
+    assert code == 0, text
+    assert "3/3 stages" in text and "left" in text  # the bar: done / total and the estimate
+    assert "start    sleep@a" not in text  # no line per stage on a terminal, only the bar and the summary
+    assert "summary" in text and "3 ran" in text
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_repro_piped_writes_plain_lines_with_the_count(tmp_path, env):  # noqa: F811
+    repo = make_repo(tmp_path, seconds=0.2)
+    out = subprocess.run([sys.executable, "-c", REPRO, "-j", "2"], cwd=repo, capture_output=True, text=True,
+                         timeout=TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stderr and "stages |" not in out.stderr  # no bar in a file
+    finished = [line for line in out.stderr.splitlines() if "finished " in line]
+    assert len(finished) == 3 and finished[-1].endswith("[3/3, about 0 s left]")
+    assert "start    sleep@a" in out.stderr
