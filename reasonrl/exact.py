@@ -366,8 +366,8 @@ def exact_objective(lp: torch.Tensor, toy: Toy, beta: float) -> torch.Tensor:
 
 # ----------------------------------------------------------------------------- sampled estimators
 # A baseline maps the returns of one group of samples (B,) to their advantages (B,). The RL loop's
-# rl.variants.ADVANTAGES work on (prompts, G) with another epsilon; these four stay as the toy's results
-# were computed, and `mean` is the batch-mean (Dr. GRPO) baseline.
+# rl.variants.ADVANTAGES work on (prompts, G) with another epsilon; these four keep the toy's own epsilon
+# (its committed results depend on it), and `mean` is the batch-mean (Dr. GRPO) baseline.
 
 def _adv_none(ret: torch.Tensor) -> torch.Tensor:
     return ret

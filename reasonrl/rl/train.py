@@ -249,7 +249,7 @@ def kl_placed(job: Job, where: str) -> bool:
 
 
 # With beta = 0 the reference's log-probs feed only the `losses/kl` record, so they are computed on the batch's
-# first KL_GROUPS groups (64 of 256 responses by default): the reference's forward over the whole batch was
+# first KL_GROUPS groups (64 of 256 responses by default): a reference forward over the whole batch costs
 # ~14% of a step. With beta > 0 the KL term needs every row and the record uses them all.
 KL_GROUPS = 8
 
