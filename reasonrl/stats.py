@@ -18,11 +18,12 @@ the second is the test set's own sampling, the part of the per-problem spread th
 (MS_res, the residual mean square of the two-way table) does not explain: it matters when an effect is
 concentrated on some problems. Where both terms are 0 while cells vary (run means that agree exactly, by
 chance), the cell noise alone, MS_res / (R * P), stands in. The degrees of freedom are the runs': with
-3-10 runs a run counts as one draw, not as its 300 problems. `groups` labels the rows by the independent unit above them (the base each
-run started from): rows of a group are averaged first, so bases are the random draws and runs within a
-base only sharpen the base's value. One row (one run or one base) leaves no run term: the interval is
-over problems only (df = P - 1) and holds for that run alone (`seeds` == 1 says so). docs/studies.md gives
-the coverage this keeps in simulation (reasonrl.coverage), and why df is not Satterthwaite's.
+3-10 runs a run counts as one draw, not as its 300 problems. `groups` labels the rows by the independent
+unit above them (the base each run started from): rows of a group are averaged first, so bases are the
+random draws and runs within a base only sharpen the base's value. One row (one run or one base) leaves
+no run term: the interval is over problems only (df = P - 1) and holds for that run alone (`seeds` == 1
+says so). docs/studies.md gives the coverage this keeps in simulation (reasonrl.coverage), and why df is
+not Satterthwaite's.
 
 Minimal detectable effect (two-sided level alpha, power 1 - beta), with the design's own df:
 

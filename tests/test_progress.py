@@ -15,9 +15,9 @@ import time
 
 import pytest
 import yaml
+from test_parallel import REPRO, TIMEOUT, env, make_repo  # noqa: F401  (env: a fixture)
 
 from reasonrl import progress as P
-from test_parallel import REPRO, TIMEOUT, env, make_repo  # noqa: F401  (env: a fixture)
 
 
 def write_lock(root, entries: dict[str, list[str]]) -> None:
