@@ -38,8 +38,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import torch  # noqa: E402
 
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
-from reasonrl.rl import make_job  # noqa: E402
+from reasonrl.rl import collect as C
 from reasonrl.rl import train as T  # noqa: E402
+from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.task import END, END_ID, ITOS, PAD_ID, Problem, decode, is_correct  # noqa: E402
 
 B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
@@ -95,7 +96,7 @@ def problems_dataset(count: int):
     from datasets import Dataset
 
     rng = random.Random(0)
-    probs = T.draw_problems(rng, make_job({}, {}), count)
+    probs = C.draw_problems(rng, make_job({}, {}), count)
     return Dataset.from_dict({"prompt": [p.prompt for p in probs],
                               "problem": [json.dumps(p.to_dict()) for p in probs]})
 

@@ -32,8 +32,9 @@ from pathlib import Path
 import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
-from reasonrl.rl import make_job
+from reasonrl.rl import collect as C
 from reasonrl.rl import train as T
+from reasonrl.rl.job import make_job
 from reasonrl.sampling import response_of, sample_reference
 
 PATHS = ("plain", "fast")
@@ -62,7 +63,7 @@ def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[
 
 def timed_collect(times: list[float], cpu: list[float]):
     """rl_step's collect for grpo, timed (wall and CPU seconds): rollout = sampling + rewards."""
-    inner = T.METHODS["grpo"]
+    inner = C.METHODS["grpo"]
 
     def collect(ctx):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -71,13 +72,13 @@ def timed_collect(times: list[float], cpu: list[float]):
         cpu.append(time.process_time() - c0)
         return batch
 
-    return T.MethodSpec(collect, inner.weights, inner.drop_zero_weight)
+    return C.MethodSpec(collect, inner.weights, inner.drop_zero_weight)
 
 
 def reference_rollout(ctx: T.Context) -> tuple[float, float, list[str]]:
     """Wall and CPU seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
     job = ctx.job
-    probs = T.draw_problems(_copy_rng(ctx.rng), job, job.B)
+    probs = C.draw_problems(_copy_rng(ctx.rng), job, job.B)
     gen = torch.Generator().set_state(ctx.sample_gen.get_state())
     flat = [p.prompt for p in probs for _ in range(job.G)]
     t0, c0 = time.perf_counter(), time.process_time()
@@ -140,7 +141,7 @@ def main() -> None:
     whole = {p: [] for p in PATHS}
     cpu = {p: [] for p in PATHS}  # CPU seconds of this (one-thread) process: less sensitive to other load
     ref_times, ref_cpu, fast_roll_at_ref, fast_cpu_at_ref = [], [], [], []
-    saved = T.METHODS["grpo"]
+    saved = C.METHODS["grpo"]
     try:
         for step in range(args.steps):
             if step < args.ref_steps:
@@ -148,13 +149,13 @@ def main() -> None:
             batches = {}
             for p in PATHS:
                 ctx, opt = ctxs[p]
-                T.METHODS["grpo"] = timed_collect(roll[p], roll_cpu[p])
+                C.METHODS["grpo"] = timed_collect(roll[p], roll_cpu[p])
                 t0, c0 = time.perf_counter(), time.process_time()
                 _, batches[p] = T.rl_step(ctx, opt, step)
                 ctx.trim()
                 whole[p].append(time.perf_counter() - t0)
                 cpu[p].append(time.process_time() - c0)
-            T.METHODS["grpo"] = saved
+            C.METHODS["grpo"] = saved
             assert batches["plain"].responses == batches["fast"].responses, f"step {step}: responses differ"
             if step < args.ref_steps:
                 assert ref_resps == batches["fast"].responses, "sample_reference drew different responses"
@@ -163,7 +164,7 @@ def main() -> None:
                 fast_roll_at_ref.append(roll["fast"][-1])
                 fast_cpu_at_ref.append(roll_cpu["fast"][-1])
     finally:
-        T.METHODS["grpo"] = saved
+        C.METHODS["grpo"] = saved
     rss = {p: peak_rss(p, args.init, args.rss_steps, args.trim) for p in PATHS}
 
     def mean(x):

@@ -15,17 +15,17 @@ Dicts keyed by k use string keys ("3") so they can be written as JSON metrics as
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import torch
 
 from .config import check
+from .metrics import pass_at_k
 from .model import TinyReasoner, pad_ids, shared_token_logprobs, token_logprobs
-from .pretrain import encode_pairs
 from .sampling import response_of, sample, sample_responses
 from .task import ANSWER_MARK, END, PAD_ID, THINKS, Problem, encode, is_correct, parse_answer, problem_key, step_labels
+from .tokens import encode_pairs
 
 FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
 
@@ -50,21 +50,6 @@ class EvalConfig:
 
 # ---------------------------------------------------------------------------------------------
 # Estimators and baselines
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k from n samples of which c are correct: 1 - C(n-c, k) / C(n, k).
-
-    Computed in exact integer arithmetic and rounded once, so it is the correctly rounded value
-    for any n (no overflow or cancellation at n = 1024)."""
-    if n < 1:
-        raise ValueError(f"n={n}: need at least one sample")
-    if not 0 <= c <= n:
-        raise ValueError(f"c={c}: number correct must be in [0, n={n}]")
-    if not 1 <= k <= n:
-        raise ValueError(f"k={k}: must be in [1, n={n}]")
-    total = math.comb(n, k)
-    return (total - math.comb(n - c, k)) / total  # int / int is correctly rounded in Python
 
 
 def random_guess_baseline(ring_size: int, k: int) -> float:

@@ -15,7 +15,7 @@ from .config import ConfigError, check, from_dict, load_params, node_at
 from .errors import DataError, install_excepthook, rebuild_fix
 from .io import read_jsonl
 from .model import resolve_device
-from .task import MAX_K, MAX_N, Problem, longest_sequence, make_eval_set, problem_key
+from .task import MAX_K, MAX_N, Problem, make_eval_set, problem_key
 
 T = TypeVar("T")
 
@@ -71,16 +71,6 @@ def read_problems(path: str | Path) -> list[Problem]:
 def section(params: dict, dotted: str, cls: type[T]) -> T:
     """Load params[a][b]... (dotted path) into dataclass `cls`, naming the path in every error."""
     return from_dict(cls, node_at(params, dotted), dotted)
-
-
-def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, offset: int = 0) -> None:
-    """ConfigError naming `key` unless a model of `max_len` positions holds the longest prompt +
-    response (`task.longest_sequence`) of problems up to (n_max, k_max); `offset` = -1 when the model
-    sees all but the last token (teacher-forced training)."""
-    need = longest_sequence(n_max, k_max, response) + offset
-    check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes, {need} tokens "
-          f"at n = {n_max}, k = {min(k_max, n_max - 1)} with a {response} response",
-          f"set it to at least {need}")
 
 
 # ----------------------------------------------------------------------------- threads and determinism

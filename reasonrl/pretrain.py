@@ -22,8 +22,8 @@ from tqdm import tqdm
 
 from .config import check
 from .model import ModelConfig, TinyReasoner
-from .pipeline import check_fits
-from .task import ANSWER_MARK, END, PAD_ID, encode, sample_problem
+from .task import ANSWER_MARK, END, sample_problem
+from .tokens import check_fits, encode_pairs
 
 
 @dataclass
@@ -72,18 +72,6 @@ def lr_at(step: int, cfg: PhaseConfig) -> float:
         return cfg.lr * (step + 1) / cfg.warmup
     progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.lr * (cfg.min_lr_frac + (1 - cfg.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * progress)))
-
-
-def encode_pairs(pairs: list[tuple[str, str]], device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """(X, M): prompt+target ids right-padded (B, T); M (B, T) is 1 on target tokens only."""
-    seqs = [encode(p + t) for p, t in pairs]
-    T = max(len(s) for s in seqs)
-    X = torch.full((len(seqs), T), PAD_ID, dtype=torch.long)
-    M = torch.zeros(len(seqs), T)
-    for i, ((p, _), s) in enumerate(zip(pairs, seqs)):
-        X[i, : len(s)] = torch.tensor(s)
-        M[i, len(p): len(s)] = 1.0
-    return X.to(device), M.to(device)
 
 
 def masked_loss(model: TinyReasoner, X: torch.Tensor, M: torch.Tensor) -> torch.Tensor:

@@ -37,10 +37,10 @@ from tqdm import tqdm
 from .config import check
 from .evaluate import FAILURE_TYPES, auc, classify, trace_of
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
-from .pipeline import check_fits
-from .pretrain import encode_pairs, optimize
+from .pretrain import optimize
 from .sampling import sample_responses
 from .task import MAX_N, Problem, is_correct, parse_answer, sample_problem, step_labels, target
+from .tokens import check_fits, encode_pairs
 
 VERIFIER_FORMAT = "reasonrl-verifier-v1"
 KINDS = ("orm", "prm_full")

@@ -16,8 +16,9 @@ import torch
 
 from reasonrl.evaluate import greedy_accuracy, pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import PhaseConfig, encode_pairs, make_pairs, masked_loss, optimize
+from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
 from reasonrl.task import make_problem
+from reasonrl.tokens import encode_pairs
 
 
 def val_set(n: int, ks: list[int], count: int = 75):

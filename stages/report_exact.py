@@ -1,9 +1,9 @@
 """Stage `report_exact`: the exact toy's figures, tables and manifest from reports/exact/results.json.
 
-Reads the files `reasonrl.studies.exact.inputs` lists (dvc.yaml's deps) and writes its outputs.
+Reads the files `reasonrl.studies.exact_report.inputs` lists (dvc.yaml's deps) and writes its outputs.
 """
 
-from reasonrl.studies import exact
+from reasonrl.studies import exact_report
 from reasonrl.studies.common import run_report
 
-run_report(exact)
+run_report(exact_report)

@@ -74,7 +74,8 @@ def test_every_config_field_has_a_comment(cls):
 
 
 def test_job_choices_are_the_registries_themselves():
-    from reasonrl.rl import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, METHODS, REWARDS
+    from reasonrl.rl.collect import METHODS
+    from reasonrl.rl.variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, REWARDS
 
     c = choices()
     assert c["method"] is METHODS and c["reward"] is REWARDS and c["advantage"] is ADVANTAGES
@@ -85,7 +86,7 @@ def test_job_choices_are_the_registries_themselves():
 
 def test_a_new_registry_entry_is_a_valid_choice(monkeypatch):
     from reasonrl.config import ConfigError
-    from reasonrl.rl import ADVANTAGES
+    from reasonrl.rl.variants import ADVANTAGES
 
     with pytest.raises(ConfigError, match="run.advantage: 'half'"):
         from_dict(Job, {"advantage": "half"}, "run")

@@ -34,6 +34,19 @@ def module_file(dotted: str) -> Path | None:
     return None
 
 
+def runtime_nodes(tree: ast.AST):
+    """Every node of `tree` but those under `if TYPE_CHECKING:` (imports for annotations, never run)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                todo += child.orelse
+            else:
+                todo.append(child)
+
+
 def imported(path: Path) -> set[str]:
     """Dotted names of the reasonrl modules `path` imports (anywhere in it, also inside functions),
     with their parent packages, whose __init__ runs first."""
@@ -41,7 +54,7 @@ def imported(path: Path) -> set[str]:
     if path.name == "__init__.py":
         package = ".".join(path.relative_to(ROOT).parts[:-1])
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):

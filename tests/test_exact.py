@@ -257,10 +257,11 @@ def test_results_round_trip_and_the_report_writes_its_outputs(tmp_path):
     res = X.run(cfg)
     write_json(tmp_path / X.RESULTS, dataclasses.asdict(res))
     assert exact_report.load_results(tmp_path / X.RESULTS) == res  # every nested dataclass comes back
-    X.report(cfg, tmp_path)
-    for path in X.outputs(cfg):
+    exact_report.report(cfg, tmp_path)
+    for path in exact_report.outputs(cfg):
         assert (tmp_path / path).stat().st_size > 0, path
-    assert {p.name for p in (tmp_path / X.OUT).iterdir()} == {Path(p).name for p in X.outputs(cfg)} | {"results.json"}
+    written = {p.name for p in (tmp_path / X.OUT).iterdir()}
+    assert written == {Path(p).name for p in exact_report.outputs(cfg)} | {"results.json"}
     man = read_json(tmp_path / "reports/exact/manifest.json")
     assert [f["file"] for f in man["figures"]] == [f"exact/{n}.png" for n in X.FIGURES]
     gold = next(r.gold for r in res.sweep.rows if r.policy == "RL" and r.beta == 0.3)
@@ -280,7 +281,7 @@ def test_stages_run_on_tiny_params(tmp_path):
     metrics = json.loads((tmp_path / X.METRICS).read_text())
     assert {"grad_cosine_rloo", "final_kl_opt_rloo", "sweep_gold_beta0p3_rl"} <= set(metrics)
     cfg = from_dict(X.Config, TINY, "exact")
-    assert all((tmp_path / p).stat().st_size > 0 for p in X.outputs(cfg))
+    assert all((tmp_path / p).stat().st_size > 0 for p in exact_report.outputs(cfg))
 
 
 def test_params_and_dvc_stages_match_the_defaults_and_the_report():
@@ -291,7 +292,7 @@ def test_params_and_dvc_stages_match_the_defaults_and_the_report():
     assert stages["exact"]["params"] == ["threads", "device", "exact"]
     files = {key: {next(iter(o)) if isinstance(o, dict) else o for o in stages["report_exact"].get(key, [])}
              for key in ("deps", "outs")}
-    assert files["outs"] == set(X.outputs(cfg))
-    assert set(X.inputs(cfg)) <= files["deps"]
+    assert files["outs"] == set(exact_report.outputs(cfg))
+    assert set(exact_report.inputs(cfg)) <= files["deps"]
     exact_outs = {next(iter(o)) for key in ("outs", "metrics") for o in stages["exact"].get(key, [])}
     assert exact_outs == {X.RESULTS, X.METRICS, "reports/timing/exact.json"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from reasonrl.config import ConfigError
-from reasonrl.rl import make_job
+from reasonrl.rl.job import make_job
 
 VALID = [
     {"n_range": [2, 2], "k_max": 1}, {"n_range": [16, 16], "k_max": 9}, {"n_range": [4, 5], "k_max": 4},

@@ -21,10 +21,11 @@ import torch
 
 from reasonrl import exact as E
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import encode_pairs
-from reasonrl.rl import REWARDS, make_job
 from reasonrl.rl import train as T
+from reasonrl.rl.job import make_job
+from reasonrl.rl.variants import REWARDS
 from reasonrl.task import make_problem
+from reasonrl.tokens import encode_pairs
 
 torch.set_num_threads(1)
 

@@ -20,10 +20,12 @@ import pytest
 import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
-from reasonrl.pretrain import encode_pairs
-from reasonrl.rl import ADVANTAGES, make_job
+from reasonrl.rl import collect as C
 from reasonrl.rl import train as T
+from reasonrl.rl.job import make_job
+from reasonrl.rl.variants import ADVANTAGES
 from reasonrl.task import build_problem
+from reasonrl.tokens import encode_pairs
 
 torch.set_num_threads(1)
 
@@ -70,8 +72,8 @@ class Seen:
 
 
 def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, **job):
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
-    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", fixed.sample)
     seen = Seen()
     monkeypatch.setattr(T, "update", seen.wrap(T.update))
     policy = policy if policy is not None else _model()
@@ -154,8 +156,8 @@ def test_rft_without_a_correct_row_skips_the_update(monkeypatch):
 
 def test_sft_trains_on_the_gold_traces(monkeypatch):
     fixed = Fixed(((P1, P2, P3), {}))
-    monkeypatch.setattr(T, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
     seen = Seen()
     monkeypatch.setattr(T, "update", seen.wrap(T.update))
     policy = _model()
@@ -344,8 +346,8 @@ def test_dynamic_sampling_runs_end_at_the_rollout_budget(monkeypatch):
     # budget 3 x 3 x 4 = 36: step 1 takes two rounds (24), step 2 one (the budget has no room for a second), and
     # then no round is left for a third step
     fixed = Fixed(ROUND1, ROUND2, ROUND1, ROUND2)
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
-    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", fixed.sample)
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=3, dynamic_sampling=True, lr=1e-3))
     hist = T.train_rl(job, _model(), progress=False)
     assert fixed.calls == 3
@@ -400,7 +402,7 @@ def test_kl_in_the_reward_is_not_normalised_by_the_group(monkeypatch):
 
 def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
     responses = ["bc|c$", "bc|a$", "b|a$", "|a$", "bcde|e$"]
-    batch = T.Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
+    batch = C.Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
                     true=torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0]), group=5, zero_frac=0.0)
     fooled = T.fooled_examples(batch)
     assert [f["response"] for f in fooled] == ["bc|a$", "|a$", "bcde|e$"]
@@ -450,7 +452,7 @@ def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta
 
 
 def test_head_keeps_whole_groups():
-    batch = T.Batch(problems=[p for p in MIXED[0] for _ in range(4)],
+    batch = C.Batch(problems=[p for p in MIXED[0] for _ in range(4)],
                     responses=[r for p in MIXED[0] for r in MIXED[1][p.prompt]], group=4,
                     proxy=torch.zeros(12), true=torch.zeros(12), zero_frac=0.0)
     policy = _model(0)
@@ -491,13 +493,13 @@ def test_all_correct_batch_records_zero_wrong_length(monkeypatch):
 
 def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
     seen = []
-    real = T.sample_responses
+    real = C.sample_responses
 
     def spy(model, problems, n, temperature, generator, **kw):
         seen.append((n, temperature, generator, kw.get("shared")))
         return real(model, problems, n, temperature, generator, **kw)
 
-    monkeypatch.setattr(T, "sample_responses", spy)
+    monkeypatch.setattr(C, "sample_responses", spy)
     for shared in (True, False):
         policy = _model()
         job = make_job({}, dict(B=2, G=3, n_range=[4, 5], k_max=2, temperature=0.5))
@@ -512,7 +514,7 @@ def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
 
 def test_draw_problems_covers_every_allowed_hop_count():
     job = make_job({}, dict(n_range=[3, 6], k_max=4))
-    probs = T.draw_problems(random.Random(0), job, 400)
+    probs = C.draw_problems(random.Random(0), job, 400)
     pairs = {(p.n, p.k) for p in probs}
     allowed = {(n, k) for n in range(3, 7) for k in range(1, min(n - 1, 4) + 1)}
     assert pairs == allowed
@@ -521,8 +523,8 @@ def test_draw_problems_covers_every_allowed_hop_count():
 def test_train_rl_history_schedule(monkeypatch):
     rounds = [MIXED] * 5
     fixed = Fixed(*rounds)
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
-    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", fixed.sample)
     policy = _model()
     calls = []
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=3, reward="random", lr=1e-3))
@@ -536,8 +538,8 @@ def test_train_rl_history_schedule(monkeypatch):
 
 def test_train_rl_without_proxy_reward_records_no_examples(monkeypatch):
     fixed = Fixed(MIXED, MIXED)
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
-    monkeypatch.setattr(T, "sample_responses", fixed.sample)
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", fixed.sample)
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, eval_every=1))
     assert T.train_rl(job, _model(), progress=False)["examples"] == []
 
@@ -574,7 +576,7 @@ def test_clip_mask_counts_only_tokens_the_clip_acts_on():
 
 
 def test_fooled_examples_default_limit_and_rounding():
-    batch = T.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
+    batch = C.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
                     proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
     fooled = T.fooled_examples(batch)
     assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
@@ -596,10 +598,10 @@ def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(mon
     iterations, and after every step; nowhere else."""
     events = []
     fixed = Fixed(MIXED, MIXED)
-    monkeypatch.setattr(T, "draw_problems", fixed.draw)
-    monkeypatch.setattr(T, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
-    monkeypatch.setitem(T.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
-                        T.REWARDS["true"](problems, responses, ctx))
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
+    monkeypatch.setitem(C.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
+                        C.REWARDS["true"](problems, responses, ctx))
     score_policy = T.score_policy
 
     def forward(ctx, seqs, grad=False):  # the training forward keeps its graph (the fast layout reuses it)

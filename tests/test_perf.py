@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, shared_token_logprobs, token_logprobs
-from reasonrl.pretrain import PhaseConfig, encode_pairs, train_phase
-from reasonrl.rl import make_job
+from reasonrl.pretrain import PhaseConfig, train_phase
+from reasonrl.rl.job import make_job
 from reasonrl.rl.train import Context, rl_step
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference, sample_responses
 from reasonrl.task import PAD_ID, encode, make_problem, sample_problem
+from reasonrl.tokens import encode_pairs
 
 TOL = 1e-5
 

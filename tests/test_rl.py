@@ -8,8 +8,9 @@ import torch
 from reasonrl.config import ConfigError
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, train_phase
-from reasonrl.rl import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, make_job, train_rl
-from reasonrl.rl.train import clipped_surrogate
+from reasonrl.rl.job import make_job
+from reasonrl.rl.train import clipped_surrogate, train_rl
+from reasonrl.rl.variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG
 
 R = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.01, 0.0]])
 
@@ -169,7 +170,8 @@ def test_verifier_reward_needs_an_existing_verifier():
 
 
 def test_kl_in_the_reward_is_subtracted_after_the_advantage():
-    from reasonrl.rl.train import Batch, group_weights, kl_penalty
+    from reasonrl.rl.collect import Batch, group_weights
+    from reasonrl.rl.train import kl_penalty
 
     job = make_job({}, {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"})
     # per token k1 = log pi - log pi_ref: log(0.5 / 0.25) = log 2 on one token, times beta 0.5
@@ -238,10 +240,10 @@ def _scripted_sampler(rounds):
 
 
 def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(monkeypatch):
-    import reasonrl.rl.train as train
+    import reasonrl.rl.collect as collect
 
     # round 1: group A mixed, B all right; round 2: C all right, D mixed -> trains on A and D
-    monkeypatch.setattr(train, "sample_responses", _scripted_sampler([[[1, 0], [1, 1]], [[1, 1], [0, 1]]]))
+    monkeypatch.setattr(collect, "sample_responses", _scripted_sampler([[[1, 0], [1, 1]], [[1, 1], [0, 1]]]))
     job = make_job({}, {"steps": 2, "B": 2, "G": 2, "n_range": [3, 4], "k_max": 2, "dynamic_sampling": True})
     hist = train_rl(job, _tiny_policy(), progress=False)
     assert len(hist["steps"]) == 1  # the 2 x 2 x 2 = 8 rollouts of the budget went into step 1
@@ -252,7 +254,7 @@ def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(mo
     assert rec["rollout/zero_var_frac"] == pytest.approx(2 / 4)  # B and C
     assert rec["filtered/zero_var_frac"] == 0.0
     # the budget also caps the resampling: with 4 rollouts in all, round 2 is not drawn; only A is trained on
-    monkeypatch.setattr(train, "sample_responses", _scripted_sampler([[[1, 0], [0, 0]]]))
+    monkeypatch.setattr(collect, "sample_responses", _scripted_sampler([[[1, 0], [0, 0]]]))
     hist = train_rl(make_job(job.to_dict(), {"steps": 1}), _tiny_policy(), progress=False)
     assert hist["steps"][0]["rollout/count"] == 4 and hist["steps"][0]["filtered/true"] == 0.5
     assert hist["steps"][0]["reward/true"] == 0.25

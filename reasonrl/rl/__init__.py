@@ -1,7 +1,3 @@
-"""Reinforcement learning on hop world: jobs, variant registries and the training loop."""
-
-from .job import Job, make_job
-from .train import METHODS, train_rl
-from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, REWARDS
-
-__all__ = ["ADVANTAGES", "KL_ESTIMATORS", "LOSS_AGG", "METHODS", "REWARDS", "Job", "make_job", "train_rl"]
+"""Reinforcement learning on a task: the job (job.py), the variant registries (variants.py), collecting a
+batch (collect.py), the sequence layouts (layout.py), the loop (train.py) and its stage plumbing (run.py).
+This package module imports nothing, so importing one of them loads only what that one needs."""

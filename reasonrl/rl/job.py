@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from ..config import ConfigError, check, from_dict
 from ..errors import suggest
+from .collect import METHODS
+from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
 
 # Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
@@ -25,7 +27,7 @@ EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py m
 @dataclass
 class Job:
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
-    method: str = "grpo"  # key of train.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
+    method: str = "grpo"  # key of collect.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
     reward: str = "true"  # key of variants.REWARDS: true | random | orm, prm_full (learned verifiers)
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
@@ -91,10 +93,7 @@ class Job:
 
 
 def choices() -> dict:
-    """Field -> the names it may take: the registries themselves (imported here, not at module level:
-    train.py imports this module)."""
-    from .train import METHODS
-    from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
+    """Field -> the names it may take: the registries themselves."""
 
     return {"method": METHODS, "reward": REWARDS, "advantage": ADVANTAGES, "loss_agg": LOSS_AGG,
             "kl_estimator": KL_ESTIMATORS, "kl_in": KL_PLACEMENTS, "eval": EVALS, "optimizer": OPTIMIZERS}

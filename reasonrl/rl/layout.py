@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..model import pad_ids, shared_token_logprobs, token_logprobs
-from ..pretrain import encode_pairs
 from ..task import PAD_ID, encode
+from ..tokens import encode_pairs
 
 if TYPE_CHECKING:
-    from .train import Batch
+    from .collect import Batch
 
 
 class FullSequences:

@@ -34,22 +34,12 @@ from dataclasses import dataclass, field
 import torch
 from tqdm import tqdm
 
-from ..sampling import sample_responses
-from ..task import ANSWER_MARK, END, Problem, make_problem
+from ..task import ANSWER_MARK, END
+from ..verifiers import score as verifier_score
+from .collect import METHODS, Batch, response_budget, rollout_budget
 from .job import Job
 from .layout import FAST, PLAIN, FullSequences, Layout, SharedPrefix
-from .variants import (
-    ADVANTAGES,
-    KL_ESTIMATORS,
-    LOSS_AGG,
-    OPTIMIZERS,
-    REWARDS,
-    THINKS,
-    guard,
-    kl_k3,
-    length_penalty,
-    overlong_penalty,
-)
+from .variants import KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, THINKS, kl_k3
 
 
 def _heap_trimmer() -> Callable[[], object]:
@@ -83,139 +73,9 @@ class Context:
     def __post_init__(self):
         self.layout = FAST if self.shared_prefix else PLAIN
 
-
-@dataclass
-class Batch:
-    problems: list[Problem]  # one per sequence (N)
-    responses: list[str]
-    proxy: torch.Tensor  # (N,) reward used for training
-    true: torch.Tensor  # (N,) verifiable reward
-    group: int  # sequences per prompt (G, or 1 for gold)
-    zero_frac: float  # fraction of the groups whose proxy rewards are all equal
-    rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
-    sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
-
-    def groups(self, idx: list[int]) -> Batch:
-        """The batch of groups idx (in that order)."""
-        G = self.group
-        rows = [i * G + g for i in idx for g in range(G)]
-        proxy = self.proxy[rows]
-        return Batch([self.problems[i] for i in rows], [self.responses[i] for i in rows], proxy, self.true[rows], G,
-                     float(_zero_variance(proxy, G).float().mean()) if idx else 0.0)
-
-
-def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
-    lo, hi = job.n_range
-    out = []
-    for _ in range(count):
-        n = rng.randint(lo, hi)
-        out.append(make_problem(rng, n, rng.randint(1, min(n - 1, job.k_max))))
-    return out
-
-
-def response_budget(job: Job) -> int:
-    """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
-    return job.k_max + 5
-
-
-def rollout_budget(job: Job) -> int:
-    """Policy samples a run may draw: what `steps` steps of B x G take. Dynamic sampling spends it faster and so
-    takes fewer steps, which keeps its arm at the same rollout cost as the others."""
-    return job.steps * job.B * job.G
-
-
-def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: int):
-    """(proxy, true) rewards, each (N,); guard, then length penalty, then overlong penalty on proxy."""
-    job = ctx.job
-    true = REWARDS["true"](problems, responses, ctx)
-    proxy = true.clone() if job.reward == "true" else REWARDS[job.reward](problems, responses, ctx)
-    if job.guard:
-        proxy = guard(proxy, responses)
-    if job.len_pen:
-        proxy = length_penalty(proxy, responses, job.len_pen)
-    if job.overlong:
-        proxy = overlong_penalty(proxy, responses, [max_new] * len(responses), job.overlong)
-    return proxy, true
-
-
-def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
-    return proxy.view(-1, G).std(dim=1) == 0  # (B,)
-
-
-def sample_round(ctx: Context) -> Batch:
-    """B fresh problems, G policy samples each, scored."""
-    job, G = ctx.job, ctx.job.G
-    probs = draw_problems(ctx.rng, job, job.B)
-    groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared)
-    flat_p = [p for p in probs for _ in range(G)]
-    flat_r = [r for rs in groups for r in rs]
-    if ctx.verifier is not None:  # its forward over the whole batch should not stand on the rollout's freed pages
-        ctx.trim()
-    proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
-    ctx.rollouts += len(flat_r)
-    return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r))
-
-
-def collect_samples(ctx: Context) -> Batch:
-    """G policy samples per problem. With dynamic sampling, zero-variance groups are dropped and fresh problems
-    sampled for up to max_resample extra rounds, while the run's rollout budget lasts; the batch keeps the
-    unfiltered samples of every round as `sampled`."""
-    job = ctx.job
-    if not job.dynamic_sampling:
-        return sample_round(ctx)
-    rounds = [sample_round(ctx)]
-    per_round = job.B * job.G
-    kept = lambda b: [i for i, z in enumerate(_zero_variance(b.proxy, b.group).tolist()) if not z]  # noqa: E731
-    while (sum(len(kept(b)) for b in rounds) < job.B and len(rounds) <= job.max_resample
-           and ctx.rollouts + per_round <= rollout_budget(job)):
-        rounds.append(sample_round(ctx))
-    sampled = Batch([p for b in rounds for p in b.problems], [r for b in rounds for r in b.responses],
-                    torch.cat([b.proxy for b in rounds]), torch.cat([b.true for b in rounds]), job.G, 0.0,
-                    sum(b.rollouts for b in rounds))
-    sampled.zero_frac = float(_zero_variance(sampled.proxy, job.G).float().mean())
-    idx = kept(sampled)[: job.B]
-    if not idx:  # every group of every round had equal rewards: nothing to learn from; train on the last round
-        idx = list(range(len(sampled.problems) // job.G - job.B, len(sampled.problems) // job.G))
-    batch = sampled.groups(idx)
-    batch.rollouts, batch.sampled = sampled.rollouts, sampled
-    return batch
-
-
-def collect_gold(ctx: Context) -> Batch:
-    probs = draw_problems(ctx.rng, ctx.job, ctx.job.B)
-    ones = torch.ones(len(probs))
-    return Batch(problems=probs, responses=[p.trace + ANSWER_MARK + p.answer + END for p in probs],
-                 proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
-
-
-def group_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    """GRPO: the configured advantage of the rewards r within each group, minus the sequence-level KL penalty
-    kl_seq (N,) when the KL is in the reward. The penalty is subtracted after the advantage, so no group
-    statistic (mean, std) acts on it: beta scales it as written."""
-    return ADVANTAGES[job.advantage](r.view(-1, batch.group)).reshape(-1) - kl_seq
-
-
-def correct_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    """RFT: likelihood of own correct samples only (no reward to penalise)."""
-    return (batch.true > 0.5).float()
-
-
-def unit_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    return torch.ones_like(r)
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    collect: Callable[[Context], Batch]
-    weights: Callable[[Job, torch.Tensor, Batch, torch.Tensor], torch.Tensor]  # (job, r, batch, kl_seq) -> (N,)
-    drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
-
-
-METHODS: dict[str, MethodSpec] = {
-    "grpo": MethodSpec(collect_samples, group_weights, drop_zero_weight=False),
-    "rft": MethodSpec(collect_samples, correct_weights, drop_zero_weight=True),
-    "sft": MethodSpec(collect_gold, unit_weights, drop_zero_weight=False),
-}
+    def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
+        """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""
+        return verifier_score(self.verifier, problems, responses)
 
 
 # ----------------------------------------------------------------------------- the batch as model input

@@ -161,9 +161,8 @@ def shuffled_reward(problems, responses, ctx) -> torch.Tensor:
 
 
 def _verifier_reward(problems, responses, ctx) -> torch.Tensor:
-    from ..verifiers import score
-
-    return torch.tensor(score(ctx.verifier, problems, responses), dtype=torch.float32)
+    """The learned verifier's scores, through the run's context (this registry imports no model code)."""
+    return torch.tensor(ctx.verifier_scores(problems, responses), dtype=torch.float32)
 
 
 REWARDS["orm"] = _verifier_reward

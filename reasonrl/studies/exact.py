@@ -6,7 +6,7 @@ c. `beta_sweep`: the trained policy and the analytic optimum at several beta (ov
 d. `kl_placement`: KL in the reward (k1) or in the loss (k3), against pi* and the k3 fixed point.
 
 Stage `exact` runs them (`run`), writing `Results` to RESULTS and `headline_metrics` to METRICS; stage
-`report_exact` draws figures, tables and the index's manifest from RESULTS (`report`, in exact_report).
+`report_exact` draws figures, tables and the index's manifest from RESULTS (reasonrl.studies.exact_report).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 from torch import nn
@@ -427,20 +426,3 @@ def headline_metrics(res: Results) -> dict[str, float]:
 
 def load_config(params: dict) -> Config:
     return from_dict(Config, params.get(SECTION), SECTION)
-
-
-def inputs(cfg: Config) -> list[str]:
-    return [RESULTS]
-
-
-def outputs(cfg: Config) -> list[str]:
-    from .common import manifest_path  # not at the top: stage `exact` needs no matplotlib
-
-    return ([f"{OUT}/{name}.png" for name in FIGURES] + [f"{OUT}/{name}.md" for name in TABLES]
-            + [manifest_path("exact")])
-
-
-def report(cfg: Config, root: Path) -> None:
-    from . import exact_report  # matplotlib only where figures are drawn, not in stage `exact`
-
-    exact_report.write(root)

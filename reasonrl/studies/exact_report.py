@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 
 from ..io import read_json, write_text  # noqa: E402
 from . import exact as X  # noqa: E402
-from .common import Manifest, save_figure  # noqa: E402
+from .common import Manifest, manifest_path, save_figure  # noqa: E402
 
 ESTIMATOR_NAMES = {"none": "none (plain REINFORCE)", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
 SHORT_NAMES = {"none": "none", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
@@ -201,6 +201,25 @@ def manifest(res: X.Results) -> Manifest:
          ("exact/kl_placement.png", "KL in the reward (k1) vs in the loss (k3): which reaches π*; "
           f"KL(π‖π*): {placed}.")],
         [f"exact/{name}.md" for name in X.TABLES])
+
+
+# ----------------------------------------------------------------------------- the stage report_exact
+
+Config = X.Config
+load_config = X.load_config
+
+
+def inputs(cfg: Config) -> list[str]:
+    return [X.RESULTS]
+
+
+def outputs(cfg: Config) -> list[str]:
+    return ([f"{X.OUT}/{name}.png" for name in X.FIGURES] + [f"{X.OUT}/{name}.md" for name in X.TABLES]
+            + [manifest_path("exact")])
+
+
+def report(cfg: Config, root: Path) -> None:
+    write(root)
 
 
 def write(root: Path) -> None:

@@ -19,8 +19,8 @@ import pandas as pd
 
 from .. import stats
 from ..config import check, from_dict
-from ..evaluate import pass_at_k
 from ..io import read_json, write_json
+from ..metrics import pass_at_k
 from .common import (
     Answer,
     ArmOutcomes,

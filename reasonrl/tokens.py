@@ -1,0 +1,31 @@
+"""Model input from text, and whether it fits: leaf helpers shared by pre-training, verifiers, evaluation
+and the RL layouts, kept apart from any of them so that an edit to one reruns no stage of the others."""
+
+from __future__ import annotations
+
+import torch
+
+from .config import check
+from .task import PAD_ID, encode, longest_sequence
+
+
+def encode_pairs(pairs: list[tuple[str, str]], device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """(X, M): prompt+target ids right-padded (B, T); M (B, T) is 1 on target tokens only."""
+    seqs = [encode(p + t) for p, t in pairs]
+    T = max(len(s) for s in seqs)
+    X = torch.full((len(seqs), T), PAD_ID, dtype=torch.long)
+    M = torch.zeros(len(seqs), T)
+    for i, ((p, _), s) in enumerate(zip(pairs, seqs)):
+        X[i, : len(s)] = torch.tensor(s)
+        M[i, len(p): len(s)] = 1.0
+    return X.to(device), M.to(device)
+
+
+def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, offset: int = 0) -> None:
+    """ConfigError naming `key` unless a model of `max_len` positions holds the longest prompt +
+    response (`task.longest_sequence`) of problems up to (n_max, k_max); `offset` = -1 when the model
+    sees all but the last token (teacher-forced training)."""
+    need = longest_sequence(n_max, k_max, response) + offset
+    check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes, {need} tokens "
+          f"at n = {n_max}, k = {min(k_max, n_max - 1)} with a {response} response",
+          f"set it to at least {need}")
