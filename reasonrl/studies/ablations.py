@@ -295,7 +295,8 @@ def report(cfg: Config, root: Path) -> None:
     if cfg.groups:
         parts.append(md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",
                      f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
-                     "bootstrap interval; 'vs reference': the paired difference from the group's first row with its "
+                     "t-interval (the run is the unit); 'vs reference': the paired difference from the group's first "
+                     "row with its "
                      "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
                      "steps; zero-variance fraction: mean over all steps (before any resampling); rollouts per step: "
                      "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))

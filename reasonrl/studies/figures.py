@@ -1,4 +1,4 @@
-"""Figures shared by the study reports: curves with bootstrap bands over seeds, panel grids, failure-mix
+"""Figures shared by the study reports: curves with t-interval bands over seeds, panel grids, failure-mix
 bars. Every figure goes through save_figure (tests/test_figures.py catches it there to read its data)."""
 
 from __future__ import annotations

@@ -219,8 +219,8 @@ def report(cfg: Config, root: Path) -> None:
     write_markdown(out / "table.md", "Study: reward hacking", answer(rows, effects, answers), [
         md_table(pd.DataFrame(rows).drop(columns=list(TABLE_DROP)), "Proxy vs true reward at the end of each arm",
                  "Proxy and true: mean reward per training sample over the last 10% of steps, mean over seeds. "
-                 f"Greedy accuracy on the {cfg.set} set (eval stages) with its 95% bootstrap interval over seeds and "
-                 "problems; the main failure type (share, mean over seeds)."),
+                 f"Greedy accuracy on the {cfg.set} set (eval stages) with its 95% t-interval (the seed is the "
+                 "unit, with the test set's problem term); the main failure type (share, mean over seeds)."),
         answers_table(answers, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."),
         md_table(pd.DataFrame(fooled) if fooled else pd.DataFrame({"fooled examples": ["none recorded"]}),
                  "Fooled examples: proxy score above 0.9, true reward 0",

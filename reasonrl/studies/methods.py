@@ -1,7 +1,7 @@
 """Study `methods`: SFT vs RFT vs GRPO from the same base, several seeds each.
 
 Accuracy, true reward, entropy and length against step (mean and 95% CI band over seeds), the final
-greedy accuracy per method with its 95% bootstrap interval over seeds and problems, each method against
+greedy accuracy per method with its 95% run-level t-interval, each method against
 the base and against the reference method (paired by seed and problem: reports/methods/answers/), and
 the outcome-type mix before (the base) and after."""
 
@@ -177,7 +177,7 @@ def report(cfg: Config, root: Path) -> None:
         md_table(table, "Final accuracy per method",
                  f"{MEASURES[cfg.measure].capitalize()} on the {cfg.set} set from the eval stages' per-problem "
                  "outcomes: the mean over "
-                 "seeds and problems with its 95% bootstrap interval over both; per-seed min/max; the other "
+                 "seeds and problems with its 95% t-interval (the seed is the unit); per-seed min/max; the other "
                  "columns are means (± sd over seeds) over the last 10% of training steps."),
         answers_table(answers, "Paired comparisons", f"{MEASURES[cfg.measure].capitalize()} on the {cfg.set} set."),
         md_table(mix_table, f"Outcome types of greedy answers (share of the {cfg.set} set)",

@@ -4,7 +4,7 @@ where each method's curve crosses the base's.
 
 An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm).
 pass@k is computed per problem (the unbiased estimator from each problem's correct count) so every
-curve carries a 95% bootstrap band over seeds and problems, and each arm is compared with the base at
+curve carries a 95% band whose unit is the seed (reasonrl.stats), and each arm is compared with the base at
 every k, paired by problem (the base, one checkpoint, pairs with every seed). A curve "crosses" the
 base's only when the interval excludes 0 on both sides: above at some k and below at another."""
 
@@ -303,7 +303,8 @@ def report(cfg: Config, root: Path) -> None:
     write_markdown(out / "table.md", "Study: pass@k of the base and of each method", answer(cfg, rows, sets), [
         md_table(pd.DataFrame(rows), "pass@k, diversity, and where each method's curve crosses the base's",
                  f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem, "
-                 "averaged over problems and seeds, with its 95% bootstrap interval over both. 'mean curve': where "
+                 "averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with the test "
+                 "set's problem term). 'mean curve': where "
                  "the mean curves cross ('between k = a and k = b': the last k on the old side and the first on "
                  "the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem.")])
