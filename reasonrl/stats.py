@@ -142,9 +142,16 @@ def _terms(x: np.ndarray) -> tuple[float, float, float]:
         return v_run, 0.0, r - 1
     noise = _residual_ms(x) / (r * p)
     v_prob = max(0.0, float(x.mean(axis=0).var(ddof=1)) / p - noise)
-    if v_run + v_prob == 0:  # run means that agree exactly, by chance: the cell noise alone is a floor
-        v_prob = noise
-    return v_run, v_prob, r - 1
+    return v_run, _floored(v_run, v_prob, noise), r - 1
+
+
+FLOOR = 1e-9  # relative: a variance this far below the cell noise's is a tie by chance, not a measurement
+
+
+def _floored(v_run: float, v_prob: float, noise: float) -> float:
+    """The problem term, raised so that the two terms are at least the cell noise's share where they
+    vanish (run means that agree exactly or to rounding, by chance, while cells vary)."""
+    return noise - v_run if v_run + v_prob < FLOOR * noise else v_prob
 
 
 def _t_interval(point: float, var: float, df: float, confidence: float) -> Interval:
@@ -172,15 +179,23 @@ def mde(se: float, df: float = math.inf, alpha: float = 1 - CONFIDENCE, power: f
     return float((t.ppf(1 - alpha / 2) + t.ppf(power)) * se)
 
 
-def _compare(a: np.ndarray, b: np.ndarray, iv: Interval, confidence: float, units: int) -> Comparison:
+def _compare(a: np.ndarray, b: np.ndarray, iv: Interval, confidence: float, units: int,
+             means: tuple[float, float] | None = None) -> Comparison:
+    """`means`: the arms' means as the effect weighs them (group-averaged), when not the cells' means."""
     both = np.concatenate([a.ravel(), b.ravel()])
     constant = float(both[0]) if np.all(both == both[0]) else None
-    if iv.se > 0:
-        p = float(2 * stats.t.sf(abs(iv.mean) / iv.se, iv.df))
-    else:
-        p = 1.0 if iv.mean == 0 else 0.0
-    return Comparison(float(a.mean()), float(b.mean()), iv.mean, iv.lo, iv.hi, iv.se, iv.df, p,
+    mean_a, mean_b = means or (float(a.mean()), float(b.mean()))
+    return Comparison(mean_a, mean_b, iv.mean, iv.lo, iv.hi, iv.se, iv.df, p_value(iv.mean, iv.se, iv.df),
                       mde(iv.se, iv.df, 1 - confidence), units, a.shape[1], constant)
+
+
+def p_value(effect: float, se: float, df: float, margin: float = 0.0) -> float:
+    """Two-sided p of |effect| <= margin against |effect| > margin (margin 0: of effect = 0), from the
+    t distribution; with se 0 it is 0 or 1."""
+    excess = abs(effect) - margin
+    if se == 0:
+        return 0.0 if excess > 0 else 1.0
+    return float(min(1.0, 2 * stats.t.sf(excess / se, df)))
 
 
 def paired(a, b, rng=None, confidence: float = CONFIDENCE, groups=None) -> Comparison:
@@ -194,20 +209,27 @@ def paired(a, b, rng=None, confidence: float = CONFIDENCE, groups=None) -> Compa
         raise ValueError(f"a, b: paired arms need the same (runs, problems) shape, got {a.shape} and {b.shape}")
     d = by_group(b - a, groups)
     v_run, v_prob, df = _terms(d)
-    return _compare(a, b, _t_interval(float(d.mean()), v_run + v_prob, df, confidence), confidence, d.shape[0])
+    means = (float(by_group(a, groups).mean()), float(by_group(b, groups).mean()))
+    iv = _t_interval(float(d.mean()), v_run + v_prob, df, confidence)
+    return _compare(a, b, iv, confidence, d.shape[0], means)
 
 
-def unpaired(a, b, rng=None, confidence: float = CONFIDENCE) -> Comparison:
+def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bool = True) -> Comparison:
     """Arm b against arm a from independent runs: Welch over the runs' terms (Welch-Satterthwaite df).
-    Arms on the same problems share the problem term (the per-problem difference of the arm means, less
-    the cell noise); arms on different problems add each their own. `rng` is unused."""
+    Arms on the same problems (`shared_problems`, column j of a and of b one problem) share the problem
+    term: the per-problem difference of the arm means, less the cell noise. Arms on different problems
+    add each their own. An arm of one run has no run term: the interval then holds for that run (`seeds`
+    is 1). `rng` is unused."""
     a, b = as_outcomes(a, "a"), as_outcomes(b, "b")
+    if shared_problems and a.shape[1] != b.shape[1]:
+        raise ValueError(f"a, b: arms on shared problems need the same number of them, got {a.shape[1]} and "
+                         f"{b.shape[1]} (shared_problems=False for arms on different problems)")
     terms = [_terms(x) for x in (a, b)]
     runs = [(v, df) for x, (v, _, df) in zip((a, b), terms) if x.shape[0] > 1 and v > 0]
-    if a.shape[1] == b.shape[1] and a.shape[1] > 1 and min(a.shape[0], b.shape[0]) > 1:
+    if shared_problems and min(a.shape[0], b.shape[0]) > 1:
         diff = b.mean(axis=0) - a.mean(axis=0)  # (P,)
         noise = sum(_residual_ms(x) / x.size for x in (a, b))
-        v_prob = max(0.0, float(diff.var(ddof=1)) / diff.size - noise)
+        v_prob = _floored(sum(v for v, _ in runs), max(0.0, float(diff.var(ddof=1)) / diff.size - noise), noise)
     else:
         v_prob = sum(vp for _, vp, _ in terms)
     var = sum(v for v, _ in runs) + v_prob
@@ -221,10 +243,18 @@ def unpaired(a, b, rng=None, confidence: float = CONFIDENCE) -> Comparison:
 
 # ----------------------------------------------------------------------------- wording
 
+def _num(x: float, spec: str) -> str:
+    """x formatted, without the sign of a value that rounds to zero ("-0.000" reads as a difference)."""
+    text = f"{x:{spec}}"
+    return text.replace("-", "", 1) if float(text) == 0 else text
+
+
 def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = False) -> str:
     """'0.123 [0.101, 0.145]' (sign: '+0.123 [...]')."""
-    head = f"{value:+{spec}}" if sign else f"{value:{spec}}"
-    return f"{head} [{lo:{spec}}, {hi:{spec}}]"
+    head = _num(value, spec)
+    if sign and not head.startswith("-"):
+        head = "+" + head
+    return f"{head} [{_num(lo, spec)}, {_num(hi, spec)}]"
 
 
 def fmt_mde(cmp: Comparison) -> str:
@@ -255,10 +285,15 @@ def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE) -> s
     one = " (one run: over problems only)" if cmp.seeds == 1 else ""
     if cmp.constant is not None:
         return f"not testable: both {a} and {b} at {describe_constant(cmp.constant)}"
+    if cmp.se == 0:  # the difference is the same in every cell: a fact about these problems, not an interval
+        if cmp.effect == 0:
+            return f"{a} and {b} identical on every problem and run (no variance: no interval)"
+        hi_name, lo_name = (b, a) if cmp.effect > 0 else (a, b)
+        return f"{hi_name} > {lo_name} by {abs(cmp.effect):{spec}} on every problem and run (no variance: no interval)"
     if -equivalence <= cmp.ci_lo and cmp.ci_hi <= equivalence:
         return f"{a} and {b} equivalent within ±{equivalence:g} (effect {effect}){one}"
     if not cmp.excludes_zero():
-        return f"no detectable difference between {a} and {b} (effect {effect}, MDE {cmp.mde:.3f}){one}"
+        return f"no detectable difference between {a} and {b} (effect {effect}, MDE {fmt_mde(cmp)}){one}"
     hi_name, lo_name, size, lo, hi = ((b, a, cmp.effect, cmp.ci_lo, cmp.ci_hi) if cmp.ci_lo > 0
                                       else (a, b, -cmp.effect, -cmp.ci_hi, -cmp.ci_lo))
     small = f", possibly less than {equivalence:g}" if lo < equivalence else ""
@@ -267,16 +302,22 @@ def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE) -> s
 
 # ----------------------------------------------------------------------------- several claims
 
-def holm(pvalues: list[float]) -> tuple[list[float], list[float]]:
-    """Holm's step-down adjustment: (adjusted p-values, the level alpha/(m - rank) each is tested at).
+def holm(pvalues: list[float], alpha: float = 1 - CONFIDENCE) -> tuple[list[float], list[float]]:
+    """Holm's step-down adjustment: (adjusted p-values, the confidence level of each one's interval).
 
-    Sorted by p ascending, the claim of rank i (from 0) is tested at alpha / (m - i); its adjusted p is
-    the running maximum of (m - i) * p, capped at 1. The returned levels are fractions of alpha."""
+    Sorted by p ascending, the hypothesis of rank i (from 0) is tested at alpha / (m - i) while every one
+    before it was rejected; its adjusted p is the running maximum of (m - i) * p, capped at 1. A rejected
+    hypothesis's interval is at 1 - alpha / (m - i); once one is not rejected the procedure stops, and
+    every hypothesis not rejected gets 1 - alpha / (m - r), r being how many were."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted, share = [1.0] * m, [1.0] * m
+    adjusted = [1.0] * m
     running = 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
-        adjusted[i], share[i] = running, 1.0 / (m - rank)
-    return adjusted, share
+        adjusted[i] = running
+    rejected = sum(adjusted[i] < alpha for i in order)
+    levels = [1.0] * m
+    for rank, i in enumerate(order):
+        levels[i] = 1 - alpha / (m - rank if rank < rejected else m - rejected)
+    return adjusted, levels

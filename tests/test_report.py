@@ -442,12 +442,13 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
 
 
 def test_claims_verdicts_by_hand():
-    def ans(effect, se, a=0.5, df=4, constant=None):
-        from scipy import stats as sps
+    from scipy import stats as sps
 
+    def ans(effect, se, a=0.5, df=4, constant=None):
         p = float(2 * sps.t.sf(abs(effect) / se, df)) if se else 1.0
-        return {"a": a, "b": a + effect, "effect": effect, "se": se, "df": df, "p": p, "mde": 3.7 * se,
-                "constant": constant, "text": f"effect {effect}"}
+        return {"a": a, "b": a + effect, "effect": effect, "ci_lo": effect, "ci_hi": effect, "se": se, "df": df,
+                "p": p, "mde": 3.7 * se, "seeds": df + 1, "problems": 100, "constant": constant, "a_label": "A",
+                "b_label": "B"}
 
     def claim(primary, expect=1, **kw):
         return index.Claim("P", primary, "ablations", primary, expect, **kw)
@@ -459,22 +460,34 @@ def test_claims_verdicts_by_hand():
                                                "length": claim("length", ceiling=None, equivalence=0.5)}
     rows = index.judge_all(claims, {"ablations": answers}, 0.01)
     verdict = {k: (r["verdict"], r["why"]) for k, r in rows.items()}
-    # p: up, down, against 5.6e-4; top_down 1.2e-5; tiny 1.3e-3; length 0.033; wide 0.28; top 0.37 -- eight
-    # in the family (flat has no variance, missing no answer): Holm multiplies the smallest by 8, then 7, ...
+    # Each claim's p is for |effect| beyond its region: (|d| - e) / se on t. Eight in the family (flat has no
+    # variance, missing no answer): top_down 1.3e-4, up = down = against 6.8e-4 (x 8, 7, 6, 5: rejected),
+    # length 0.041 (x 4 = 0.16: not), wide 0.37, tiny and top 1 (inside +-0.01).
+    p_beyond = {k: 2 * sps.t.sf((abs(a["effect"]) - (0.5 if k == "length" else 0.01)) / a["se"], a["df"])
+                for k, a in answers.items() if a["se"]}
+    assert rows["top_down"]["p_holm"] == pytest.approx(8 * p_beyond["top_down"])
+    assert rows["length"]["p_holm"] == pytest.approx(4 * p_beyond["length"])
     assert verdict["up"] == ("reproduced", "Holm-adjusted interval beyond ±0.01, in the claimed direction")
     assert verdict["down"][0] == verdict["against"][0] == "contradicted"
     assert verdict["top_down"][0] == "contradicted"  # at the ceiling, yet detectably the other way
-    assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01")
+    # levels: the rejected ones at their own step (top_down first: 1 - 0.05/8), the rest where Holm stopped
+    assert rows["top_down"]["level"] == pytest.approx(1 - 0.05 / 8)
+    assert sorted(rows[k]["level"] for k in ("up", "down", "against")) == pytest.approx(
+        [1 - 0.05 / 5, 1 - 0.05 / 6, 1 - 0.05 / 7])
+    assert rows["wide"]["level"] == rows["tiny"]["level"] == pytest.approx(1 - 0.05 / 4)
+    t = sps.t.ppf(1 - 0.05 / 8, 4)  # the interval shown at 1 - 0.05/4: effect -+ t_{1 - 0.05/8} * se
+    assert (rows["tiny"]["lo"], rows["tiny"]["hi"]) == pytest.approx((0.004 - t * 0.0005, 0.004 + t * 0.0005))
+    assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01 (Holm-adjusted interval)")
     assert verdict["wide"] == ("not reproduced",
                                "no detectable difference after Holm's adjustment (unadjusted MDE 0.148)")
+    assert verdict["length"][0] == "not reproduced"  # detectable unadjusted (p 0.041), not after Holm
     assert verdict["top"] == ("not testable here", "at the ceiling: the arm to beat is at 0.995, leaving 0.005 of "
                                                    "room, within the ±0.01 equivalence region")
     assert verdict["flat"][0] == verdict["missing"][0] == "not testable here"
     assert "was not computed" in verdict["missing"][1]
-    # 0.033 * 3 (its Holm rank) = 0.099: detectable unadjusted, not after the adjustment
-    assert rows["length"]["p_holm"] == pytest.approx(3 * answers["length"]["p"]) and verdict["length"][0] == \
-        "not reproduced"
-    assert rows["up"]["level"] == pytest.approx(1 - 0.05 / 8) or rows["up"]["level"] > 0.99
+    # the result is worded with the claim's own region: the length claim with +-0.5, not the study's 0.01
+    assert index.result_text(rows["length"]).startswith("B > A by 2.850 [")
+    assert "p (beyond ±0.5)" in index.result_text(rows["length"])
     assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "holds exactly"
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
     assert index.exact_claim(None)[1] == "not testable here"

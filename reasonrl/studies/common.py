@@ -395,8 +395,8 @@ class Manifest:
 
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:
-    return [{"pair": x.pair, "text": x.text, "equivalence": x.equivalence, "constant": x.cmp.constant,
-             **x.cmp.to_json()} for x in answers]
+    return [{"pair": x.pair, "text": x.text, "a_label": x.a, "b_label": x.b, "equivalence": x.equivalence,
+             "constant": x.cmp.constant, **x.cmp.to_json()} for x in answers]
 
 
 # ----------------------------------------------------------------------------- the stage entry

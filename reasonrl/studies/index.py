@@ -3,6 +3,7 @@ the tables — built from the studies' manifests (the exact toy's included)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,12 +90,20 @@ EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the to
 HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sampling, so no interval to adjust
 
 
+def comparison(answer: dict) -> stats.Comparison:
+    """The stats.Comparison an answer dict of a manifest was written from."""
+    fields = [f.name for f in dataclasses.fields(stats.Comparison)]
+    return stats.Comparison(**{k: answer.get(k) for k in fields})
+
+
 def no_variance(answer: dict | None, claim: Claim) -> str | None:
-    """Why the claim's primary comparison cannot be computed or carries no information, else None."""
+    """Why the claim's primary comparison cannot be computed or carries no interval, else None."""
     if answer is None:
         return f"its primary comparison {claim.study}/{claim.primary} was not computed (no such arms in this run)"
-    if answer.get("constant") is not None or answer["mde"] is None:
+    if answer.get("constant") is not None:
         return "neither arm varies (both at the same value on every problem and run)"
+    if answer["se"] == 0:
+        return "the difference is the same on every problem and run: no interval to test"
     return None
 
 
@@ -113,13 +122,14 @@ def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
 
 def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], equivalence: float,
               alpha: float = 1 - stats.CONFIDENCE) -> dict[str, dict]:
-    """Each claim's row: its primary answer, Holm-adjusted across the claims whose answer varies.
+    """Each claim's row: its primary answer, Holm-adjusted across the claims whose answer has an interval.
 
-    A claim is reproduced only when its Holm-adjusted p is below alpha, the effect points the claimed way
-    and the adjusted interval (level 1 - alpha / (m - rank), the level Holm tests it at) lies beyond the
-    equivalence region; contradicted when the same holds the other way; not testable here when its
-    answer has no variance, or when the claimed direction has no room (a ceiling) and it is not
-    contradicted; otherwise not reproduced, with the reason (equivalent, or no detectable difference)."""
+    Each claim tests whether its effect lies beyond the equivalence region (|effect| > e, two-sided: p of
+    `stats.p_value` with margin e), and Holm adjusts those p-values across the claims. A claim is
+    reproduced when its adjusted p is below alpha and the effect points the claimed way, contradicted when
+    it points the other way; its interval, at Holm's level for it, then lies beyond ±e by construction.
+    Otherwise it is not testable here (the claimed direction has no room: a ceiling) or not reproduced,
+    with the reason: equivalent (the adjusted interval inside ±e), or no difference shown beyond ±e."""
     rows, family = {}, {}
     for cid, c in claims.items():
         ans = by_study.get(c.study, {}).get(c.primary)
@@ -131,43 +141,46 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
         else:
             rows[cid]["verdict"] = NOT_TESTABLE
     ids = list(family)
-    adjusted, shares = stats.holm([family[i]["p"] for i in ids])
-    for cid, p_adj, share in zip(ids, adjusted, shares):
+    pvals = [stats.p_value(family[i]["effect"], family[i]["se"], family[i]["df"], rows[i]["equivalence"])
+             for i in ids]
+    adjusted, levels = stats.holm(pvals, alpha)
+    for cid, p_adj, level in zip(ids, adjusted, levels):
         row, ans, c = rows[cid], family[cid], rows[cid]["claim"]
         eq = row["equivalence"]
-        level = 1 - alpha * share
-        half = stats.t_quantile(level, ans["df"]) * ans["se"]
-        lo, hi = ans["effect"] - half, ans["effect"] + half
+        lo, hi = comparison(ans).at_level(level)
         row |= {"p_holm": p_adj, "level": level, "lo": lo, "hi": hi}
         sign = 1 if ans["effect"] > 0 else -1
-        detected = p_adj < alpha and ((lo > eq) if sign > 0 else (hi < -eq))
         ceiling = no_room(c, ans, eq)
-        if detected:
+        if p_adj < alpha:
             row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
             side = "in" if sign == c.expect else "against"
             row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
         elif ceiling:
             row["verdict"], row["why"] = NOT_TESTABLE, ceiling
         elif -eq <= lo and hi <= eq:
-            row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g}"
-        elif p_adj < alpha:
+            row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
+        elif lo > 0 or hi < 0:
             row["verdict"] = NOT_REPRODUCED
-            row["why"] = "the adjusted interval excludes 0 but reaches into the equivalence region"
+            row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"
         else:
             row["verdict"] = NOT_REPRODUCED
-            row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {ans['mde']:.3f})"
+            mde = stats.fmt_mde(comparison(ans))
+            row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {mde})"
     return rows
 
 
 def result_text(row: dict) -> str:
+    """The primary answer worded with the claim's own equivalence region, then its Holm-adjusted interval."""
     ans = row["answer"]
     if ans is None:
         return "—"
+    cmp = comparison(ans)
+    text = stats.word(cmp, ans.get("a_label", "a"), ans.get("b_label", "b"), row["equivalence"])
     if "lo" not in row:
-        return ans["text"]
+        return text
     spec = ".4f" if row["hi"] - row["lo"] < 0.01 else ".3f"
-    return (f"{ans['text']}; Holm-adjusted: {stats.fmt_ci(ans['effect'], row['lo'], row['hi'], spec, sign=True)} "
-            f"at {row['level']:.2%} confidence, p = {row['p_holm']:.3g}")
+    return (f"{text}; Holm-adjusted: {stats.fmt_ci(cmp.effect, row['lo'], row['hi'], spec, sign=True)} at "
+            f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
 
 
 def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
