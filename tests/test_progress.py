@@ -27,16 +27,20 @@ def write_lock(root, entries: dict[str, list[str]]) -> None:
 
 
 def test_expected_seconds_from_timing_files_plus_dvc_overhead(tmp_path):
-    write_lock(tmp_path, {"base@a": ["models/a.pt", "reports/timing/base_a.json"],
+    write_lock(tmp_path, {"base@a": ["models/a.pt", "reports/timing/base_a.json", "reports/metrics/base_a.json"],
                           "eval@a": ["reports/timing/eval_a.json"], "report": ["reports/r.md"]})
     (tmp_path / "reports/timing").mkdir(parents=True)
+    (tmp_path / "reports/metrics").mkdir(parents=True)
     (tmp_path / "reports/timing/base_a.json").write_text(json.dumps({"seconds": 100.0, "steps_per_second": 3}))
-    (tmp_path / "reports/timing/eval_a.json").write_text(json.dumps({"seconds": 20.0}))
+    (tmp_path / "reports/timing/eval_a.json").write_text(json.dumps({"seconds": 30.0}))
+    (tmp_path / "reports/metrics/base_a.json").write_text(json.dumps({"seconds": 999.0}))  # not a timing file
     lock = str(tmp_path / "dvc.lock")
     got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b")})
-    # the report has no timing file and new@b no lock entry: both take the median of 100 and 20
-    assert got == {"base@a": 105.0, "eval@a": 25.0, "report": 65.0, "new@b": 65.0}
+    # the report has no timing file and new@b no lock entry: both take the median of 100 and 30
+    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": 70.0, "new@b": 70.0}
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "nolock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
+    (tmp_path / "empty.lock").write_text("schema: '2.0'\n")  # a lock without stages yet
+    assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "empty.lock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
 
 
 def test_time_left_counts_pending_and_what_running_stages_still_need():
@@ -88,6 +92,33 @@ def test_on_a_terminal_one_line_updates_in_place():
     assert "\r" in text  # the same line is redrawn, not a new line per update
 
 
+def test_on_a_terminal_lines_print_above_the_bar_and_it_closes():
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as term:
+        prog = P.Progress({"a": 10.0}, workers=1, file=term, clock=lambda: 0.0)
+        prog.write("[12:00:00] FAILED   a")
+        prog.finish("a")
+        prog.close()
+        assert prog.bar.disable  # closed
+        text = read_all(master)
+    os.close(master)
+    assert "[12:00:00] FAILED   a" in text and "1/1 stages" in text
+
+
+def test_width_follows_the_terminal_or_stands_in_for_a_zero_size():
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as term:
+        assert P._width(term) == {"ncols": 120, "nrows": 20}  # a fresh pty reports 0 x 0
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        assert P._width(term) == {"dynamic_ncols": True}
+    os.close(master)
+    assert P._width(io.StringIO()) == {"ncols": 120, "nrows": 20}  # no terminal at all
+
+
 def run_under_pty(cmd: list[str], cwd) -> tuple[int, str]:
     """Run cmd with stdin, stdout and stderr on a pseudo-terminal; its exit status and everything it wrote."""
     master, slave = pty.openpty()
@@ -106,6 +137,7 @@ def run_under_pty(cmd: list[str], cwd) -> tuple[int, str]:
     return proc.wait(TIMEOUT), b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_repro_on_a_terminal_shows_done_over_total_and_time_left(tmp_path, env):  # noqa: F811
     repo = make_repo(tmp_path, seconds=0.5)
@@ -116,6 +148,7 @@ def test_repro_on_a_terminal_shows_done_over_total_and_time_left(tmp_path, env):
     assert "summary" in text and "3 ran" in text
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_repro_piped_writes_plain_lines_with_the_count(tmp_path, env):  # noqa: F811
     repo = make_repo(tmp_path, seconds=0.2)

@@ -586,3 +586,25 @@ def test_wrong_length_skips_steps_that_sampled_no_wrong_response():
     # the answer's value: the last 10% (2) of the 17 measured steps, 17 and 18: lengths 8 and 6
     value = dict((name, f) for name, _, f in ablations.CURVE_ANSWERS)["wrong_length"]
     assert value(run) == pytest.approx((8 + 6) / 2)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("study", "nosuch", "studies.claims.bad.study: 'nosuch' is not one of"),
+    ("expect", 2, "studies.claims.bad.expect: 2 must be \\+1 \\(b > a\\) or -1 \\(a > b\\)"),
+    ("primary", "", "studies.claims.bad.primary: name the answer file"),
+    ("nosuch", 1, "studies.claims.bad.nosuch: unknown key"),
+])
+def test_a_bad_claim_fails_naming_its_key(key, value, message):
+    from reasonrl.config import ConfigError
+
+    claim = {"paper": "p", "claim": "c", "study": "passk", "primary": "x", "expect": 1, key: value}
+    with pytest.raises(ConfigError, match=message):
+        index.load_config({"studies": {"claims": {"bad": claim}}})
+
+
+def test_the_claims_in_params_name_answers_the_committed_reports_have():
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    cfg = load_config(index, params)
+    assert len(cfg.claims) >= 9 and cfg.equivalence == params["studies"]["equivalence"]
+    for cid, c in cfg.claims.items():
+        assert (ROOT / common.answer_path(c.study, c.primary)).exists(), cid
