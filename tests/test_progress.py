@@ -159,3 +159,10 @@ def test_repro_piped_writes_plain_lines_with_the_count(tmp_path, env):  # noqa: 
     finished = [line for line in out.stderr.splitlines() if "finished " in line]
     assert len(finished) == 3 and finished[-1].endswith("[3/3, about 0 s left]")
     assert "start    sleep@a" in out.stderr
+
+
+def test_defaults_write_to_stderr_and_count_at_least_one_worker(capsys):
+    prog = P.Progress({"a": 10.0, "b": 30.0}, workers=0, clock=lambda: 0.0)
+    assert prog.workers == 1 and prog.left() == 40.0
+    prog.write("a line")
+    assert capsys.readouterr().err == "a line\n"

@@ -225,3 +225,25 @@ def test_interval_covers_the_truth_with_few_runs(runs, effect, paired):
     # problems differ in difficulty, and the effect varies over problems: 500 datasets of 300 problems.
     design = Design(runs=runs, effect=effect, run_sd=0.5, shared_sd=0.5, interaction_sd=0.5, paired=paired)
     assert 0.93 <= coverage(design, 500, seed=runs) <= 0.99  # holds, and not by being uselessly wide
+
+
+def test_unpaired_problem_term_and_units_by_hand():
+    # two identical runs per arm (run term 0): a solves problem 4, b problems 1, 2 and 4. The per-problem
+    # difference of the arm means is [1, 1, 0, 0]: variance 1/3, over 4 problems 1/12, no cell noise.
+    a = np.array([[0.0, 0.0, 0.0, 1.0]] * 2)
+    b = np.array([[1.0, 1.0, 0.0, 1.0]] * 2)
+    c = stats.unpaired(a, b)
+    assert (c.effect, c.seeds, c.problems) == (0.5, 2, 4)
+    assert c.se == pytest.approx(np.sqrt(1 / 12))
+    assert stats.unpaired(a[:1], b).seeds == 1  # one run in an arm: that run's interval only
+    with pytest.raises(ValueError, match="a: expected"):
+        stats.unpaired(np.zeros((2, 5, 1)), np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="b: contains NaN"):
+        stats.unpaired(np.zeros((2, 5)), np.full((2, 5), np.nan))
+
+
+def test_constant_arms_are_named_by_where_they_sit():
+    floor = stats.paired(np.zeros((3, 4)), np.zeros((3, 4)))
+    half = stats.paired(np.full((3, 4), 0.5), np.full((3, 4), 0.5))
+    assert stats.word(floor, "a", "b") == "not testable: both a and b at the floor"
+    assert stats.word(half, "a", "b") == "not testable: both a and b at 0.5 on every problem and run"
