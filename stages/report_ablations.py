@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.ablations.inputs` lists (dvc.yaml's deps) and 
 """
 
 from reasonrl.studies import ablations
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(ablations)

@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.exact_report.inputs` lists (dvc.yaml's deps) a
 """
 
 from reasonrl.studies import exact_report
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(exact_report)

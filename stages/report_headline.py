@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.headline.inputs` lists (dvc.yaml's deps) and w
 """
 
 from reasonrl.studies import headline
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(headline)

@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.index.inputs` lists (dvc.yaml's deps) and writ
 """
 
 from reasonrl.studies import index
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(index)

@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.methods.inputs` lists (dvc.yaml's deps) and wr
 """
 
 from reasonrl.studies import methods
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(methods)

@@ -4,6 +4,6 @@ Reads the files `reasonrl.studies.zero.inputs` lists (dvc.yaml's deps) and write
 """
 
 from reasonrl.studies import zero
-from reasonrl.studies.common import run_report
+from reasonrl.studies.stage import run_report
 
 run_report(zero)

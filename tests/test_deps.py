@@ -152,7 +152,7 @@ def test_a_run_added_to_a_study_needs_only_its_entry_and_its_label():
     """The two places of docs/studies.md: runs.<run> and studies.<study>; dvc.yaml then has its stages, the
     report's deps (folders) cover its files and the study plot shows it."""
     from reasonrl.studies import ablations
-    from reasonrl.studies.common import load_config
+    from reasonrl.studies.stage import load_config
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["runs"]["abl_new"] = {"init": "base_cot", "advantage": "none", "lr": 1.0e-3, "seed": 1, "eval": "val_n16"}

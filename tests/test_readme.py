@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from reasonrl.studies import index
-from reasonrl.studies.common import load_config
+from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,7 @@ from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
 from reasonrl.studies import ablations, common, hacking, headline, index, methods, passk, zero
-from reasonrl.studies.common import load_config
+from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDIES = {"headline": headline, "methods": methods, "passk": passk, "zero": zero, "hacking": hacking,

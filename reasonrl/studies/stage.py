@@ -1,0 +1,42 @@
+"""The entry of every report stage: its config from params (with studies.equivalence), then the report.
+Apart from the studies' shared pieces (common.py), so that those carry no stage plumbing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import stats
+from ..config import check, from_dict, load_params, node_at
+from ..errors import install_excepthook
+
+EQUIVALENCE_KEY = "studies.equivalence"
+
+
+def equivalence_of(params: dict) -> float:
+    """params studies.equivalence: the half-width of the region of practical equivalence (default 0.01)."""
+    value = (params.get("studies") or {}).get("equivalence", stats.EQUIVALENCE)
+    check(isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1, EQUIVALENCE_KEY,
+          f"{value!r} is not a number in [0, 1)")
+    return float(value)
+
+
+def load_config(module, params: dict):
+    """The study's config: `module.load_config(params)` when it has one, else its SECTION; a config with
+    an `equivalence` field takes params studies.equivalence."""
+    if hasattr(module, "load_config"):
+        cfg = module.load_config(params)
+    else:
+        cfg = from_dict(module.Config, node_at(params, module.SECTION), module.SECTION)
+    if hasattr(cfg, "equivalence"):
+        cfg.equivalence = equivalence_of(params)
+    return cfg
+
+
+def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:
+    """Stage entry of report_<study>: load the study's config and write its report under root. A bad
+    param or a missing input is one `error:` line, as in every other stage."""
+    install_excepthook()
+    cfg = load_config(module, load_params(params_path))
+    module.report(cfg, Path(root))
+    print(f"{module.__name__.rsplit('.', 1)[-1]}: {len(module.outputs(cfg))} outputs written", file=sys.stderr)
