@@ -455,27 +455,30 @@ def test_claims_verdicts_by_hand():
 
     answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "tiny": ans(0.004, 0.0005), "wide": ans(0.05, 0.04),
                "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
-               "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1)}
+               "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1),
+               "middle": ans(0.02, 0.0025), "same": ans(0.0, 0.0), "edge": ans(0.002, 0.002, a=0.75)}
     claims = {k: claim(k) for k in answers} | {"missing": claim("missing"), "against": claim("up", expect=-1),
-                                               "length": claim("length", ceiling=None, equivalence=0.5)}
+                                               "length": claim("length", ceiling=None, equivalence=0.5),
+                                               "edge": claim("edge", equivalence=0.25)}
     rows = index.judge_all(claims, {"ablations": answers}, 0.01)
     verdict = {k: (r["verdict"], r["why"]) for k, r in rows.items()}
-    # Each claim's p is for |effect| beyond its region: (|d| - e) / se on t. Eight in the family (flat has no
-    # variance, missing no answer): top_down 1.3e-4, up = down = against 6.8e-4 (x 8, 7, 6, 5: rejected),
-    # length 0.041 (x 4 = 0.16: not), wide 0.37, tiny and top 1 (inside +-0.01).
-    p_beyond = {k: 2 * sps.t.sf((abs(a["effect"]) - (0.5 if k == "length" else 0.01)) / a["se"], a["df"])
+    # Each claim's p is for |effect| beyond its region: (|d| - e) / se on t. Ten in the family (flat and same
+    # have no variance, missing no answer): top_down 1.3e-4, up = down = against 6.8e-4 (x 10, 9, 8, 7:
+    # rejected), middle 0.016 (x 6 = 0.097: Holm stops), length 0.041, wide 0.37, tiny, top and edge 1.
+    p_beyond = {k: 2 * sps.t.sf((abs(a["effect"]) - {"length": 0.5, "edge": 0.25}.get(k, 0.01)) / a["se"], a["df"])
                 for k, a in answers.items() if a["se"]}
-    assert rows["top_down"]["p_holm"] == pytest.approx(8 * p_beyond["top_down"])
-    assert rows["length"]["p_holm"] == pytest.approx(4 * p_beyond["length"])
+    assert rows["top_down"]["p_holm"] == pytest.approx(10 * p_beyond["top_down"])
+    assert rows["middle"]["p_holm"] == pytest.approx(6 * p_beyond["middle"])
+    assert rows["length"]["p_holm"] == pytest.approx(5 * p_beyond["length"])
     assert verdict["up"] == ("reproduced", "Holm-adjusted interval beyond ±0.01, in the claimed direction")
     assert verdict["down"][0] == verdict["against"][0] == "contradicted"
     assert verdict["top_down"][0] == "contradicted"  # at the ceiling, yet detectably the other way
-    # levels: the rejected ones at their own step (top_down first: 1 - 0.05/8), the rest where Holm stopped
-    assert rows["top_down"]["level"] == pytest.approx(1 - 0.05 / 8)
+    # levels: the rejected ones at their own step (top_down first: 1 - 0.05/10), the rest where Holm stopped
+    assert rows["top_down"]["level"] == pytest.approx(1 - 0.05 / 10)
     assert sorted(rows[k]["level"] for k in ("up", "down", "against")) == pytest.approx(
-        [1 - 0.05 / 5, 1 - 0.05 / 6, 1 - 0.05 / 7])
-    assert rows["wide"]["level"] == rows["tiny"]["level"] == pytest.approx(1 - 0.05 / 4)
-    t = sps.t.ppf(1 - 0.05 / 8, 4)  # the interval shown at 1 - 0.05/4: effect -+ t_{1 - 0.05/8} * se
+        [1 - 0.05 / 7, 1 - 0.05 / 8, 1 - 0.05 / 9])
+    assert rows["wide"]["level"] == rows["tiny"]["level"] == pytest.approx(1 - 0.05 / 6)
+    t = sps.t.ppf(1 - 0.05 / 12, 4)  # the interval shown at 1 - 0.05/6: effect -+ t_{1 - 0.05/12} * se
     assert (rows["tiny"]["lo"], rows["tiny"]["hi"]) == pytest.approx((0.004 - t * 0.0005, 0.004 + t * 0.0005))
     assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01 (Holm-adjusted interval)")
     assert verdict["wide"] == ("not reproduced",
@@ -483,7 +486,15 @@ def test_claims_verdicts_by_hand():
     assert verdict["length"][0] == "not reproduced"  # detectable unadjusted (p 0.041), not after Holm
     assert verdict["top"] == ("not testable here", "at the ceiling: the arm to beat is at 0.995, leaving 0.005 of "
                                                    "room, within the ±0.01 equivalence region")
-    assert verdict["flat"][0] == verdict["missing"][0] == "not testable here"
+    assert verdict["flat"] == ("not testable here",
+                               "neither arm varies (both at the same value on every problem and run)")
+    assert verdict["same"] == ("not testable here",
+                               "the difference is the same on every problem and run: no interval to test")
+    assert verdict["edge"][0] == "not testable here"  # a = 0.75: 0.25 of room is not more than its region
+    # excludes 0 at its adjusted level ([0.006, 0.034]) but Holm did not show it beyond +-0.01
+    assert rows["middle"]["lo"] > 0 and verdict["middle"] == (
+        "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")
+    assert verdict["missing"][0] == "not testable here" and index.result_text(rows["missing"]) == "—"
     assert "was not computed" in verdict["missing"][1]
     # the result is worded with the claim's own region: the length claim with +-0.5, not the study's 0.01
     assert index.result_text(rows["length"]).startswith("B > A by 2.850 [")
