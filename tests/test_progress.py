@@ -56,6 +56,9 @@ def test_time_left_counts_pending_and_what_running_stages_still_need():
     assert prog.finish("a") == "[1/3, about 50 s left]"
     assert prog.finish("a") == "[1/3, about 50 s left]"  # counted once
     assert prog.status() == "running: none; about 50 s left"
+    prog.start("b")
+    prog.start("c")
+    assert prog.status().startswith("running: b, c; about")
     prog.write("a line")
     assert out.getvalue() == "a line\n"
 
