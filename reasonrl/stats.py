@@ -226,7 +226,7 @@ def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bo
                          f"{b.shape[1]} (shared_problems=False for arms on different problems)")
     terms = [_terms(x) for x in (a, b)]
     runs = [(v, df) for x, (v, _, df) in zip((a, b), terms) if x.shape[0] > 1 and v > 0]
-    if shared_problems and min(a.shape[0], b.shape[0]) > 1:
+    if shared_problems and min(a.shape[0], b.shape[0]) > 1 and a.shape[1] > 1:
         diff = b.mean(axis=0) - a.mean(axis=0)  # (P,)
         noise = sum(_residual_ms(x) / x.size for x in (a, b))
         v_prob = _floored(sum(v for v, _ in runs), max(0.0, float(diff.var(ddof=1)) / diff.size - noise), noise)

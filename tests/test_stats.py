@@ -247,3 +247,24 @@ def test_constant_arms_are_named_by_where_they_sit():
     half = stats.paired(np.full((3, 4), 0.5), np.full((3, 4), 0.5))
     assert stats.word(floor, "a", "b") == "not testable: both a and b at the floor"
     assert stats.word(half, "a", "b") == "not testable: both a and b at 0.5 on every problem and run"
+
+
+def test_unpaired_cell_noise_scalar_arms_and_mixed_run_counts():
+    # run means agree within each arm (no run term); the per-problem difference [.5, .5, .5, -.5] has variance
+    # 1/4 over 4 problems = 1/16, less than the cell noise 1/24 + 1/24 (MS_res 1/3 per arm over 8 cells):
+    # the net problem term is 0, so the cell noise stands in: se = sqrt(1/12)
+    a = np.array([[1.0, 0, 0, 1], [0, 1, 0, 1]])
+    b = np.array([[1.0, 1, 0, 1], [1, 1, 1, 0]])
+    c = stats.unpaired(a, b)
+    assert c.effect == 0.25 and c.se == pytest.approx(np.sqrt(1 / 12))
+    # one number per run (P = 1): the runs alone, Welch over 0.1, 0.3, 0.2 and 0.5, 0.6, 0.7
+    c = stats.unpaired([[0.1], [0.3], [0.2]], [[0.5], [0.6], [0.7]])
+    assert c.se == pytest.approx(np.sqrt(0.01 / 3 + 0.01 / 3)) and c.df == pytest.approx(4.0)
+    # three runs each on two problems: three units; an arm of one run cannot share the problem term
+    assert stats.unpaired(np.zeros((3, 2)), np.eye(3, 2)).seeds == 3
+    two, one = np.array([[0.0, 1, 1, 0], [1, 1, 0, 0]]), np.array([[1.0, 1, 1, 0]])
+    # a's run term 0 (means .5, .5); problem terms added, not shared: a's (var of [.5, 1, .5, 0] / 4 less
+    # its noise) and b's one run (var of [1, 1, 1, 0] / 4 = 1/16)
+    c = stats.unpaired(two, one)
+    a_terms = stats._terms(two)
+    assert c.se ** 2 == pytest.approx(a_terms[1] + 1 / 16)
