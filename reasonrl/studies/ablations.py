@@ -8,6 +8,7 @@ group's reference (the first arm), paired by seed and problem (reports/ablations
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,6 +220,11 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
+# the range of each per-step measure drawn: a band of few seeds is cut there (an entropy is never negative)
+CURVE_BOUNDS = {"rollout/entropy": (0.0, math.inf), "rollout/zero_var_frac": (0.0, 1.0),
+                "rollout/length_wrong": (0.0, math.inf)}
+
+
 def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
     colors = palette(group.runs)
 
@@ -226,7 +232,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
         if column == "acc":
             return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
                     for label, rs in group.runs.items()]
-        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label])
+        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label], CURVE_BOUNDS[column])
                 for label, rs in group.runs.items()]
 
     panel_figure([

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import matplotlib
@@ -93,9 +93,10 @@ def linestyles(labels: Iterable[str]) -> dict[str, object]:
     return {label: LINESTYLES[i % len(LINESTYLES)] for i, label in enumerate(labels)}
 
 
-def smoothed(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
-    """A per-step training curve (moving average of SMOOTH steps)."""
-    return Curve(label, series, SMOOTH, {"color": color, **style})
+def smoothed(label: str, series: list[pd.Series], color: str | None = None,
+             bounds: tuple[float, float] | None = None, **style) -> Curve:
+    """A per-step training curve (moving average of SMOOTH steps); `bounds`: the measure's range, if any."""
+    return Curve(label, series, SMOOTH, {"color": color, **style}, bounds=bounds)
 
 
 def evaluated(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
@@ -116,10 +117,10 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
         for c, ls, marker in zip(p.curves, itertools.cycle(LINESTYLES), itertools.cycle(MARKERS)):
             if c.points:  # markers of their own, side by side: arms at the same value stay visible
                 dodge = (points.index(c) - (len(points) - 1) / 2) * 0.06 * gap
-                c = Curve(c.label, [s.set_axis(s.index + dodge) for s in c.series], c.smooth,
-                          {**c.style, "marker": marker}, points=True, bounds=c.bounds)
+                c = replace(c, series=[s.set_axis(s.index + dodge) for s in c.series],
+                            style={**c.style, "marker": marker})
             elif "ls" not in c.style:
-                c = Curve(c.label, c.series, c.smooth, {**c.style, "ls": ls})
+                c = replace(c, style={**c.style, "ls": ls})
             band(ax, c)
         ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)

@@ -211,7 +211,7 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
         shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
         guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
                                                    f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
-        ax.plot([k for k, _ in shown] or ks[:1], [y for _, y in shown] or [np.nan], color="gray", ls="--", label=guess)
+        ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", label=guess)
         info = base_data(cfg, data)["sets"][s]
         for a in (ax, diff_ax):
             a.set_xscale("log", base=2)

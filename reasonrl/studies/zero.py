@@ -250,7 +250,8 @@ def arm_profile(arm: list[Run], which: int) -> dict:
     out = {key: avg(key) for key in ("think", "acc", "acc_think", "acc_direct")}
     for key in ("acc_think", "acc_direct"):  # over the seeds that have such responses (the seed is the unit)
         vals = [[p[key]] for p in profs if p[key] is not None]
-        out[f"{key}_ci"] = (lambda iv: (iv.lo, iv.hi))(stats.mean_ci(vals)) if len(vals) > 1 else None
+        iv = stats.mean_ci(vals) if len(vals) > 1 else None
+        out[f"{key}_ci"] = None if iv is None else (iv.lo, iv.hi)
     out["by_k"] = {k: sum(p["by_k"][k] for p in profs) / len(profs) for k in ks}
     if len(profs) > 1:
         ivs = {k: stats.mean_ci([[p["by_k"][k]] for p in profs]) for k in ks}
