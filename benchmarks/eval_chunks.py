@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from reasonrl import numerics
+
 GREEDY_CHUNKS = (1024, 256, 128, 64)
 SAMPLE_CHUNKS = (2048, 1024, 512, 256)
 
@@ -64,7 +66,10 @@ def main() -> None:
     ap.add_argument("--init", default="models/base_cot.pt")
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--per-k", type=int, default=250)
+    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
+                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
     a = ap.parse_args()
+    numerics.pin(a.numerics)
     print(f"model {a.init if Path(a.init).exists() else '(fresh)'}, n = {a.n}, {4 * a.per_k} problems, one thread")
     first = None
     for chunk in GREEDY_CHUNKS:

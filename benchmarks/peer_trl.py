@@ -37,6 +37,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 
+from reasonrl import numerics  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
 from reasonrl.rl import collect as C
 from reasonrl.rl import train as T  # noqa: E402
@@ -168,7 +169,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=4, help="steps per contender (the first is warm-up)")
     ap.add_argument("--defaults-steps", type=int, default=2, help="steps of TRL with its defaults (0 = skip)")
     ap.add_argument("--json", help="also write the numbers to this file")
+    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
+                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
     args = ap.parse_args()
+    numerics.pin(args.numerics)
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     ours, ours_cpu = reasonrl_seconds(args.steps)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from reasonrl import numerics
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
 from reasonrl.rl import collect as C
 from reasonrl.rl import train as T
@@ -117,7 +118,8 @@ def peak_rss_self_mb() -> float:
 
 def peak_rss(path: str, init: str, steps: int, trim: bool) -> float:
     out = subprocess.run([sys.executable, __file__, "--rss-child", path, "--init", init, "--rss-steps", str(steps),
-                          *(["--trim"] if trim else [])], capture_output=True, text=True, check=True).stdout
+                          "--numerics", numerics.current(), *(["--trim"] if trim else [])],
+                         capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])["peak_rss_mb"]
 
 
@@ -130,7 +132,10 @@ def main() -> None:
     ap.add_argument("--trim", action="store_true", help="give freed heap pages back as train_rl does (see above)")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--rss-child", choices=PATHS, help=argparse.SUPPRESS)
+    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
+                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
     args = ap.parse_args()
+    numerics.pin(args.numerics)
     if args.rss_child:
         return rss_child(args.rss_child, args.init, args.rss_steps, args.trim)
     torch.set_num_threads(1)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from reasonrl import numerics
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference
 from reasonrl.task import make_problem
@@ -44,7 +45,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ref-repeats", type=int, default=1, help="repeats of the (slow) reference")
     ap.add_argument("--init", default="models/base_cot.pt")
+    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
+                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
     args = ap.parse_args()
+    numerics.pin(args.numerics)
     torch.set_num_threads(1)
     rng = random.Random(0)
     probs = []

@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import numerics
 from .config import check
 from .errors import CheckpointError, rebuild_fix
 from .io import atomic_path
@@ -337,7 +338,9 @@ def save_checkpoint(path: str | Path, model: TinyReasoner, meta: dict) -> None:
 
 
 def save_blob(path: str | Path, blob: dict) -> None:
-    """torch.save `blob` to `path` atomically; the same blob gives the same bytes whatever the path."""
+    """torch.save `blob` to `path` atomically; the same blob gives the same bytes whatever the path. The
+    `numerics` setting the weights were computed under is stored beside them, like the thread count."""
+    blob = {**blob, "numerics": numerics.current()}
     # through a file object: given a path, torch names the archive's records after the (random) temporary
     # file's name, and a checkpoint's bytes would differ on every save
     with atomic_path(path) as tmp, open(tmp, "wb") as f:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import hashlib
 import os
 import signal
 import subprocess
@@ -32,6 +31,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .numerics import DEFAULT as DEFAULT_NUMERICS
+from .numerics import machine
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
 from .progress import Progress, expected_seconds
 
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
-    _log(f"machine  {machine()}")
+    _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}")
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
@@ -104,26 +105,12 @@ def run(args: argparse.Namespace) -> int:
         return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [])
 
 
-def machine() -> str:
-    """The CPU and torch build this run's stages compute on. Their bytes depend on both (README, "Same numbers"),
-    so a log that names them tells a later reader which machine a committed dvc.lock came from."""
-    import platform
+def _numerics_of(repo: str | Path) -> str:
+    """The `numerics` setting the stages will pin (each stage pins it itself, from params)."""
+    from .config import load_params
 
-    import torch
-
-    cpu: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = (part.strip() for part in line.partition(":"))
-            cpu.setdefault(key, value)
-    except OSError:  # not Linux
-        pass
-    name = cpu.get("model name") or platform.processor() or platform.machine()
-    family = f", family {cpu['cpu family']} model {cpu['model']}" if "cpu family" in cpu and "model" in cpu else ""
-    if "flags" in cpu:  # the instruction sets; the same name and family can hide different ones
-        family += f", flags md5 {hashlib.md5(cpu['flags'].encode()).hexdigest()[:8]}"
-    return (f"{name}{family}, {os.cpu_count()} CPUs; torch {torch.__version__}, "
-            f"CPU capability {torch.backends.cpu.get_cpu_capability()}")
+    params = Path(repo) / "params.yaml"
+    return str(load_params(params).get("numerics", DEFAULT_NUMERICS)) if params.exists() else DEFAULT_NUMERICS
 
 
 # ---- running -------------------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from typing import TypeVar
 
 import torch
 
+from . import numerics
 from .config import ConfigError, check, from_dict, load_params, node_at
 from .errors import DataError, install_excepthook, rebuild_fix
-from .io import read_jsonl
+from .io import read_jsonl, write_json
 from .model import resolve_device
 from .task import MAX_K, MAX_N, Problem, make_eval_set, problem_key
 
@@ -94,10 +95,12 @@ def apply_threads(threads: int, device: torch.device) -> None:
 
 
 def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.device, int]:
-    """Read params; apply `threads` (environment variables no longer change results) and the
-    deterministic settings; resolve `device`. Uncaught ReasonrlErrors become one stderr line."""
+    """Read params; pin `numerics` (before anything computes) and apply `threads` (environment variables
+    no longer change results) and the deterministic settings; resolve `device`. Uncaught ReasonrlErrors
+    become one stderr line."""
     install_excepthook()
     params = load_params(params_path)
+    numerics.pin(params.get("numerics", numerics.DEFAULT))
     threads = check_threads(params.get("threads", 1))
     try:
         device = resolve_device(str(params.get("device", "auto")))
@@ -106,6 +109,12 @@ def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.de
                           "use auto, cpu, cuda or cuda:<index>") from None
     apply_threads(threads, device)
     return params, device, threads
+
+
+def write_timing(path: str | Path, record: dict) -> None:
+    """A stage's reports/timing file: `record` (its seconds) with the machine and the math libraries' code
+    paths it ran, which tell a later reader where a committed dvc.lock was computed."""
+    write_json(path, {**record, "machine": numerics.machine(), "numerics": numerics.effective()})
 
 
 def stage_args(usage: str) -> list[str]:

@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from reasonrl import numerics
 from reasonrl.evaluate import greedy_accuracy, pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
@@ -27,6 +28,7 @@ def val_set(n: int, ks: list[int], count: int = 75):
 
 
 def main(name: str, kv: dict[str, str]) -> None:
+    numerics.pin(numerics.DEFAULT)
     torch.set_num_threads(1)
     lo, hi = map(int, kv.get("n", "4,8").split(","))
     steps, seed, every = int(kv.get("steps", 3000)), int(kv.get("seed", 0)), int(kv.get("every", 250))

@@ -15,6 +15,7 @@ import time
 import torch
 import yaml
 
+from reasonrl import numerics
 from reasonrl.evaluate import EvalConfig, sampling_report
 from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import DataConfig, EvalSetConfig, build_data_sets, build_eval_set
@@ -24,6 +25,7 @@ VALIDATION_SEED = 41
 
 
 def main(n: int, ks: list[int], count: int, models: list[str]) -> None:
+    numerics.pin(numerics.DEFAULT)
     torch.set_num_threads(1)
     data = yaml.safe_load(open("params.yaml"))["data"]
     tests = build_data_sets(DataConfig(sets={k: EvalSetConfig(**v) for k, v in data["sets"].items()}))

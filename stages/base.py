@@ -9,7 +9,7 @@ from reasonrl.config import to_dict
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint, save_checkpoint
-from reasonrl.pipeline import read_problems, section, stage_args, stage_setup
+from reasonrl.pipeline import read_problems, section, stage_args, stage_setup, write_timing
 from reasonrl.pretrain import BaseConfig, train_base
 
 params, device, _ = stage_setup()
@@ -22,4 +22,5 @@ save_checkpoint(f"models/{stem}.pt", model, {"kind": "base", "name": stem, "para
                                               "summary": summary})
 metrics = {f"n{n}": greedy_accuracy(model, read_problems(f"data/n{n}.jsonl")) for n in (8, 12)}
 write_json(f"reports/metrics/{stem}.json", {**metrics, "final_loss": summary["final_loss"]})
-write_json(f"reports/timing/{stem}.json", {**timing, "steps_per_second": round(cfg.train.steps / timing["seconds"], 2)})
+timing["steps_per_second"] = round(cfg.train.steps / timing["seconds"], 2)
+write_timing(f"reports/timing/{stem}.json", timing)

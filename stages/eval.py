@@ -12,7 +12,7 @@ import time
 from reasonrl.evaluate import EvalConfig, outcomes_csv, set_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import read_problems, section, stage_args, stage_setup
+from reasonrl.pipeline import read_problems, section, stage_args, stage_setup, write_timing
 
 SETS = ("n16", "n12")  # n16: rings beyond the bases' training, inside RL's (headroom); n12: inside both
 
@@ -30,4 +30,4 @@ for name in SETS:
 write_json(f"{out}/{stem}.json", {"N": cfg.passk_N, **summaries})
 write_text(f"{out}/passk_{stem}.csv", "\n".join(curve) + "\n")
 write_text(f"{out}/outcomes_{stem}.csv", outcomes_csv(rows))
-write_json(f"reports/timing/eval_{stem}.json", {"seconds": round(time.perf_counter() - t0, 2)})
+write_timing(f"reports/timing/eval_{stem}.json", {"seconds": round(time.perf_counter() - t0, 2)})

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from tqdm import tqdm
 
 from reasonrl.io import write_json
-from reasonrl.pipeline import stage_setup
+from reasonrl.pipeline import stage_setup, write_timing
 from reasonrl.studies import exact
 
 params, _, _ = stage_setup()
@@ -19,5 +19,5 @@ with tqdm(file=sys.stderr, bar_format="{elapsed} {desc}") as bar:
 seconds = time.perf_counter() - t0  # in reports/timing only: results.json stays the same bytes on a rerun
 write_json(exact.RESULTS, asdict(results))
 write_json(exact.METRICS, exact.headline_metrics(results))
-write_json("reports/timing/exact.json", {"seconds": round(seconds, 2)})
+write_timing("reports/timing/exact.json", {"seconds": round(seconds, 2)})
 print(f"exact: {seconds:.1f} s -> {exact.RESULTS}, {exact.METRICS}", file=sys.stderr)

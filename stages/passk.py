@@ -7,7 +7,7 @@ import time
 from reasonrl.config import from_dict
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import read_problems, stage_args, stage_setup
+from reasonrl.pipeline import read_problems, stage_args, stage_setup, write_timing
 from reasonrl.studies.passk_eval import READS, Config, curve_csv, measure
 
 t0 = time.perf_counter()
@@ -19,4 +19,4 @@ model, _ = load_checkpoint(f"models/{cfg.models[label]}.pt", device)
 result = measure(model, {s: read_problems(f"data/{s}.jsonl") for s in cfg.sets}, cfg.eval)
 write_json(f"reports/metrics/passk_{label}.json", {"model": cfg.models[label], **result})
 write_text(f"reports/passk/curve_{label}.csv", curve_csv(result))
-write_json(f"reports/timing/passk_{label}.json", {"seconds": round(time.perf_counter() - t0, 2)})
+write_timing(f"reports/timing/passk_{label}.json", {"seconds": round(time.perf_counter() - t0, 2)})

@@ -7,8 +7,8 @@ import csv
 import time
 from pathlib import Path
 
-from reasonrl.io import read_json, write_json, write_text
-from reasonrl.pipeline import stage_setup
+from reasonrl.io import read_json, write_text
+from reasonrl.pipeline import stage_setup, write_timing
 from reasonrl.plotdata import STUDY_PLOTS, study_csv, study_runs
 
 
@@ -24,4 +24,4 @@ defined = [path.stem for path in sorted(Path("reports/rl").glob("*.csv"))]
 for study, plot in STUDY_PLOTS.items():
     runs = study_runs(params, plot, defined)
     write_text(f"reports/plots/{study}.csv", study_csv(plot, runs, read))
-write_json("reports/timing/plots.json", {"seconds": round(time.perf_counter() - t0, 2)})
+write_timing("reports/timing/plots.json", {"seconds": round(time.perf_counter() - t0, 2)})

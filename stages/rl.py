@@ -8,8 +8,7 @@ reports/rl/ (the study reports read that folder), headline runs under reports/he
 changed `method` reaches no study.
 """
 
-from reasonrl.io import write_json
-from reasonrl.pipeline import read_problems, stage_args, stage_setup
+from reasonrl.pipeline import read_problems, stage_args, stage_setup, write_timing
 from reasonrl.rl.job import job_for
 from reasonrl.rl.run import run_job, timing, write_outputs
 
@@ -23,4 +22,4 @@ verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
 policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
 out = OUT.get(group, "reports/rl")
 write_outputs(policy, job, hist, f"models/rl_{name}.pt", f"{out}/{name}.csv", f"{out}/{name}.json")
-write_json(f"reports/timing/rl_{name}.json", timing(hist))
+write_timing(f"reports/timing/rl_{name}.json", timing(hist))

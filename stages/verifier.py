@@ -4,7 +4,7 @@
 from reasonrl.config import to_dict
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import section, stage_args, stage_setup
+from reasonrl.pipeline import section, stage_args, stage_setup, write_timing
 from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier
 
 params, device, _ = stage_setup()
@@ -18,4 +18,4 @@ save_verifier(f"models/verifier_{name}.pt", verifier, {"kind": cfg.kind, "name":
 metrics = {"kind": cfg.kind, "init": cfg.init, **summary["heldout"], "probes": summary["probes"],
            "data": summary["data"], "final_loss": summary["final_loss"]}
 write_json(f"reports/metrics/verifier_{name}.json", metrics)
-write_json(f"reports/timing/verifier_{name}.json", timing)
+write_timing(f"reports/timing/verifier_{name}.json", timing)

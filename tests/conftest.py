@@ -1,6 +1,9 @@
 import pytest
 import torch
 
+from reasonrl import numerics
+
+numerics.pin(numerics.DEFAULT)  # before any test computes: the tests run the stages' own code paths
 torch.set_num_threads(1)
 
 

@@ -95,7 +95,8 @@ def test_base_and_mixed_stages(workdir):
     assert set(metrics) == {"n8", "n12", "final_loss"}
     assert set(metrics["n12"]) == {"acc", "by_k"} and set(metrics["n12"]["by_k"]) == {"3", "4", "5", "6"}
     timing = json.loads((workdir / "reports/timing/base_cot.json").read_text())
-    assert set(timing) == {"seconds", "steps_per_second"}
+    assert set(timing) == {"seconds", "steps_per_second", "machine", "numerics"}
+    assert timing["numerics"]["aten"] == "AVX2" and "torch" in timing["machine"]  # the pinned default ran
     # phase 2 continues phase 1: the same (tiny) model, its own trace share
     p1, meta1 = load_checkpoint(workdir / "models/mixed_p1_skill.pt")
     p2, meta2 = load_checkpoint(workdir / "models/mixed_think2.pt")
@@ -129,7 +130,7 @@ def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
     _, meta = load_checkpoint(workdir / f"models/rl_{name}.pt")
     assert meta["kind"] == "rl" and meta["job"] == summary["job"]
     assert set(json.loads((workdir / f"reports/timing/rl_{name}.json").read_text())) == {
-        "seconds", "seconds_per_step", "steps_per_second"}
+        "seconds", "seconds_per_step", "steps_per_second", "machine", "numerics"}
     assert not any(c.startswith("time/") for c in rows[0]) and "seconds" not in json.dumps(summary)
     if reward == "orm":  # a proxy reward: the fooled examples are recorded
         assert summary["examples"] and all("fooled" in e for e in summary["examples"])
@@ -244,7 +245,8 @@ def test_reasonrl_train_writes_a_run(train_dir, capsys):
     assert [e["step"] for e in summary["evals"]] == [0, 1, 2]
     assert (train_dir / "out/history.csv").read_text().count("\n") == 3
     timing = json.loads((train_dir / "out/timing.json").read_text())
-    assert set(timing) == {"seconds", "seconds_per_step", "steps_per_second"} and timing["seconds"] > 0
+    assert set(timing) == {"seconds", "seconds_per_step", "steps_per_second", "machine", "numerics"}
+    assert timing["seconds"] > 0
     _, meta = load_checkpoint(train_dir / "out/model.pt")
     assert meta["job"]["steps"] == 2
 

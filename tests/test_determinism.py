@@ -100,7 +100,8 @@ def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, 
         blob = torch.load(where / "models" / f"{name}.pt", weights_only=True)
         out[name] = blob["state_dict"]
         out[f"{name} threads"] = blob["threads"]
-    assert set(json.loads((where / "reports/timing/base_tiny.json").read_text())) == {"seconds", "steps_per_second"}
+    assert set(json.loads((where / "reports/timing/base_tiny.json").read_text())) == {
+        "seconds", "steps_per_second", "machine", "numerics"}
     return out
 
 

@@ -148,6 +148,10 @@ CASES = [
          r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
          r"'cot'\? defined: cot\)"),
     Case("threads: 0", RL, r"^threads: must be an integer >= 1, got 0", {"threads": 0}),
+    Case("numerics: avx3", RL, r"^numerics: must be one of avx2, compatible, native, got 'avx3'",
+         {"numerics": "avx3"}),
+    Case("train with numerics: fast", TRAIN, r"^numerics: must be one of avx2, compatible, native, got 'fast'",
+         {"numerics": "fast"}),
     Case("missing checkpoint", RL, r"^models/base_gone\.pt: checkpoint not found \(run `dvc repro base@gone`, "
          r"or `dvc checkout models/base_gone\.pt`", {"runs.grpo_s0.init": "base_gone"}),
     Case("truncated checkpoint", RL, r"^models/base_cut\.pt: not a readable checkpoint: truncated or damaged"

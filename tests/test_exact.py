@@ -289,7 +289,7 @@ def test_params_and_dvc_stages_match_the_defaults_and_the_report():
     cfg = X.load_config(params)
     assert cfg == X.Config()
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    assert stages["exact"]["params"] == ["threads", "device", "exact"]
+    assert stages["exact"]["params"] == ["threads", "device", "numerics", "exact"]
     files = {key: {next(iter(o)) if isinstance(o, dict) else o for o in stages["report_exact"].get(key, [])}
              for key in ("deps", "outs")}
     assert files["outs"] == set(exact_report.outputs(cfg))

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import yaml
 
+from .. import numerics
 from ..config import ConfigError, check, load_params
 from ..errors import install_excepthook
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, resolve_device, save_checkpoint
-from ..pipeline import apply_threads, check_threads, read_problems
+from ..pipeline import apply_threads, check_threads, read_problems, write_timing
 from ..task import SAMPLE_SLACK, Problem, longest_sequence
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
@@ -128,6 +129,7 @@ def run(args) -> int:
     params = load_params(args.params)
     check(isinstance(params.get("rl"), dict), "rl", "missing or not a mapping",
           f"{args.params} needs the rl: defaults section")
+    numerics.pin(params.get("numerics", numerics.DEFAULT))  # before anything computes
     threads = check_threads(params.get("threads", 1))
     try:
         device = resolve_device(str(params.get("device", "auto")))
@@ -149,7 +151,7 @@ def run(args) -> int:
     out = Path(args.out)
     s = write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
     t = timing(hist)
-    write_json(out / "timing.json", t)
+    write_timing(out / "timing.json", t)
     print(f"trained {job.method} (reward {job.reward}) for {len(hist['steps'])} steps in {t['seconds']:.1f} s "
           f"({t['seconds_per_step']:.3f} s/step)")
     for key in ("reward/proxy", "reward/true", "rollout/entropy", "rollout/length", "losses/kl"):
