@@ -32,7 +32,7 @@ def _child(init: str, n: int, per_k: int, kind: str, chunk: int, N: int, out) ->
     from reasonrl.evaluate import greedy_responses
     from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
     from reasonrl.sampling import sample_responses
-    from reasonrl.task import make_eval_set
+    from reasonrl.tasks.hop import make_eval_set
 
     model = (load_checkpoint(init, "cpu")[0] if Path(init).exists()
              else TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval())

@@ -42,7 +42,8 @@ from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
 from reasonrl.rl import collect as C
 from reasonrl.rl import train as T  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
-from reasonrl.task import END, END_ID, ITOS, PAD_ID, Problem, decode, is_correct  # noqa: E402
+from reasonrl.tasks import END, END_ID, ITOS, PAD_ID, decode  # noqa: E402
+from reasonrl.tasks.hop import Problem, is_correct  # noqa: E402
 
 B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 

@@ -25,7 +25,7 @@ import torch
 from reasonrl import numerics
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference
-from reasonrl.task import make_problem
+from reasonrl.tasks.hop import make_problem
 
 
 def best_time(fn, repeats: int):

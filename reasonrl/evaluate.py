@@ -1,16 +1,17 @@
 """Evaluation of a model on fixed problem sets.
 
-- `greedy_accuracy`, `failure_mix`: greedy decoding; accuracy per hop count, and the share of each
-  outcome type of `classify` (correct, overshoot, early, lookup, miscopy, malformed). `greedy_eval`
+- `greedy_accuracy`, `failure_mix`: greedy decoding; accuracy per difficulty, and the share of each
+  outcome type of the task (`Problem.classify`; `Task.failure_types`). `greedy_eval`
   gives both from one decoding, with the per-problem rows (`outcome_rows`, written by `outcomes_csv`)
   that the studies' paired confidence intervals resample.
 - `pass_curve`: N samples per problem, the unbiased pass@k estimator `pass_at_k` averaged over
-  problems, beside `random_guess_baseline` (guessing a letter of the ring k times).
+  problems, beside the task's random-guess baseline (`Problem.random_guess`).
 - `think_profile`: how often sampled responses write a trace, and how accurate they are with and
-  without one, per hop count.
+  without one, per difficulty.
 - `distinct_answers`, `sample_entropy`: diversity of a model's own samples.
 
-Dicts keyed by k use string keys ("3") so they can be written as JSON metrics as they are.
+Results per difficulty sit under "by_<difficulty>" (hop world: "by_k"), with string keys ("3") so
+they can be written as JSON metrics as they are.
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ from .config import check
 from .metrics import pass_at_k
 from .model import TinyReasoner, pad_ids, shared_token_logprobs, token_logprobs
 from .sampling import response_of, sample, sample_responses
-from .task import ANSWER_MARK, END, PAD_ID, THINKS, Problem, encode, is_correct, parse_answer, problem_key, step_labels
+from .tasks import PAD_ID, Problem, encode, trace_of
 from .tokens import encode_pairs
-
-FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
 
 
 @dataclass
@@ -50,15 +49,6 @@ class EvalConfig:
 
 # ---------------------------------------------------------------------------------------------
 # Estimators and baselines
-
-
-def random_guess_baseline(ring_size: int, k: int) -> float:
-    """pass@k of guessing a uniformly random letter of a ring of `ring_size` letters: 1 - (1 - 1/n)^k."""
-    if ring_size < 1:
-        raise ValueError(f"ring_size={ring_size}: must be at least 1")
-    if k < 0:
-        raise ValueError(f"k={k}: must be >= 0")
-    return 1.0 - (1.0 - 1.0 / ring_size) ** k
 
 
 def auc(scores: list[float], labels: list[bool]) -> float | None:
@@ -84,47 +74,21 @@ def auc(scores: list[float], labels: list[bool]) -> float | None:
 # Responses
 
 
-def trace_of(response: str) -> str:
-    """The part of a response before its first `|` (a trailing `$` of an unfinished one dropped)."""
-    head = response.split(ANSWER_MARK, 1)[0]
-    return head[:-1] if ANSWER_MARK not in response and head.endswith(END) else head
-
-
-def classify(problem: Problem, response: str) -> str:
-    """The outcome type of one response, one of FAILURE_TYPES.
-
-    A wrong answer with a wrong lookup in its trace is `lookup` even if the trace also has the wrong
-    length: the lookup error happened first. An empty trace (a wrong direct answer) is `early`."""
-    answer = parse_answer(response)
-    if answer == problem.answer:
-        return "correct"
-    if answer is None:
-        return "malformed"
-    trace = trace_of(response)
-    if not all(step_labels(problem, trace)):
-        return "lookup"
-    if len(trace) > problem.k:
-        return "overshoot"
-    if len(trace) < problem.k:
-        return "early"
-    return "miscopy"
-
-
 def failure_mix_of(problems: list[Problem], responses: list[str]) -> dict[str, float]:
     """Fraction of responses of each type in FAILURE_TYPES (all types present, summing to 1)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
-    counts = dict.fromkeys(FAILURE_TYPES, 0)
+    counts = dict.fromkeys(problems[0].task.failure_types, 0)
     for p, r in zip(problems, responses):
-        counts[classify(p, r)] += 1
+        counts[p.classify(r)] += 1
     return {t: c / len(problems) for t, c in counts.items()}
 
 
-def distinct_answers(responses: list[list[str]]) -> float:
+def distinct_answers(problems: list[Problem], responses: list[list[str]]) -> float:
     """Mean number of distinct parsed answers per problem (an unparsable answer counts as one value)."""
     if not responses:
         raise ValueError("responses: empty")
-    return sum(len({parse_answer(r) for r in rs}) for rs in responses) / len(responses)
+    return sum(len({p.task.parse_answer(r) for r in rs}) for p, rs in zip(problems, responses)) / len(responses)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,13 +96,13 @@ def distinct_answers(responses: list[list[str]]) -> float:
 
 
 def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[str]:
-    """Greedy responses (cut at `$`), with room for k + 5 characters so an overshoot is visible.
+    """Greedy responses (cut at `$`), with room for each problem's budget so an overshoot is visible.
 
     Chunks of 128 prompts: on 1,000 problems as fast as 1,024 at once or faster (1.8 against 2.3 s) at a
     third of the memory (the key-value cache of a chunk: peak RSS 380 against 1,050 MB)."""
     if not problems:
         return []
-    max_new = max(p.k for p in problems) + 5
+    max_new = max(p.budget for p in problems)
     prompts = [p.prompt for p in problems]
     outs: list[str] = []
     for i in range(0, len(prompts), chunk):
@@ -146,55 +110,60 @@ def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[s
     return [response_of(o) for o in outs]
 
 
+def by_difficulty(problems: list[Problem], values: list) -> tuple[str, dict[str, float]]:
+    """("by_<difficulty>", {difficulty: mean of its values}) in increasing difficulty, JSON-able keys."""
+    groups: dict[int, list] = defaultdict(list)
+    for p, v in zip(problems, values):
+        groups[p.difficulty].append(v)
+    return f"by_{problems[0].task.difficulty}", {str(d): sum(v) / len(v) for d, v in sorted(groups.items())}
+
+
 def greedy_accuracy(model, problems: list[Problem]) -> dict:
-    """{"acc": overall greedy accuracy, "by_k": {k: accuracy}} (JSON-able keys)."""
+    """{"acc": overall greedy accuracy, "by_<difficulty>": {difficulty: accuracy}} (JSON-able keys)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
-    hits = [is_correct(p, r) for p, r in zip(problems, greedy_responses(model, problems))]
-    by_k: dict[int, list[bool]] = defaultdict(list)
-    for p, h in zip(problems, hits):
-        by_k[p.k].append(h)
-    return {"acc": sum(hits) / len(hits),
-            "by_k": {str(k): sum(v) / len(v) for k, v in sorted(by_k.items())}}
+    hits = [p.is_correct(r) for p, r in zip(problems, greedy_responses(model, problems))]
+    return {"acc": sum(hits) / len(hits), **dict([by_difficulty(problems, hits)])}
 
 
 def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
-    """Fraction of each outcome type (FAILURE_TYPES) under greedy decoding."""
+    """Fraction of each outcome type (the task's failure_types) under greedy decoding."""
     return failure_mix_of(problems, greedy_responses(model, problems))
 
 
-OUTCOME_COLUMNS = ("set", "problem", "k", "correct", "outcome")
+def outcome_columns(problems: list[Problem]) -> tuple[str, ...]:
+    return ("set", "problem", problems[0].task.difficulty, "correct", "outcome")
 
 
 def outcome_rows(set_name: str, problems: list[Problem], responses: list[str]) -> list[dict]:
-    """One row per problem, in the set's order: its identity (`problem_key`), hop count, whether the
+    """One row per problem, in the set's order: its identity (`Problem.key`), difficulty, whether the
     response is correct (0/1) and its outcome type. These are what the studies' paired intervals
     resample: two checkpoints evaluated on the same set line up problem by problem."""
-    return [{"set": set_name, "problem": problem_key(p), "k": p.k, "correct": int(t == "correct"), "outcome": t}
-            for p, t in ((p, classify(p, r)) for p, r in zip(problems, responses))]
+    name = problems[0].task.difficulty if problems else "difficulty"
+    return [{"set": set_name, "problem": p.key, name: p.difficulty, "correct": int(t == "correct"), "outcome": t}
+            for p, t in ((p, p.classify(r)) for p, r in zip(problems, responses))]
 
 
 def greedy_eval(model, problems: list[Problem], set_name: str) -> tuple[dict, list[dict]]:
     """One greedy decoding of a set, summarised and per problem:
-    ({"acc", "by_k": {k: acc}, "failure_mix": {type: share}}, outcome_rows)."""
+    ({"acc", "by_<difficulty>": {difficulty: acc}, "failure_mix": {type: share}}, outcome_rows)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     rows = outcome_rows(set_name, problems, greedy_responses(model, problems))
-    by_k: dict[int, list[int]] = defaultdict(list)
-    for r in rows:
-        by_k[r["k"]].append(r["correct"])
-    mix = dict.fromkeys(FAILURE_TYPES, 0)
+    mix = dict.fromkeys(problems[0].task.failure_types, 0)
     for r in rows:
         mix[r["outcome"]] += 1
     return ({"acc": sum(r["correct"] for r in rows) / len(rows),
-             "by_k": {str(k): sum(v) / len(v) for k, v in sorted(by_k.items())},
+             **dict([by_difficulty(problems, [r["correct"] for r in rows])]),
              "failure_mix": {t: c / len(rows) for t, c in mix.items()}}, rows)
 
 
 def outcomes_csv(rows: list[dict]) -> str:
-    """Per-problem outcomes (outcome_rows of one or more sets) as CSV text, columns OUTCOME_COLUMNS and,
-    when the rows carry it (set_report), `sampled`."""
-    cols = (*OUTCOME_COLUMNS, "sampled") if rows and "sampled" in rows[0] else OUTCOME_COLUMNS
+    """Per-problem outcomes (outcome_rows of one or more sets) as CSV text: set, problem, the task's
+    difficulty, correct, outcome and, when the rows carry it (set_report), `sampled`."""
+    if not rows:
+        raise ValueError("rows: no outcomes to write")
+    cols = list(rows[0])
     lines = [",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]
     return "\n".join(lines) + "\n"
 
@@ -222,7 +191,7 @@ def pass_curve_of(problems: list[Problem], responses: list[list[str]], ks: list[
     N = len(responses[0])
     if any(len(rs) != N for rs in responses):
         raise ValueError("responses: every problem needs the same number of samples")
-    counts = [sum(is_correct(p, r) for r in rs) for p, rs in zip(problems, responses)]
+    counts = [sum(p.is_correct(r) for r in rs) for p, rs in zip(problems, responses)]
     curve = {str(k): sum(pass_at_k(N, c, k) for c in counts) / len(counts) for k in ks if k <= N}
     return curve, counts
 
@@ -234,8 +203,8 @@ def pass_curve(model, problems: list[Problem], N: int, ks: list[int], temperatur
 
 
 def baseline_curve(problems: list[Problem], ks: list[int]) -> dict:
-    """{k: mean random-guess pass@k over the problems' ring sizes}."""
-    return {str(k): sum(random_guess_baseline(p.n, k) for p in problems) / len(problems) for k in ks}
+    """{k: mean random-guess pass@k over the problems (`Problem.random_guess`)}."""
+    return {str(k): sum(p.random_guess(k) for p in problems) / len(problems) for k in ks}
 
 
 @torch.inference_mode()
@@ -292,16 +261,16 @@ def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, te
 
     {"think": share of responses with a trace, "acc", "len": mean response length,
      "acc_think" / "acc_direct": accuracy of responses with / without a trace (0 when there are none),
-     "by_k": {k: {"think", "acc", "trace": mean trace length of the thinking responses}}}"""
+     "by_<difficulty>": {difficulty: {"think", "acc", "trace": mean trace length of thinking responses}}}"""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     responses = sample_set(model, problems, N, temperature, seed)
     tot = dict.fromkeys(("n", "think", "acc", "acc_think", "len"), 0)
     per_k: dict[int, dict] = {}
     for p, rs in zip(problems, responses):
-        d = per_k.setdefault(p.k, dict.fromkeys(("n", "think", "acc", "trace"), 0))
+        d = per_k.setdefault(p.difficulty, dict.fromkeys(("n", "think", "acc", "trace"), 0))
         for r in rs:
-            thinks, ok = bool(THINKS.match(r)), is_correct(p, r)
+            thinks, ok = p.task.thinks(r), p.is_correct(r)
             tot["n"] += 1
             tot["think"] += thinks
             tot["acc"] += ok
@@ -315,9 +284,9 @@ def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, te
     return {"think": tot["think"] / tot["n"], "acc": tot["acc"] / tot["n"], "len": tot["len"] / tot["n"],
             "acc_think": tot["acc_think"] / tot["think"] if tot["think"] else 0.0,
             "acc_direct": (tot["acc"] - tot["acc_think"]) / n_direct if n_direct else 0.0,
-            "by_k": {str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"],
-                              "trace": d["trace"] / d["think"] if d["think"] else 0.0}
-                     for k, d in sorted(per_k.items())}}
+            f"by_{problems[0].task.difficulty}": {
+                str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"],
+                         "trace": d["trace"] / d["think"] if d["think"] else 0.0} for k, d in sorted(per_k.items())}}
 
 
 def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
@@ -326,7 +295,7 @@ def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
     responses = sample_set(model, problems, cfg.passk_N, cfg.temperature, cfg.seed)
     curve, counts = pass_curve_of(problems, responses, cfg.passk_ks)
     return {"pass_at_k": curve, "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
-            "counts": counts, "distinct_answers": distinct_answers(responses),
+            "counts": counts, "distinct_answers": distinct_answers(problems, responses),
             "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples)}
 
 
@@ -338,7 +307,8 @@ def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -
     report = sampling_report(model, problems, cfg)
     for row, count in zip(rows, report["counts"]):
         row["sampled"] = round(count / cfg.passk_N, 6)
-    return {"greedy": {"acc": greedy["acc"], "by_k": greedy["by_k"]}, "failure_mix": greedy["failure_mix"],
+    by = f"by_{problems[0].task.difficulty}"
+    return {"greedy": {"acc": greedy["acc"], by: greedy[by]}, "failure_mix": greedy["failure_mix"],
             "sampled_acc": sum(report["counts"]) / (cfg.passk_N * len(problems)),
             "pass_at_k": report["pass_at_k"], "random_baseline": report["random_baseline"],
             "distinct_answers": report["distinct_answers"], "entropy": report["entropy"]}, rows

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from . import numerics
 from .config import check
 from .errors import CheckpointError, rebuild_fix
 from .io import atomic_path
-from .task import PAD_ID, VOCAB_SIZE
+from .tasks import PAD_ID, VOCAB_SIZE
 
 
 @dataclass
@@ -86,22 +87,41 @@ class Block(nn.Module):
                                  nn.Linear(4 * cfg.d_model, cfg.d_model))
         self.rope = Rotary(cfg.d_model // cfg.n_heads, cfg.max_len)
 
-    def qkv_heads(self, x: torch.Tensor, pos: torch.Tensor):
-        """Rotated queries and keys, and values, split into heads: each (B, H, T, hd)."""
-        B, T, D = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
-        q, k, v = (t.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2) for t in (q, k, v))
-        return self.rope(q, pos), self.rope(k, pos), v
-
-    def finish(self, x: torch.Tensor, att: torch.Tensor) -> torch.Tensor:
-        """Residual update from attention output att (B, H, T, hd), then the MLP."""
-        B, T, D = x.shape
-        x = x + self.proj(att.transpose(1, 2).reshape(B, T, D))
+    def layer(self, x: torch.Tensor, heads: Callable, attend: Callable, merge: Callable) -> torch.Tensor:
+        """The block's maths, on residual rows x (..., D) in any layout: heads(qkv) gives the rotated queries,
+        keys and values, attend(q, k, v) the attention output, merge(att) puts it back in x's layout. The
+        training forward, the packed forward and both KV-cache decoders differ only in these three."""
+        q, k, v = heads(self.qkv(self.ln1(x)))
+        x = x + self.proj(merge(attend(q, k, v)))
         return x + self.mlp(self.ln2(x))
 
+    def split_heads(self, qkv: torch.Tensor, pos: torch.Tensor):
+        """qkv (B, T, 3D) -> rotated queries and keys, and values, each (B, H, T, hd); pos (T,) or (B, T)."""
+        B, T, D3 = qkv.shape
+        q, k, v = qkv.split(D3 // 3, dim=-1)
+        q, k, v = (t.view(B, T, self.n_heads, D3 // 3 // self.n_heads).transpose(1, 2) for t in (q, k, v))
+        return self.rope(q, pos), self.rope(k, pos), v
+
+    def packed_heads(self, qkv: torch.Tensor, pos: torch.Tensor):
+        """qkv (n, 3D) of n tokens at positions pos (n,) -> rotated queries and keys, and values, each (n, H, hd)."""
+        n, D3 = qkv.shape
+        q, k, v = qkv.view(n, 3, self.n_heads, D3 // 3 // self.n_heads).unbind(1)
+        turn = self.rope.turn[pos][:, None]  # (n, 1, hd/2)
+        return self.rope.rotate(q, turn), self.rope.rotate(k, turn), v
+
     def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.qkv_heads(x, pos)
-        return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        # x: (B, T, D) -> (B, T, D), causal over T
+        return self.layer(x, lambda qkv: self.split_heads(qkv, pos), causal_attention, merge_heads(x.shape))
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def merge_heads(shape: torch.Size) -> Callable[[torch.Tensor], torch.Tensor]:
+    """Attention output (B, H, T, hd) -> rows (B, T, D) of the residual stream of that shape."""
+    B, T, D = shape
+    return lambda att: att.transpose(1, 2).reshape(B, T, D)
 
 
 class TinyReasoner(nn.Module):
@@ -190,17 +210,15 @@ def packed_layer(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tens
     """One block on packed tokens: the position-wise parts (LayerNorms, QKV, projection, MLP) run on the n real
     tokens x (n, D) only (pos (n,) their positions, idx (n,) their flat places in (B, T)); attention is exact,
     on the padded layout: attend(q, k, v), each (B, H, T, hd), returns (B, H, T, hd). Returns (x', (k, v))."""
-    n, D = x.shape
-    q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, blk.n_heads, D // blk.n_heads).unbind(1)  # each (n, H, hd)
-    turn = blk.rope.turn[pos][:, None]  # (n, 1, hd/2)
+    D, kv = x.shape[1], []
 
-    def rotate(t):
-        return blk.rope.rotate(t, turn)
+    def heads(qkv):  # each (n, H, hd), rotated, then in the padded layout (B, H, T, hd)
+        q, k, v = (unpack(t, idx, B, T) for t in blk.packed_heads(qkv, pos))
+        kv.append((k, v))
+        return q, k, v
 
-    k, v = unpack(rotate(k), idx, B, T), unpack(v, idx, B, T)
-    att = attend(unpack(rotate(q), idx, B, T), k, v)  # (B, H, T, hd)
-    x = x + blk.proj(att.transpose(1, 2).reshape(B * T, D)[idx])
-    return x + blk.mlp(blk.ln2(x)), (k, v)
+    x = blk.layer(x, heads, attend, lambda att: att.transpose(1, 2).reshape(B * T, D)[idx])
+    return x, kv[0]
 
 
 def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):

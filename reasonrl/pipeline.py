@@ -16,7 +16,7 @@ from .config import ConfigError, check, from_dict, load_params, node_at
 from .errors import DataError, install_excepthook, rebuild_fix
 from .io import read_jsonl, write_json
 from .model import resolve_device
-from .task import MAX_K, MAX_N, Problem, make_eval_set, problem_key
+from .tasks import DEFAULT, Problem, get_task
 
 T = TypeVar("T")
 
@@ -29,10 +29,8 @@ class EvalSetConfig:
     seed: int = 21  # with (n, k) fixes the problems
 
     def __post_init__(self):
-        check(2 <= self.n <= MAX_N, "n", f"must be in [2, {MAX_N}], got {self.n}")
         check(bool(self.ks), "ks", "must not be empty")
-        for k in self.ks:
-            check(1 <= k <= min(MAX_K, self.n - 1), "ks", f"each k must be in [1, {min(MAX_K, self.n - 1)}], got {k}")
+        get_task(DEFAULT).check_spec({"n": self.n, "ks": self.ks})
         check(self.count >= 1, "count", f"must be at least 1, got {self.count}")
 
 
@@ -47,14 +45,15 @@ class DataConfig:
 
 
 def build_eval_set(cfg: EvalSetConfig, exclude: frozenset[str] = frozenset()) -> list[Problem]:
-    return [p for k in cfg.ks for p in make_eval_set(cfg.n, k, cfg.count, cfg.seed, exclude)]
+    task = get_task(DEFAULT)
+    return [p for k in cfg.ks for p in task.eval_set({"n": cfg.n, "k": k}, cfg.count, cfg.seed, exclude)]
 
 
 def build_data_sets(cfg: DataConfig) -> dict[str, list[Problem]]:
     """Every set of `data:` by name: the test sets, then the validation sets, which skip every problem
-    (by `problem_key`) of every test set."""
+    (by `Problem.key`) of every test set."""
     out = {name: build_eval_set(c) for name, c in cfg.sets.items()}
-    tested = frozenset(problem_key(p) for problems in out.values() for p in problems)
+    tested = frozenset(p.key for problems in out.values() for p in problems)
     return out | {name: build_eval_set(c, tested) for name, c in cfg.validation.items()}
 
 
@@ -64,7 +63,8 @@ def read_problems(path: str | Path) -> list[Problem]:
     if not path.exists():
         raise DataError(path.as_posix(), "data file not found", rebuild_fix(path))
     try:
-        return [Problem.from_dict(d) for d in read_jsonl(path)]
+        task = get_task(DEFAULT)
+        return [task.from_dict(d) for d in read_jsonl(path)]
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as e:
         raise DataError(path.as_posix(), f"not a problem set ({type(e).__name__}: {e})", rebuild_fix(path)) from None
 

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from .config import check
 from .model import ModelConfig, TinyReasoner
-from .task import ANSWER_MARK, END, sample_problem
+from .tasks import DEFAULT, get_task
 from .tokens import check_fits, encode_pairs
 
 
@@ -35,7 +35,7 @@ class PhaseConfig:
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
     weight_decay: float = 0.01  # AdamW weight decay
     grad_clip: float = 1.0  # gradient norm clip
-    n_range: tuple[int, int] = (4, 12)  # ring sizes of training problems (k uniform in 1..n-1)
+    n_range: tuple[int, int] = (4, 12)  # the task's spec (hop world): ring sizes, k uniform in 1..n-1
     seed: int = 0  # seeds both the weights and the problem stream
 
     def __post_init__(self):
@@ -45,8 +45,7 @@ class PhaseConfig:
         check(self.warmup >= 0, "warmup", f"must be >= 0, got {self.warmup}")
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
-        lo, hi = self.n_range
-        check(2 <= lo <= hi <= 16, "n_range", f"need 2 <= lo <= hi <= 16, got {list(self.n_range)}")
+        get_task(DEFAULT).check_spec({"n_range": self.n_range})
 
 
 @dataclass
@@ -61,9 +60,9 @@ class BaseConfig:
         check((self.init is None) != (self.model is None), "model",
               "give `model` for fresh weights (init: null), or `init` to continue a checkpoint, not both")
         if self.model is not None:  # a continued checkpoint is checked against its own max_len when loaded
-            hi = self.train.n_range[1]  # the model sees prompt + target but its last token
-            check_fits(self.model.max_len, "model.max_len", hi, hi - 1, "cot" if self.trace > 0 else "direct",
-                       offset=-1)
+            # the model sees prompt + target but its last token
+            check_fits(self.model.max_len, "model.max_len", get_task(DEFAULT), {"n_range": self.train.n_range},
+                       "cot" if self.trace > 0 else "direct", offset=-1)
 
 
 def lr_at(step: int, cfg: PhaseConfig) -> float:
@@ -84,11 +83,11 @@ def masked_loss(model: TinyReasoner, X: torch.Tensor, M: torch.Tensor) -> torch.
 
 def make_pairs(rng: random.Random, batch_size: int, n_range: tuple[int, int], p_think: float):
     """Training examples; each carries its trace with probability p_think (else answer only)."""
-    out = []
+    task, out = get_task(DEFAULT), []
     for _ in range(batch_size):
-        p = sample_problem(rng, n_range)
-        trace = p.trace if p_think >= 1 or (p_think > 0 and rng.random() < p_think) else ""
-        out.append((p.prompt, trace + ANSWER_MARK + p.answer + END))
+        p = task.sample(rng, {"n_range": n_range})
+        think = p_think >= 1 or (p_think > 0 and rng.random() < p_think)
+        out.append((p.prompt, p.target("cot" if think else "direct")))
     return out
 
 

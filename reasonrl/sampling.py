@@ -17,8 +17,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .model import grouped_attention, prefill, prompt_bias
-from .task import END, END_ID, PAD_ID, Problem, decode, encode
+from .model import causal_attention, grouped_attention, merge_heads, prefill, prompt_bias
+from .tasks import END, END_ID, PAD_ID, Problem, decode, encode
 
 
 def response_of(text: str) -> str:
@@ -94,13 +94,15 @@ def sample(model, prompts: list[str], max_new: int, temperature: float = 1.0,
     x = model.embed(X[:, :L])  # (B, L, D)
     pos = torch.arange(L, device=X.device)
     caches = []
-    for blk in model.blocks:
-        q, k, v = blk.qkv_heads(x, pos)  # (B, H, L, hd)
-        K = x.new_zeros(B, cfg.n_heads, S, hd)
-        V = x.new_zeros(B, cfg.n_heads, S, hd)
+
+    def prompt_attention(q, k, v):  # (B, H, L, hd): the prompt's keys and values open the cache
+        K, V = x.new_zeros(B, cfg.n_heads, S, hd), x.new_zeros(B, cfg.n_heads, S, hd)
         K[:, :, :L], V[:, :, :L] = k, v
         caches.append((K, V))
-        x = blk.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        return causal_attention(q, k, v)
+
+    for blk in model.blocks:
+        x = blk.layer(x, lambda qkv, blk=blk: blk.split_heads(qkv, pos), prompt_attention, merge_heads(x.shape))
     last = model.head(model.ln_f(x[rows, lens - 1]))  # (B, V)
 
     cur = lens.clone()  # where each row's next token goes
@@ -113,16 +115,19 @@ def sample(model, prompts: list[str], max_new: int, temperature: float = 1.0,
         x = model.embed(nxt)[:, None, :]  # (B, 1, D)
         mask = (slots[None, :] <= cur[:, None])[:, None, None, :]  # (B, 1, 1, S)
         for blk, (K, V) in zip(model.blocks, caches):
-            q, k, v = blk.qkv_heads(x, cur[:, None])  # (B, H, 1, hd)
-            K[rows, :, cur] = k[:, :, 0]
-            V[rows, :, cur] = v[:, :, 0]
-            x = blk.finish(x, F.scaled_dot_product_attention(q, K, V, attn_mask=mask))
+            def cached(q, k, v, K=K, V=V, cur=cur, mask=mask):  # (B, H, 1, hd): the new token's, into the cache
+                K[rows, :, cur] = k[:, :, 0]
+                V[rows, :, cur] = v[:, :, 0]
+                return F.scaled_dot_product_attention(q, K, V, attn_mask=mask)
+
+            x = blk.layer(x, lambda qkv, blk=blk, at=cur[:, None]: blk.split_heads(qkv, at), cached,
+                          merge_heads(x.shape))
         last = model.head(model.ln_f(x[:, 0]))
         cur = cur + 1
     return _continuations(X, lens, max_new)
 
 
-def _draw_(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
+def _draw_in_place(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
     # _draw on a logits buffer the caller no longer needs: same probabilities, no copy
     logits[:, PAD_ID] = float("-inf")
     if temperature == 0:
@@ -181,7 +186,7 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     live = torch.arange(R, device=dev)  # rows still writing: only they go through the position-wise layers
     steps = max_new
     for t in range(max_new):
-        nxt = _draw_(logits, temperature, generator)  # (R,)
+        nxt = _draw_in_place(logits, temperature, generator)  # (R,)
         out[t] = nxt
         if t == max_new - 1:
             break
@@ -196,14 +201,15 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
         p_, g_, n = live // G, live % G, len(live)
         x = model.embed(nxt[live])  # (n, D)
         for blk, (Kp, Vp), (Ks, Vs) in zip(model.blocks, kv, own):
-            q, k, v = blk.qkv(blk.ln1(x)).view(n, 3, H, hd).unbind(1)  # each (n, H, hd)
-            turn = blk.rope.turn[pos[t, p_, g_]][:, None]
-            q_all[p_, :, g_, 0] = blk.rope.rotate(q, turn)
-            Ks[p_, :, g_, t] = blk.rope.rotate(k, turn)
-            Vs[p_, :, g_, t] = v
-            att = grouped_attention(q_all, Kp, Vp, pbias, Ks[:, :, :, : t + 1], Vs[:, :, :, : t + 1])
-            x = x + blk.proj(att[p_, :, g_, 0].reshape(n, H * hd))
-            x = x + blk.mlp(blk.ln2(x))
+            def heads(qkv, blk=blk, Ks=Ks, Vs=Vs, t=t, p_=p_, g_=g_):  # the live rows' (n, H, hd) among all rows
+                q, k, v = blk.packed_heads(qkv, pos[t, p_, g_])
+                q_all[p_, :, g_, 0], Ks[p_, :, g_, t], Vs[p_, :, g_, t] = q, k, v
+                return q_all, Ks[:, :, :, : t + 1], Vs[:, :, :, : t + 1]
+
+            def attend(q, k, v, Kp=Kp, Vp=Vp):
+                return grouped_attention(q, Kp, Vp, pbias, k, v)
+
+            x = blk.layer(x, heads, attend, lambda att, p_=p_, g_=g_, n=n: att[p_, :, g_, 0].reshape(n, H * hd))
         # a row that stopped gets uniform logits: its draws are consumed (the generator's state depends only on
         # the shape) and never read (response_of cuts at `$`)
         logits = last.new_zeros(R, V)
@@ -213,8 +219,8 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
 
 def sample_responses(model, problems: list[Problem], n_samples: int, temperature: float,
                      generator: torch.Generator | None, chunk: int = 4096, shared: bool = True) -> list[list[str]]:
-    """n_samples responses (cut at `$`) per problem; max_new is the batch's largest k plus 5,
-    room enough to see a walk overshoot.
+    """n_samples responses (cut at `$`) per problem; max_new is the largest budget of the batch's
+    problems (`Problem.budget`: room enough to see a walk overshoot).
 
     Rows are sampled in chunks of whole groups: as many problems' n_samples rows as fit in `chunk` rows
     (at least one problem). shared=True (the default) samples each chunk with `sample_groups` (one
@@ -223,7 +229,7 @@ def sample_responses(model, problems: list[Problem], n_samples: int, temperature
     """
     if not problems or n_samples < 1:
         return [[] for _ in problems]
-    max_new = max(p.k for p in problems) + 5
+    max_new = max(p.budget for p in problems)
     per = max(1, chunk // n_samples)  # problems per chunk
     resps: list[str] = []
     for i in range(0, len(problems), per):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from .config import check
-from .task import PAD_ID, encode, longest_sequence
+from .tasks import PAD_ID, Task, encode
 
 
 def encode_pairs(pairs: list[tuple[str, str]], device="cpu") -> tuple[torch.Tensor, torch.Tensor]:
@@ -21,11 +21,11 @@ def encode_pairs(pairs: list[tuple[str, str]], device="cpu") -> tuple[torch.Tens
     return X.to(device), M.to(device)
 
 
-def check_fits(max_len: int, key: str, n_max: int, k_max: int, response: str, offset: int = 0) -> None:
+def check_fits(max_len: int, key: str, task: Task, spec: dict, response: str, offset: int = 0) -> None:
     """ConfigError naming `key` unless a model of `max_len` positions holds the longest prompt +
-    response (`task.longest_sequence`) of problems up to (n_max, k_max); `offset` = -1 when the model
-    sees all but the last token (teacher-forced training)."""
-    need = longest_sequence(n_max, k_max, response) + offset
+    response (`Task.longest`) of the task's problems under `spec`; `offset` = -1 when the model sees all
+    but the last token (teacher-forced training)."""
+    need = task.longest(spec, response) + offset
+    where = ", ".join(f"{k} {list(v) if isinstance(v, tuple) else v}" for k, v in spec.items())
     check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes, {need} tokens "
-          f"at n = {n_max}, k = {min(k_max, n_max - 1)} with a {response} response",
-          f"set it to at least {need}")
+          f"({task.name}: {where}) with a {response} response", f"set it to at least {need}")

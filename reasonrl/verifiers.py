@@ -5,7 +5,7 @@ Both are a TinyReasoner trunk with a one-logit head at every position, reading p
 - ORM (`orm`): trained on the logit at the answer letter (the last character when there is no
   parsable answer); the label is whether the answer is correct. Its score is P(correct).
 - PRM (`prm_full`): trained on every step label: at each trace character, "was this lookup right
-  given the previous letter" (`task.step_labels`); then the answer check, as the ORM's. Its score is
+  given the previous letter" (`Problem.step_labels`); then the answer check, as the ORM's. Its score is
   the minimum of these step probabilities.
 
 Training data are responses sampled from a base model on problems of the RL distribution, labelled
@@ -35,11 +35,11 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from .config import check
-from .evaluate import FAILURE_TYPES, auc, classify, trace_of
+from .evaluate import auc
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
 from .pretrain import optimize
 from .sampling import sample_responses
-from .task import MAX_N, Problem, is_correct, parse_answer, sample_problem, step_labels, target
+from .tasks import DEFAULT, Problem, get_task, trace_of
 from .tokens import check_fits, encode_pairs
 
 VERIFIER_FORMAT = "reasonrl-verifier-v1"
@@ -67,14 +67,18 @@ class VerifierConfig:
     grad_clip: float = 1.0  # gradient norm clip
     seed: int = 0  # seeds the problems, the samples, the head and the batches
 
+    @property
+    def spec(self) -> dict:
+        """The distribution its problems are drawn from, as the task reads it."""
+        return {"n_range": self.n_range, "k_max": self.k_max}
+
     def __post_init__(self):
         check(self.problems >= 2, "problems", f"must be at least 2 (training and held-out), got {self.problems}")
         check(self.samples >= 1, "samples", f"must be at least 1, got {self.samples}")
         check(self.temperature > 0, "temperature", f"must be positive, got {self.temperature}")
         check(0 <= self.gold_frac <= 1, "gold_frac", f"must be in [0, 1], got {self.gold_frac}")
         check(0 < self.holdout < 1, "holdout", f"must be in (0, 1), got {self.holdout}")
-        lo, hi = self.n_range
-        check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(self.n_range)}")
+        get_task(DEFAULT).check_spec({"n_range": self.n_range})
         check(self.k_max >= 1, "k_max", f"must be at least 1, got {self.k_max}")
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
         check(self.batch_size >= 2, "batch_size", f"must be at least 2, got {self.batch_size}")
@@ -83,7 +87,7 @@ class VerifierConfig:
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
         if self.model is not None:  # it scores prompt + sampled response
-            check_fits(self.model.max_len, "model.max_len", hi, self.k_max, "sampled")
+            check_fits(self.model.max_len, "model.max_len", get_task(DEFAULT), self.spec, "sampled")
 
 
 class Verifier(nn.Module):
@@ -136,13 +140,14 @@ def step_targets(kind: str, problem: Problem, response: str) -> tuple[list[int],
     character), labelled by correctness. PRM: each trace character with its step label, then the
     answer check."""
     # `trace|x$` is parsable only with `$` right after x, so nothing after the answer letter matters
-    last = len(trace_of(response)) + 1 if parse_answer(response) is not None else max(len(response) - 1, 0)
-    final = float(is_correct(problem, response))
+    parsed = problem.task.parse_answer(response) is not None
+    last = len(trace_of(response)) + 1 if parsed else max(len(response) - 1, 0)
+    final = float(problem.is_correct(response))
     if kind == "orm":
         return [last], [final]
     trace = trace_of(response)
     offsets = list(range(len(trace)))
-    labels = [float(ok) for ok in step_labels(problem, trace)]
+    labels = [float(ok) for ok in problem.step_labels(trace)]
     if not offsets or offsets[-1] != last:
         offsets.append(last)
         labels.append(final)
@@ -233,14 +238,15 @@ class Example:
 
     @property
     def correct(self) -> bool:
-        return is_correct(self.problem, self.response)
+        return self.problem.is_correct(self.response)
 
 
 def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Example]]:
     """(training, held-out) examples: cfg.samples responses per problem sampled from `base`, some
     replaced by the gold response (gold_frac); problems, not responses, are split."""
     rng = random.Random(f"verifier-data-{cfg.seed}")
-    problems = [sample_problem(rng, cfg.n_range, cfg.k_max) for _ in range(cfg.problems)]
+    task = get_task(DEFAULT)
+    problems = [task.sample(rng, cfg.spec) for _ in range(cfg.problems)]
     device = next(base.parameters()).device
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
     responses: list[list[str]] = []
@@ -252,7 +258,7 @@ def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Exampl
         rows = []
         for r in rs:
             gold = rng.random() < cfg.gold_frac
-            rows.append(Example(p, target(p, "cot") if gold else r, gold))
+            rows.append(Example(p, p.target("cot") if gold else r, gold))
         examples.append(rows)
     n_held = min(max(1, round(cfg.holdout * cfg.problems)), cfg.problems - 1)
     train = [e for rows in examples[:-n_held] for e in rows]
@@ -303,35 +309,14 @@ def train_verifier(cfg: VerifierConfig, base: TinyReasoner, device: torch.device
     return verifier, summary
 
 
-def failure_probes(problem: Problem, rng: random.Random) -> dict[str, str]:
-    """One hand-built response of every outcome type for `problem` (classify agrees with each key)."""
-    succ, walk, k = problem.succ, problem.walk, problem.k
-    ring = [x for x, _ in problem.edges]
-
-    def walk_from(letters: str, length: int) -> str:  # extend by following the ring
-        while len(letters) < length:
-            letters += succ[letters[-1]]
-        return letters
-
-    step = rng.randrange(k)  # the lookup that goes wrong: walk[step] -> a wrong letter
-    wrong = rng.choice([x for x in ring if x != succ[walk[step]]])
-    bad_trace = walk_from(walk[1: step + 1] + wrong, k)
-    over = walk_from(walk, k + 2)[1:]
-    return {"correct": target(problem, "cot"),
-            "overshoot": over + "|" + over[-1] + "$",  # one hop too many
-            "early": walk[1:k] + "|" + walk[k - 1] + "$",  # one hop short
-            "lookup": bad_trace + "|" + bad_trace[-1] + "$",  # a wrong lookup, followed faithfully after
-            "miscopy": problem.trace + "|" + rng.choice([x for x in ring if x != problem.answer]) + "$",
-            "malformed": walk_from(walk, k + 6)[1:]}  # never wrote `|`: ran to the length limit
-
-
 def probe_scores(verifier: Verifier, problems: list[Problem], seed: int = 0) -> dict:
     """Mean score per outcome type on hand-built responses (one of each type per problem), and the AUC
     of correct against all wrong ones: which wrong answers the verifier believes."""
     rng = random.Random(f"probes-{seed}")
-    rows = [(p, t, r) for p in problems for t, r in failure_probes(p, rng).items()]
+    rows = [(p, t, r) for p in problems for t, r in p.task.probes(p, rng).items()]
     scores = score(verifier, [p for p, _, _ in rows], [r for _, _, r in rows])
-    out = {t: sum(s for s, (_, u, _) in zip(scores, rows) if u == t) / len(problems) for t in FAILURE_TYPES}
+    out = {t: sum(s for s, (_, u, _) in zip(scores, rows) if u == t) / len(problems)
+           for t in problems[0].task.failure_types}
     return {"mean_score": out, "auc": auc(scores, [t == "correct" for _, t, _ in rows]), "problems": len(problems)}
 
 
@@ -344,7 +329,7 @@ def evaluate_verifier(verifier: Verifier, examples: list[Example]) -> dict:
     labels = [e.correct for e in examples]
     hits = [(s > 0.5) == y for s, y in zip(scores, labels)]
     by_class = [[h for h, y in zip(hits, labels) if y == c] for c in (True, False)]
-    kinds = [classify(p, r) for p, r in zip(problems, responses)]
+    kinds = [p.classify(r) for p, r in zip(problems, responses)]
     out = {"examples": len(examples), "correct_rate": sum(labels) / len(labels),
            "acc": sum(hits) / len(hits),
            "balanced_acc": sum(sum(h) / len(h) for h in by_class if h) / sum(1 for h in by_class if h),
@@ -360,7 +345,7 @@ def evaluate_verifier(verifier: Verifier, examples: list[Example]) -> dict:
         out["steps"] = len(pairs)
         out["wrong_steps"] = len(wrong)
     out["by_type"] = {}
-    for t in FAILURE_TYPES:
+    for t in problems[0].task.failure_types:
         s = [x for x, k in zip(scores, kinds) if k == t]
         out["by_type"][t] = {"count": len(s), "mean_score": sum(s) / len(s) if s else None}
     return out

@@ -18,7 +18,7 @@ from reasonrl import numerics
 from reasonrl.evaluate import greedy_accuracy, pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
-from reasonrl.task import make_problem
+from reasonrl.tasks.hop import make_problem
 from reasonrl.tokens import encode_pairs
 
 

@@ -19,7 +19,7 @@ from reasonrl import numerics
 from reasonrl.evaluate import EvalConfig, sampling_report
 from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import DataConfig, EvalSetConfig, build_data_sets, build_eval_set
-from reasonrl.task import problem_key
+from reasonrl.tasks.hop import problem_key
 
 VALIDATION_SEED = 41
 

@@ -8,7 +8,7 @@ import pytest
 from reasonrl.config import ConfigError
 from reasonrl.rl.job import job_for, make_job
 from reasonrl.rl.run import check_init_fits
-from reasonrl.task import make_eval_set
+from reasonrl.tasks.hop import make_eval_set
 
 PARAMS = {
     "method": "rft",

@@ -7,11 +7,9 @@ import pytest
 import torch
 
 from reasonrl.evaluate import (
-    FAILURE_TYPES,
     EvalConfig,
     auc,
     baseline_curve,
-    classify,
     distinct_answers,
     failure_mix,
     failure_mix_of,
@@ -23,14 +21,20 @@ from reasonrl.evaluate import (
     pass_at_k,
     pass_curve,
     pass_curve_of,
-    random_guess_baseline,
     sample_entropy,
     sample_entropy_plain,
     sample_set,
     sampling_report,
     think_profile,
 )
-from reasonrl.task import build_problem, make_eval_set, make_problem
+from reasonrl.tasks.hop import (
+    FAILURE_TYPES,
+    build_problem,
+    classify,
+    make_eval_set,
+    make_problem,
+    random_guess_baseline,
+)
 
 # ring a>b>c>d>e>f>a, start a, k = 3: walk a b c d, trace "bcd", answer d
 P = build_problem((("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("e", "f"), ("f", "a")), "a", 3)
@@ -117,7 +121,7 @@ def test_failure_mix_of_and_distinct_answers():
     assert mix == {"correct": 0.5, "overshoot": 0.25, "early": 0.0, "lookup": 0.0, "miscopy": 0.0,
                    "malformed": 0.25}
     # answers {d, e} and {d, None}: two distinct each
-    assert distinct_answers([["bcd|d$", "bcde|e$", "bcd|d$"], ["|d$", "bcd"]]) == 2.0
+    assert distinct_answers([P, P], [["bcd|d$", "bcde|e$", "bcd|d$"], ["|d$", "bcd"]]) == 2.0
 
 
 def test_pass_curve_of_hand_built():
@@ -244,7 +248,7 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match=r"^k=-1: must be >= 0$"):
         random_guess_baseline(4, -1)
     with pytest.raises(ValueError, match=r"^responses: empty$"):
-        distinct_answers([])
+        distinct_answers([], [])
     for call in (lambda: greedy_accuracy(None, []), lambda: greedy_eval(None, [], "s"),
                  lambda: pass_curve_of([], [], [1]), lambda: think_profile(None, [])):
         with pytest.raises(ValueError, match=r"^problems: empty evaluation set$"):
@@ -275,7 +279,8 @@ def test_sampling_defaults_and_arguments_reach_the_sampler(tiny_model, monkeypat
 def test_outcomes_csv_carries_sampled_when_the_rows_do():
     rows = [{"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "outcome": "correct", "sampled": 0.5}]
     assert outcomes_csv(rows) == "set,problem,k,correct,outcome,sampled\nn6,abcdef:a3,3,1,correct,0.5\n"
-    assert outcomes_csv([]) == "set,problem,k,correct,outcome\n"
+    with pytest.raises(ValueError, match="rows: no outcomes"):
+        outcomes_csv([])
 
 
 @pytest.mark.parametrize("per_problem,chunk", [(2, 512), (3, 4), (16, 1)])

@@ -24,7 +24,7 @@ from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.rl import train as T
 from reasonrl.rl.job import make_job
 from reasonrl.rl.variants import REWARDS
-from reasonrl.task import make_problem
+from reasonrl.tasks.hop import make_problem
 from reasonrl.tokens import encode_pairs
 
 torch.set_num_threads(1)

@@ -22,7 +22,8 @@ import reasonrl.evaluate as ev
 from reasonrl.stats import Comparison, word
 from reasonrl.studies import hacking, methods, passk, zero
 from reasonrl.studies.common import Answer
-from reasonrl.task import STOI, VOCAB_SIZE, build_problem
+from reasonrl.tasks import STOI, VOCAB_SIZE, trace_of
+from reasonrl.tasks.hop import build_problem
 
 torch.set_num_threads(1)
 
@@ -70,7 +71,7 @@ def test_greedy_accuracy_and_by_k(greedy):
 
 def test_failure_mix_counts_each_type(greedy):
     problems, _ = greedy
-    assert [ev.classify(p, ev.response_of(c)) for p, c, _ in GREEDY] == [t for _, _, t in GREEDY]
+    assert [p.classify(ev.response_of(c)) for p, c, _ in GREEDY] == [t for _, _, t in GREEDY]
     assert ev.failure_mix(None, problems) == {"correct": 3 / 8, "overshoot": 1 / 8, "early": 1 / 8,
                                              "lookup": 1 / 8, "miscopy": 1 / 8, "malformed": 1 / 8}
 
@@ -261,12 +262,12 @@ def test_hacking_clip_answer_ratio():
 
 
 def test_trace_of_by_hand():
-    assert ev.trace_of("bc|c$") == "bc"
-    assert ev.trace_of("bc|c|d$") == "bc"  # the first `|`
-    assert ev.trace_of("bcd$") == "bcd"  # unfinished: the trailing `$` is dropped
-    assert ev.trace_of("bcd") == "bcd"
-    assert ev.trace_of("$") == ""
-    assert ev.trace_of("bc$|c$") == "bc$"  # a `$` inside a trace that has its `|` stays
+    assert trace_of("bc|c$") == "bc"
+    assert trace_of("bc|c|d$") == "bc"  # the first `|`
+    assert trace_of("bcd$") == "bcd"  # unfinished: the trailing `$` is dropped
+    assert trace_of("bcd") == "bcd"
+    assert trace_of("$") == ""
+    assert trace_of("bc$|c$") == "bc$"  # a `$` inside a trace that has its `|` stays
 
 
 def test_think_profile_when_every_or_no_response_thinks(monkeypatch):

@@ -24,7 +24,7 @@ from reasonrl.rl import collect as C
 from reasonrl.rl import train as T
 from reasonrl.rl.job import make_job
 from reasonrl.rl.variants import ADVANTAGES
-from reasonrl.task import build_problem
+from reasonrl.tasks.hop import build_problem
 from reasonrl.tokens import encode_pairs
 
 torch.set_num_threads(1)

@@ -13,7 +13,8 @@ from reasonrl.pretrain import PhaseConfig, train_phase
 from reasonrl.rl.job import make_job
 from reasonrl.rl.train import Context, rl_step
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference, sample_responses
-from reasonrl.task import PAD_ID, encode, make_problem, sample_problem
+from reasonrl.tasks import PAD_ID, encode
+from reasonrl.tasks.hop import make_problem, sample_problem
 from reasonrl.tokens import encode_pairs
 
 TOL = 1e-5

@@ -16,8 +16,8 @@ R = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.01, 0
 
 
 def test_grpo_advantages_hand_built():
-    raw = ADVANTAGES["grpo"](R, std_norm=False)
-    std = ADVANTAGES["grpo"](R, std_norm=True)
+    raw = ADVANTAGES["dr_grpo"](R)  # the same baseline without the std
+    std = ADVANTAGES["grpo"](R)
     assert raw[1].abs().max() == 0 and std[1].abs().max() == 0  # all-same group: no signal
     assert raw[2, 2].item() == pytest.approx(0.0075, abs=1e-7)
     assert std[2, 2].item() > 1.4  # a 0.01 difference blown up by the tiny std
@@ -140,7 +140,7 @@ def test_evaluate_callback_schedule():
 
 
 def test_nan_loss_stops_naming_the_step(monkeypatch):
-    monkeypatch.setitem(ADVANTAGES, "grpo", lambda r, std_norm=True: torch.full_like(r, float("nan")))
+    monkeypatch.setitem(ADVANTAGES, "grpo", lambda r: torch.full_like(r, float("nan")))
     with pytest.raises(FloatingPointError, match="step 0"):
         train_rl(_job(), _tiny_policy(), progress=False)
 
@@ -171,12 +171,18 @@ def test_verifier_reward_needs_an_existing_verifier():
 
 def test_kl_in_the_reward_is_subtracted_after_the_advantage():
     from reasonrl.rl.collect import Batch, group_weights
-    from reasonrl.rl.train import kl_penalty
+    from reasonrl.rl.train import KLPenalty
 
     job = make_job({}, {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"})
+    kl = KLPenalty.of(job)
+    assert (kl.where, kl.needs_reference) == ("reward", True)
     # per token k1 = log pi - log pi_ref: log(0.5 / 0.25) = log 2 on one token, times beta 0.5
-    pen = kl_penalty(job, torch.tensor([[math.log(0.5)]]), torch.tensor([[math.log(0.25)]]))
+    pen = kl.per_token(torch.tensor([[math.log(0.5)]]), torch.tensor([[math.log(0.25)]]))
     assert pen.item() == pytest.approx(0.5 * math.log(2))
+    loss_term = kl.in_loss(torch.zeros(1, 1), torch.zeros(1, 1), lambda x, m: 1 / 0, torch.ones(1, 1))
+    assert loss_term.item() == 0.0  # in the reward, the loss gets nothing (and never aggregates)
+    assert KLPenalty.of(make_job({}, {"beta": 0.0, "kl_in": "reward"})).where == "none"
+    assert KLPenalty.of(make_job({}, {"beta": 0.1, "kl_in": "loss"})).where == "loss"
     batch = Batch(problems=[], responses=[], proxy=torch.zeros(8), true=torch.zeros(8), group=4, zero_frac=0.0)
     r = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
     kl_seq = torch.tensor([0.01, 0.02, 0.03, 0.04, 0.01, 0.02, 0.03, 0.04])
@@ -205,7 +211,7 @@ def test_shuffled_reward_permutes_the_true_rewards_with_the_run_generator():
     from types import SimpleNamespace
 
     from reasonrl.rl.variants import REWARDS
-    from reasonrl.task import sample_problem
+    from reasonrl.tasks.hop import sample_problem
 
     rng = __import__("random").Random(0)
     probs = [sample_problem(rng, (4, 6)) for _ in range(6)]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from reasonrl.sampling import response_of, sample, sample_reference, sample_responses
-from reasonrl.task import sample_problem
+from reasonrl.tasks.hop import sample_problem
 
 
 def _prompts(count, seed=0):

@@ -4,12 +4,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonrl import task
-from reasonrl.task import (
-    PAD_ID,
-    VOCAB_SIZE,
-    decode,
-    encode,
+from reasonrl.tasks import PAD_ID, VOCAB_SIZE, decode, encode
+from reasonrl.tasks import hop as task
+from reasonrl.tasks.hop import (
     make_eval_set,
     make_problem,
     parse_answer,

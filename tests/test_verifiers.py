@@ -3,7 +3,8 @@ import torch
 
 from reasonrl.config import ConfigError, from_dict
 from reasonrl.model import CheckpointError, ModelConfig, load_checkpoint, save_checkpoint
-from reasonrl.task import build_problem, make_eval_set
+from reasonrl.tasks import hop
+from reasonrl.tasks.hop import build_problem, make_eval_set
 from reasonrl.verifiers import (
     Verifier,
     VerifierConfig,
@@ -24,9 +25,7 @@ SMALL = ModelConfig(d_model=32, n_heads=2, n_layers=2, max_len=96)
 def test_failure_probes_reach_every_type():
     import random
 
-    from reasonrl.evaluate import FAILURE_TYPES, classify
-    from reasonrl.task import make_problem
-    from reasonrl.verifiers import failure_probes
+    from reasonrl.tasks.hop import FAILURE_TYPES, classify, failure_probes, make_problem
 
     rng = random.Random(0)
     for _ in range(300):
@@ -188,7 +187,7 @@ def test_probe_scores_by_hand(monkeypatch):
     import random
 
     import reasonrl.verifiers as vmod
-    from reasonrl.evaluate import FAILURE_TYPES, classify
+    from reasonrl.tasks.hop import FAILURE_TYPES, classify
 
     value = {"correct": 0.5, "overshoot": 0.8, "early": 0.1, "lookup": 0.2, "miscopy": 0.3, "malformed": 0.0}
     seen = []
@@ -202,7 +201,7 @@ def test_probe_scores_by_hand(monkeypatch):
     assert out["problems"] == 2 and list(out["mean_score"]) == list(FAILURE_TYPES)
     # one probe of each type per problem, drawn in turn from the seeded stream "probes-<seed>"
     rng = random.Random("probes-5")
-    assert seen == [list(vmod.failure_probes(P, rng).values()) + list(vmod.failure_probes(P, rng).values())]
+    assert seen == [list(hop.failure_probes(P, rng).values()) + list(hop.failure_probes(P, rng).values())]
     assert out["mean_score"] == pytest.approx(value)  # each type scored the same on both problems
     assert out["auc"] == pytest.approx(16 / 20)  # each correct (0.5) beats 8 of the 10 wrong: not the overshoots
 
@@ -210,7 +209,7 @@ def test_probe_scores_by_hand(monkeypatch):
 def test_make_examples_draws_problems_gold_and_split_by_hand(tiny_model):
     import random
 
-    from reasonrl.task import sample_problem, target
+    from reasonrl.tasks.hop import sample_problem, target
     from reasonrl.verifiers import make_examples
 
     cfg = VerifierConfig(problems=10, samples=2, gold_frac=0.5, holdout=0.2, n_range=(4, 6), k_max=2, seed=4)
@@ -248,7 +247,7 @@ def test_train_verifier_batches_and_summary(monkeypatch, tiny_model):
     real_batch = vmod._batch
 
     def spy(kind, problems, responses, device):
-        batches.append((kind, [vmod.is_correct(p, r) for p, r in zip(problems, responses)]))
+        batches.append((kind, [p.is_correct(r) for p, r in zip(problems, responses)]))
         return real_batch(kind, problems, responses, device)
 
     monkeypatch.setattr(vmod, "_batch", spy)
@@ -310,7 +309,7 @@ def test_load_verifier_errors_name_the_reason(tmp_path):
 
 
 def test_verifier_config_checks_each_bound():
-    from reasonrl.task import MAX_N
+    from reasonrl.tasks.hop import MAX_N
 
     def error(d):
         with pytest.raises(ConfigError) as e:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..sampling import sample_responses
-from ..task import ANSWER_MARK, END, Problem, make_problem
+from ..tasks import Problem
 from .variants import ADVANTAGES, REWARDS, guard, length_penalty, overlong_penalty
 
 if TYPE_CHECKING:  # annotations only: the loop and the job import this module
@@ -44,17 +44,12 @@ class Batch:
 
 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
-    lo, hi = job.n_range
-    out = []
-    for _ in range(count):
-        n = rng.randint(lo, hi)
-        out.append(make_problem(rng, n, rng.randint(1, min(n - 1, job.k_max))))
-    return out
+    return [job.task.sample(rng, job.spec) for _ in range(count)]
 
 
 def response_budget(job: Job) -> int:
     """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
-    return job.k_max + 5
+    return job.task.max_budget(job.spec)
 
 
 def rollout_budget(job: Job) -> int:
@@ -69,7 +64,7 @@ def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: 
     true = REWARDS["true"](problems, responses, ctx)
     proxy = true.clone() if job.reward == "true" else REWARDS[job.reward](problems, responses, ctx)
     if job.guard:
-        proxy = guard(proxy, responses)
+        proxy = guard(proxy, problems, responses)
     if job.len_pen:
         proxy = length_penalty(proxy, responses, job.len_pen)
     if job.overlong:
@@ -90,7 +85,7 @@ def sample_round(ctx: Context) -> Batch:
     flat_r = [r for rs in groups for r in rs]
     if ctx.verifier is not None:  # its forward over the whole batch should not stand on the rollout's freed pages
         ctx.trim()
-    proxy, true = score(ctx, flat_p, flat_r, max(p.k for p in probs) + 5)
+    proxy, true = score(ctx, flat_p, flat_r, max(p.budget for p in probs))
     ctx.rollouts += len(flat_r)
     return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r))
 
@@ -123,7 +118,7 @@ def collect_samples(ctx: Context) -> Batch:
 def collect_gold(ctx: Context) -> Batch:
     probs = draw_problems(ctx.rng, ctx.job, ctx.job.B)
     ones = torch.ones(len(probs))
-    return Batch(problems=probs, responses=[p.trace + ANSWER_MARK + p.answer + END for p in probs],
+    return Batch(problems=probs, responses=[p.target("cot") for p in probs],
                  proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..config import ConfigError, check, from_dict
 from ..errors import suggest
+from ..tasks import DEFAULT, Task, get_task
 from .collect import METHODS
 from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
 
@@ -47,8 +48,8 @@ class Job:
     steps: int = 80  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
-    n_range: tuple[int, int] = (4, 16)  # ring sizes of training problems (inclusive)
-    k_max: int = 7  # hop counts uniform in 1..min(n - 1, k_max)
+    n_range: tuple[int, int] = (4, 16)  # the task's spec (hop world): ring sizes of training problems (inclusive)
+    k_max: int = 7  # ... and hop counts, uniform in 1..min(n - 1, k_max)
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
@@ -60,11 +61,7 @@ class Job:
             near = suggest(str(value), list(names))
             check(value in names, key, f"{value!r} is not one of {list(names)}",
                   f"did you mean {near!r}?" if near else None)
-        lo, hi = self.n_range
-        check(2 <= lo <= hi <= 16, "n_range", f"need 2 <= lo <= hi <= 16, got {list(self.n_range)}")
-        check(1 <= self.k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}),"
-              f" got {self.k_max}")
-        check(self.k_max <= 9, "k_max", f"must be at most 9, got {self.k_max}")
+        self.task.check_spec(self.spec)
         check(self.method != "grpo" or self.G >= 2, "G", f"must be at least 2 for group advantages, got {self.G}")
         check(self.G >= 1, "G", f"must be at least 1, got {self.G}")
         check(self.B >= 1, "B", f"must be at least 1, got {self.B}")
@@ -81,6 +78,15 @@ class Job:
         check(self.max_resample >= 0, "max_resample", f"must be >= 0, got {self.max_resample}")
         check(self.method == "grpo" or self.reward == "true", "reward",
               f"{self.method} trains on correct/gold answers and uses the true reward only")
+
+    @property
+    def task(self) -> Task:
+        return get_task(DEFAULT)
+
+    @property
+    def spec(self) -> dict:
+        """The distribution of its training problems, as the task reads it."""
+        return {"n_range": self.n_range, "k_max": self.k_max}
 
     @property
     def verifier(self) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..model import pad_ids, shared_token_logprobs, token_logprobs
-from ..task import PAD_ID, encode
+from ..tasks import PAD_ID, encode
 from ..tokens import encode_pairs
 
 if TYPE_CHECKING:

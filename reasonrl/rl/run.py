@@ -17,7 +17,7 @@ from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, resolve_device, save_checkpoint
 from ..pipeline import apply_threads, check_threads, read_problems, write_timing
-from ..task import SAMPLE_SLACK, Problem, longest_sequence
+from ..tasks import Problem
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
 
@@ -38,10 +38,10 @@ def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
 def check_init_fits(job: Job, max_len: int, init_path, eval_problems: dict[str, list[Problem]], where: str) -> None:
     """ConfigError naming `<where>.init` unless every rollout and evaluation sequence of `job` fits the
     starting model's max_len: found before step 1, not at it."""
-    need = longest_sequence(job.n_range[1], job.k_max, "sampled")
+    need = job.task.longest(job.spec, "sampled")
     if job.eval != "none" and eval_problems.get(job.eval):
         probs = eval_problems[job.eval]
-        need = max(need, max(len(p.prompt) for p in probs) + max(p.k for p in probs) + SAMPLE_SLACK)
+        need = max(need, max(len(p.prompt) for p in probs) + max(p.budget for p in probs))
     check(max_len >= need, f"{where}.init", f"{Path(init_path).as_posix()} has max_len {max_len}, shorter than "
           f"the longest prompt + response of this run ({need})",
           "train the init with a larger model.max_len, or lower n_range / k_max")

@@ -7,8 +7,9 @@ scores into per-sequence weights (group advantages, a correct-only mask, or ones
 exactly 1 and the update is REINFORCE with a group baseline.
 
 A run may draw steps x B x G policy samples (`rollout_budget`); dynamic sampling spends them faster and ends
-in fewer steps, so its arm costs the same rollouts as the others. The KL penalty (`kl_penalty`) is either a
-term of the loss or, summed per response, subtracted from the advantage after the group normalisation.
+in fewer steps, so its arm costs the same rollouts as the others. The KL penalty (`KLPenalty`, decided once
+from the job) is either a term of the loss or, summed per response, subtracted from the advantage after
+the group normalisation.
 
 Two interchangeable computations of the same step, the `Layout` chosen once from `Context.shared_prefix`:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
@@ -34,12 +35,11 @@ from dataclasses import dataclass, field
 import torch
 from tqdm import tqdm
 
-from ..task import ANSWER_MARK, END
 from ..verifiers import score as verifier_score
 from .collect import METHODS, Batch, response_budget, rollout_budget
 from .job import Job
 from .layout import FAST, PLAIN, FullSequences, Layout, SharedPrefix
-from .variants import KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, THINKS, kl_k3
+from .variants import KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, kl_k3
 
 
 def _heap_trimmer() -> Callable[[], object]:
@@ -67,11 +67,13 @@ class Context:
     reward_gen: torch.Generator  # the random reward's coin flips
     shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
     layout: Layout = field(init=False)
+    kl: KLPenalty = field(init=False)
     rollouts: int = 0  # policy samples drawn so far in this run
     trim: Callable[[], object] = field(default_factory=_heap_trimmer)  # give freed heap pages back
 
     def __post_init__(self):
         self.layout = FAST if self.shared_prefix else PLAIN
+        self.kl = KLPenalty.of(self.job)
 
     def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
         """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""
@@ -90,22 +92,38 @@ def clipped_surrogate(logp, old_logp, adv, eps_low: float, eps_high: float):
     return loss, clipped
 
 
-def kl_penalty(job: Job, logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
-    """beta times the job's per-token estimate of KL(policy || reference), (N, T): the one KL term, whether it
-    enters the loss (aggregated like the policy-gradient term) or the reward (summed over each response)."""
-    return job.beta * KL_ESTIMATORS[job.kl_estimator](ref_logp - logp)
+@dataclass(frozen=True)
+class KLPenalty:
+    """The KL penalty towards the reference, decided once from the job: where it acts ("loss", "reward", or
+    "none" when beta is 0), its coefficient and its per-token estimator."""
+    where: str
+    beta: float
+    estimator: Callable[[torch.Tensor], torch.Tensor]
 
+    @classmethod
+    def of(cls, job: Job) -> KLPenalty:
+        return cls(job.kl_in if job.beta > 0 else "none", job.beta, KL_ESTIMATORS[job.kl_estimator])
 
-def reward_kl(job: Job, scored: Scored, m: torch.Tensor) -> torch.Tensor:
-    """(N,) the KL penalty summed over each response when the KL is in the reward, else zeros."""
-    if not kl_placed(job, "reward"):
-        return m.new_zeros(len(m))
-    return (kl_penalty(job, scored.old_logp, scored.ref_logp) * m).sum(dim=1)
+    @property
+    def needs_reference(self) -> bool:
+        """Whether every row needs the reference's log-probs (else only the `losses/kl` record's few)."""
+        return self.where != "none"
 
+    def per_token(self, logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+        """beta times the per-token estimate of KL(policy || reference), (N, T)."""
+        return self.beta * self.estimator(ref_logp - logp)
 
-def kl_placed(job: Job, where: str) -> bool:
-    """Whether the KL penalty is active and placed in `where` (loss or reward)."""
-    return job.beta > 0 and job.kl_in == where
+    def in_reward(self, scored: Scored, m: torch.Tensor) -> torch.Tensor:
+        """(N,) the penalty summed over each response, to subtract from the advantage; zeros elsewhere."""
+        if self.where != "reward":
+            return m.new_zeros(len(m))
+        return (self.per_token(scored.old_logp, scored.ref_logp) * m).sum(dim=1)
+
+    def in_loss(self, logp: torch.Tensor, ref_logp: torch.Tensor | None, agg: Callable, m: torch.Tensor):
+        """The loss term: the penalty aggregated like the policy-gradient term; a zero scalar elsewhere."""
+        if self.where != "loss":
+            return logp.new_zeros(())
+        return agg(self.per_token(logp, ref_logp), m)
 
 
 # With beta = 0 the reference's log-probs feed only the `losses/kl` record, so they are computed on the batch's
@@ -135,7 +153,7 @@ def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = 
         logp, ent = seqs.logprobs(ctx.policy)
     old = logp.detach()
     with torch.no_grad():
-        if ctx.job.beta > 0:
+        if ctx.kl.needs_reference:
             ref_logp, _ = seqs.logprobs(ctx.ref)
             kl = token_mean_kl(ref_logp, old, seqs.m)
         else:
@@ -170,7 +188,7 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
         logp = scored.first if it == 0 and scored.first is not None else seqs.logprobs(ctx.policy)[0]  # (N, T)
         per_token, clipped = clipped_surrogate(logp, scored.old_logp, w, job.eps_low, job.eps_high)
         pg = agg(per_token, m)
-        kl_term = agg(kl_penalty(job, logp, scored.ref_logp), m) if kl_placed(job, "loss") else logp.new_zeros(())
+        kl_term = ctx.kl.in_loss(logp, scored.ref_logp, agg, m)
         loss = pg + kl_term
         if not torch.isfinite(loss):
             raise FloatingPointError(f"step {step}: loss is {loss.item()} (pg {pg.item()}, kl {kl_term.item()})")
@@ -195,7 +213,7 @@ def rollout_record(batch: Batch, scored: Scored, m: torch.Tensor) -> dict:
             "rollout/zero_var_frac": batch.zero_frac,
             "rollout/length": sum(map(len, batch.responses)) / n,
             "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
-            "rollout/think_rate": sum(bool(THINKS.match(x)) for x in batch.responses) / n,
+            "rollout/think_rate": sum(p.task.thinks(x) for p, x in zip(batch.problems, batch.responses)) / n,
             "rollout/entropy": float((scored.ent * m).sum() / m.sum()),
             "losses/kl": scored.kl}
 
@@ -211,7 +229,7 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     seqs = ctx.layout.build(batch, device, job.temperature)
     scored = score_batch(ctx, seqs)
     m = seqs.m
-    w = spec.weights(job, batch.proxy.to(m.device), batch, reward_kl(job, scored, m)).to(m.device)
+    w = spec.weights(job, batch.proxy.to(m.device), batch, ctx.kl.in_reward(scored, m)).to(m.device)
     record = {**step_record(unfiltered, rollout_record(batch, scored, m)), "rollout/count": batch.rollouts}
     if not spec.drop_zero_weight:
         return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
@@ -273,7 +291,7 @@ def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
     out = []
     for p, r, proxy, true in zip(batch.problems, batch.responses, batch.proxy.tolist(), batch.true.tolist()):
         if proxy > 0.9 and true == 0:
-            out.append({"prompt": p.prompt, "gold": p.trace + ANSWER_MARK + p.answer + END, "response": r,
+            out.append({"prompt": p.prompt, "gold": p.target("cot"), "response": r,
                         "proxy": round(proxy, 3)})
             if len(out) == limit:
                 break

@@ -5,12 +5,9 @@ Adding a variant means adding one function to one registry; the loop never branc
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 import torch
-
-from ..task import THINKS  # noqa: F401  re-exported: the loop's think-rate record
 
 # ----------------------------------------------------------------------------- advantages
 # r: (B, G) rewards of G samples per prompt -> (B, G) advantages
@@ -26,34 +23,31 @@ def _register(table: dict, name: str):
 
 
 @_register(ADVANTAGES, "grpo")
-def grpo_advantage(r: torch.Tensor, std_norm: bool = True, eps: float = 1e-4) -> torch.Tensor:
-    """Group mean baseline, optionally divided by the group std (unbiased, as torch.std)."""
-    a = r - r.mean(dim=1, keepdim=True)
-    if std_norm:
-        a = a / (r.std(dim=1, keepdim=True) + eps)
-    return a
+def grpo_advantage(r: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
+    """Group mean baseline, divided by the group std (unbiased, as torch.std)."""
+    return (r - r.mean(dim=1, keepdim=True)) / (r.std(dim=1, keepdim=True) + eps)
 
 
 @_register(ADVANTAGES, "rloo")
-def rloo_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+def rloo_advantage(r: torch.Tensor) -> torch.Tensor:
     """Leave-one-out baseline: r_i minus the mean of the other G - 1 rewards."""
     G = r.shape[1]
     return (r - r.mean(dim=1, keepdim=True)) * G / (G - 1)
 
 
 @_register(ADVANTAGES, "dr_grpo")
-def dr_grpo_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+def dr_grpo_advantage(r: torch.Tensor) -> torch.Tensor:
     """Dr. GRPO: group mean baseline, never divided by the std (no difficulty bias)."""
     return r - r.mean(dim=1, keepdim=True)
 
 
 @_register(ADVANTAGES, "none")
-def no_baseline(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+def no_baseline(r: torch.Tensor) -> torch.Tensor:
     return r.clone()
 
 
 @_register(ADVANTAGES, "zero")
-def zero_advantage(r: torch.Tensor, std_norm: bool = False) -> torch.Tensor:
+def zero_advantage(r: torch.Tensor) -> torch.Tensor:
     """A control: every advantage 0, so only the KL term (if any) moves the policy."""
     return torch.zeros_like(r)
 
@@ -134,16 +128,12 @@ def sgd(params, lr: float) -> torch.optim.Optimizer:
 # ----------------------------------------------------------------------------- rewards
 # A reward function maps (problems, responses, ctx) to a proxy reward per response (N,).
 
-WELL_FORMED = re.compile(r"^[a-p]+\|[a-p]\$$")  # at least one trace letter, `|`, one letter, `$`
-
 REWARDS: dict[str, Callable] = {}
 
 
 @_register(REWARDS, "true")
 def true_reward(problems, responses, ctx) -> torch.Tensor:
-    from ..task import is_correct
-
-    return torch.tensor([float(is_correct(p, r)) for p, r in zip(problems, responses)])
+    return torch.tensor([float(p.is_correct(r)) for p, r in zip(problems, responses)])
 
 
 @_register(REWARDS, "random")
@@ -169,9 +159,9 @@ REWARDS["orm"] = _verifier_reward
 REWARDS["prm_full"] = _verifier_reward
 
 
-def guard(proxy: torch.Tensor, responses: list[str]) -> torch.Tensor:
-    """Zero the reward of every response that is not `trace|answer$`."""
-    return proxy * torch.tensor([float(bool(WELL_FORMED.match(r))) for r in responses])
+def guard(proxy: torch.Tensor, problems: list, responses: list[str]) -> torch.Tensor:
+    """Zero the reward of every response that is not `trace|answer$` as its task writes them."""
+    return proxy * torch.tensor([float(p.task.well_formed(r)) for p, r in zip(problems, responses)])
 
 
 def length_penalty(proxy: torch.Tensor, responses: list[str], len_pen: float) -> torch.Tensor:

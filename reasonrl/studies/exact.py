@@ -19,8 +19,33 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .. import exact as E
 from ..config import check, from_dict
+from ..exact import (
+    BASELINES,
+    DTYPE,
+    END,
+    FACT,
+    FANCY,
+    KL_MODES,
+    TOKENS,
+    Toy,
+    ToyPolicy,
+    all_logprobs,
+    clone_policy,
+    exact_gradient,
+    exact_objective,
+    flat_grad,
+    gather_tokens,
+    kl,
+    log_table,
+    make_toy,
+    optimal_logprobs,
+    sample,
+    sampled_gradient,
+    show,
+    surrogate_loss,
+    world,
+)
 
 SECTION = "exact"
 OUT = "reports/exact"
@@ -44,7 +69,7 @@ class Config:
     grad_seed: int = 11
     grad_trials: int = 200
     grad_batch: int = 32
-    grad_estimators: list[str] = field(default_factory=lambda: list(E.BASELINES))
+    grad_estimators: list[str] = field(default_factory=lambda: list(BASELINES))
     train_seed: int = 3
     batch: int = 128
     lr: float = 1.0e-3
@@ -72,21 +97,21 @@ class Config:
         for i, s in enumerate(self.table_steps):
             check(0 < s <= self.steps and s % self.log_every == 0, f"table_steps[{i}]",
                   f"{s} must be a multiple of log_every in (0, steps]")
-        names = list(E.BASELINES)
+        names = list(BASELINES)
         for key in ("grad_estimators", "train_estimators", "kl_estimators"):
             check(len(getattr(self, key)) > 0, key, "must not be empty")
             for i, name in enumerate(getattr(self, key)):
-                check(name in E.BASELINES, f"{key}[{i}]", f"{name!r} is not one of {names}")
-        check(self.sweep_estimator in E.BASELINES, "sweep_estimator", f"is not one of {names}")
+                check(name in BASELINES, f"{key}[{i}]", f"{name!r} is not one of {names}")
+        check(self.sweep_estimator in BASELINES, "sweep_estimator", f"is not one of {names}")
         for key in ("sweep_betas", "frontier_betas"):
             check(len(getattr(self, key)) > 0, key, "must not be empty")
             for i, b in enumerate(getattr(self, key)):
                 check(b > 0, f"{key}[{i}]", "must be positive")
 
 
-def build_toy(cfg: Config) -> E.Toy:
+def build_toy(cfg: Config) -> Toy:
     """The reference policy and the rewards of these params."""
-    return E.make_toy(seed=cfg.world_seed, hidden=cfg.hidden, sft_steps=cfg.sft_steps, sft_lr=cfg.sft_lr,
+    return make_toy(seed=cfg.world_seed, hidden=cfg.hidden, sft_steps=cfg.sft_steps, sft_lr=cfg.sft_lr,
                       bt_pairs=cfg.bt_pairs, length_bonus=cfg.crowd_length_bonus, fancy_bonus=cfg.crowd_fancy_bonus)
 
 
@@ -221,36 +246,36 @@ class Results:
 
 # ----------------------------------------------------------------------------- measuring and training
 
-def exact_stats(lp: torch.Tensor, toy: E.Toy) -> Stats:
+def exact_stats(lp: torch.Tensor, toy: Toy) -> Stats:
     """The expectations of `Stats` under pi = exp(lp) (N,)."""
-    w = E.world()
+    w = world()
     p = lp.exp()
-    return Stats(reward=float(p @ toy.reward), gold=float(p @ toy.gold), kl_ref=E.kl(lp, toy.ref_lp),
-                 length=float(p @ w.lengths.to(E.DTYPE)), fancy=float(p @ w.counts[:, list(E.FANCY)].sum(1)),
-                 points=float(p @ w.counts[:, E.FACT]), entropy=float(-(p * lp).sum()))
+    return Stats(reward=float(p @ toy.reward), gold=float(p @ toy.gold), kl_ref=kl(lp, toy.ref_lp),
+                 length=float(p @ w.lengths.to(DTYPE)), fancy=float(p @ w.counts[:, list(FANCY)].sum(1)),
+                 points=float(p @ w.counts[:, FACT]), entropy=float(-(p * lp).sum()))
 
 
-def measured(lp: torch.Tensor, toy: E.Toy, beta: float) -> Measured:
-    opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, beta)
-    return Measured(**dataclasses.asdict(exact_stats(lp, toy)), J=float(E.exact_objective(lp, toy, beta)),
-                    kl_opt=E.kl(lp, opt_lp))
+def measured(lp: torch.Tensor, toy: Toy, beta: float) -> Measured:
+    opt_lp = optimal_logprobs(toy.ref_lp, toy.reward, beta)
+    return Measured(**dataclasses.asdict(exact_stats(lp, toy)), J=float(exact_objective(lp, toy, beta)),
+                    kl_opt=kl(lp, opt_lp))
 
 
-def top(lp: torch.Tensor, toy: E.Toy, k: int = 3) -> list[Likely]:
+def top(lp: torch.Tensor, toy: Toy, k: int = 3) -> list[Likely]:
     """The k most likely responses: what a policy actually writes."""
     p, idx = lp.exp().topk(k)
-    return [Likely(E.show(int(i)), float(q), float(toy.reward[i]), float(toy.gold[i])) for q, i in zip(p, idx)]
+    return [Likely(show(int(i)), float(q), float(toy.reward[i]), float(toy.gold[i])) for q, i in zip(p, idx)]
 
 
-def rl_train(policy: E.ToyPolicy, toy: E.Toy, beta: float, steps: int, *, estimator: str, kl_mode: str,
+def rl_train(policy: ToyPolicy, toy: Toy, beta: float, steps: int, *, estimator: str, kl_mode: str,
              batch: int, lr: float, gen: torch.Generator, log_every: int = 0,
-             on_log: Callable[[int, E.ToyPolicy], None] | None = None) -> E.ToyPolicy:
+             on_log: Callable[[int, ToyPolicy], None] | None = None) -> ToyPolicy:
     """On-policy REINFORCE with Adam, one update per `batch` samples, `steps` times; calls `on_log(step,
     policy)` at step 0 and every `log_every` steps. Trains `policy` in place."""
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     for step in range(steps + 1):
         if step:
-            loss = E.surrogate_loss(policy, toy, E.sample(policy, batch, gen), beta, estimator, kl_mode)
+            loss = surrogate_loss(policy, toy, sample(policy, batch, gen), beta, estimator, kl_mode)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -259,22 +284,22 @@ def rl_train(policy: E.ToyPolicy, toy: E.Toy, beta: float, steps: int, *, estima
     return policy
 
 
-def k3_expected_surrogate(policy: E.ToyPolicy, toy: E.Toy, beta: float) -> torch.Tensor:
+def k3_expected_surrogate(policy: ToyPolicy, toy: Toy, beta: float) -> torch.Tensor:
     """A scalar whose gradient is the expected ascent direction of KL-in-loss (k3) training: E over pi of
-    the per-token k3 gradient at prefix s is ∇ KL(pi_ref(.|s) || pi(.|s)) (E.expected_k3_loss, per prefix),
+    the per-token k3 gradient at prefix s is ∇ KL(pi_ref(.|s) || pi(.|s)) (expected_k3_loss, per prefix),
     and prefixes are visited with probability d_pi(s), not differentiated, so the direction is
     ∇ sum_y pi(y) r(y) - beta sum_s stopgrad(d_pi(s)) ∇ KL(pi_ref(.|s) || pi(.|s))."""
-    table = E.log_table(policy)  # (P, V + 1)
-    lp = E.gather_tokens(table).sum(1)  # (N,)
-    reach = (lp[: table.shape[0]] - table[:, E.END]).detach().exp()  # (P,) chance of writing prefix s
+    table = log_table(policy)  # (P, V + 1)
+    lp = gather_tokens(table).sum(1)  # (N,)
+    reach = (lp[: table.shape[0]] - table[:, END]).detach().exp()  # (P,) chance of writing prefix s
     kl_s = (toy.ref_table.exp() * (toy.ref_table - table)).sum(1)  # (P,)
     return (lp.exp() * toy.reward).sum() - beta * (reach * kl_s).sum()
 
 
-def k3_fixed_point(toy: E.Toy, beta: float, steps: int, lr: float) -> tuple[E.ToyPolicy, float]:
+def k3_fixed_point(toy: Toy, beta: float, steps: int, lr: float) -> tuple[ToyPolicy, float]:
     """Where KL-in-loss (k3) training converges in expectation: full-batch Adam on its exact direction,
     from the reference. Returns the policy and the norm of the remaining direction."""
-    policy = E.clone_policy(toy.ref).requires_grad_(True)
+    policy = clone_policy(toy.ref).requires_grad_(True)
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     for _ in range(steps):
         opt.zero_grad()
@@ -282,14 +307,14 @@ def k3_fixed_point(toy: E.Toy, beta: float, steps: int, lr: float) -> tuple[E.To
         opt.step()
     opt.zero_grad()
     k3_expected_surrogate(policy, toy, beta).backward()
-    return policy, float(E.flat_grad(policy).norm())
+    return policy, float(flat_grad(policy).norm())
 
 
 class Trainer:
     """RL runs from the reference, each (estimator, KL placement, beta) trained once and shared between the
     demonstrations; at cfg.beta the curves also track the distance to the k3 fixed point `fp_lp`."""
 
-    def __init__(self, toy: E.Toy, cfg: Config, fp_lp: torch.Tensor, say: Callable[[str], None]):
+    def __init__(self, toy: Toy, cfg: Config, fp_lp: torch.Tensor, say: Callable[[str], None]):
         self.toy, self.cfg, self.fp_lp, self.say = toy, cfg, fp_lp, say
         self.runs: dict[tuple, tuple[Curve, torch.Tensor]] = {}
 
@@ -299,46 +324,46 @@ class Trainer:
         if key not in self.runs:
             self.say(f"train {estimator} {kl_mode} beta={beta:g}")
             toy, cfg, curve = self.toy, self.cfg, Curve()
-            opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, beta)
+            opt_lp = optimal_logprobs(toy.ref_lp, toy.reward, beta)
 
             @torch.no_grad()
-            def on_log(step: int, policy: E.ToyPolicy) -> None:
-                lp = E.all_logprobs(policy)
+            def on_log(step: int, policy: ToyPolicy) -> None:
+                lp = all_logprobs(policy)
                 st = exact_stats(lp, toy)
                 curve.step.append(step)
-                curve.J.append(float(E.exact_objective(lp, toy, beta)))
-                curve.kl_opt.append(E.kl(lp, opt_lp))
+                curve.J.append(float(exact_objective(lp, toy, beta)))
+                curve.kl_opt.append(kl(lp, opt_lp))
                 if beta == cfg.beta:
-                    curve.kl_fp.append(E.kl(lp, self.fp_lp))
+                    curve.kl_fp.append(kl(lp, self.fp_lp))
                 for name in ("kl_ref", "reward", "gold", "length"):
                     getattr(curve, name).append(getattr(st, name))
 
-            policy = E.clone_policy(toy.ref).requires_grad_(True)
+            policy = clone_policy(toy.ref).requires_grad_(True)
             rl_train(policy, toy, beta, cfg.steps, estimator=estimator, kl_mode=kl_mode, batch=cfg.batch,
                      lr=cfg.lr, gen=torch.Generator().manual_seed(cfg.train_seed), log_every=cfg.log_every,
                      on_log=on_log)
             with torch.no_grad():
-                self.runs[key] = (curve, E.all_logprobs(policy))
+                self.runs[key] = (curve, all_logprobs(policy))
         return self.runs[key]
 
 
 # ----------------------------------------------------------------------------- the demonstrations
 
-def world_summary(toy: E.Toy, cfg: Config) -> WorldSummary:
-    w = E.world()
-    return WorldSummary(w.n, w.p, toy.sft_kl, toy.crowd_agreement, dict(zip(E.TOKENS, toy.rm_weights.tolist())),
+def world_summary(toy: Toy, cfg: Config) -> WorldSummary:
+    w = world()
+    return WorldSummary(w.n, w.p, toy.sft_kl, toy.crowd_agreement, dict(zip(TOKENS, toy.rm_weights.tolist())),
                         measured(toy.ref_lp, toy, cfg.beta), top(toy.ref_lp, toy), exact_stats(toy.data_lp, toy))
 
 
-def gradient_quality(toy: E.Toy, cfg: Config) -> GradientQuality:
+def gradient_quality(toy: Toy, cfg: Config) -> GradientQuality:
     """a. Cosine to the exact gradient, relative MSE and norm of the mean / exact norm, per estimator at the
     reference. Every estimator sees the same batches (a generator seeded with grad_seed each)."""
-    policy = E.clone_policy(toy.ref).requires_grad_(True)
-    g_true, obj = E.exact_gradient(policy, toy, cfg.beta)
+    policy = clone_policy(toy.ref).requires_grad_(True)
+    g_true, obj = exact_gradient(policy, toy, cfg.beta)
     quality = {}
     for name in cfg.grad_estimators:
         gen = torch.Generator().manual_seed(cfg.grad_seed)
-        gs = torch.stack([E.sampled_gradient(policy, toy, cfg.beta, cfg.grad_batch, gen, name)
+        gs = torch.stack([sampled_gradient(policy, toy, cfg.beta, cfg.grad_batch, gen, name)
                           for _ in range(cfg.grad_trials)])  # (trials, D)
         quality[name] = Quality(
             cosine=float(nn.functional.cosine_similarity(gs, g_true[None], dim=1).mean()),
@@ -347,39 +372,39 @@ def gradient_quality(toy: E.Toy, cfg: Config) -> GradientQuality:
     return GradientQuality(cfg.beta, cfg.grad_trials, cfg.grad_batch, float(g_true.norm()), obj, quality)
 
 
-def training(toy: E.Toy, cfg: Config, train: Trainer) -> Training:
+def training(toy: Toy, cfg: Config, train: Trainer) -> Training:
     """b. REINFORCE with the KL in the reward, per estimator, towards the analytic optimum."""
-    opt = measured(E.optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), toy, cfg.beta)
-    return Training(cfg.beta, float(E.exact_objective(toy.ref_lp, toy, cfg.beta)), opt.J, opt.kl_ref, opt.gold,
+    opt = measured(optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), toy, cfg.beta)
+    return Training(cfg.beta, float(exact_objective(toy.ref_lp, toy, cfg.beta)), opt.J, opt.kl_ref, opt.gold,
                     cfg.table_steps, {e: train(e, "reward_k1", cfg.beta)[0] for e in cfg.train_estimators})
 
 
-def beta_sweep(toy: E.Toy, cfg: Config, train: Trainer) -> Sweep:
+def beta_sweep(toy: Toy, cfg: Config, train: Trainer) -> Sweep:
     """c. The trained policy and the analytic optimum at each sweep beta, and the optimum's frontier."""
     rows = []
     for b in cfg.sweep_betas:
-        opt_lp = E.optimal_logprobs(toy.ref_lp, toy.reward, b)
+        opt_lp = optimal_logprobs(toy.ref_lp, toy.reward, b)
         _, lp = train(cfg.sweep_estimator, "reward_k1", b)
         for name, policy_lp in (("RL", lp), ("optimal", opt_lp)):
             rows.append(SweepRow(**dataclasses.asdict(measured(policy_lp, toy, b)), beta=b, policy=name,
                                  top=top(policy_lp, toy)))
-    frontier = [FrontierPoint(**dataclasses.asdict(exact_stats(E.optimal_logprobs(toy.ref_lp, toy.reward, b), toy)),
+    frontier = [FrontierPoint(**dataclasses.asdict(exact_stats(optimal_logprobs(toy.ref_lp, toy.reward, b), toy)),
                               beta=b) for b in cfg.frontier_betas]
     return Sweep(cfg.sweep_estimator, rows, frontier)
 
 
-def kl_placement(toy: E.Toy, cfg: Config, train: Trainer, fp_residual: float) -> KLPlacement:
+def kl_placement(toy: Toy, cfg: Config, train: Trainer, fp_residual: float) -> KLPlacement:
     """d. KL in the reward (k1) or in the loss (k3), per estimator, against pi* and the k3 fixed point."""
     fp_lp = train.fp_lp
 
     def row(lp: torch.Tensor, policy: str, estimator: str = "", kl_mode: str = "") -> PlacementRow:
         return PlacementRow(**dataclasses.asdict(measured(lp, toy, cfg.beta)), policy=policy, estimator=estimator,
-                            kl_mode=kl_mode, kl_fp=E.kl(lp, fp_lp))
+                            kl_mode=kl_mode, kl_fp=kl(lp, fp_lp))
 
-    rows = [row(E.optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), "optimal"), row(fp_lp, "k3 fixed point")]
+    rows = [row(optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta), "optimal"), row(fp_lp, "k3 fixed point")]
     curves = {}
     for est in cfg.kl_estimators:
-        for mode in E.KL_MODES:
+        for mode in KL_MODES:
             curve, lp = train(est, mode, cfg.beta)
             rows.append(row(lp, "RL", est, mode))
             curves[f"{est} {mode}"] = curve
@@ -396,8 +421,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Results:
     say("d: exact fixed point of KL-in-loss (k3)")
     fp_policy, fp_residual = k3_fixed_point(toy, cfg.beta, cfg.fixed_point_steps, cfg.fixed_point_lr)
     with torch.no_grad():
-        train = Trainer(toy, cfg, E.all_logprobs(fp_policy), say)
-    return Results(cfg, list(E.TOKENS), world_summary(toy, cfg), grad, training(toy, cfg, train),
+        train = Trainer(toy, cfg, all_logprobs(fp_policy), say)
+    return Results(cfg, list(TOKENS), world_summary(toy, cfg), grad, training(toy, cfg, train),
                    beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual))
 
 

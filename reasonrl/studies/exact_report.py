@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..io import read_json, write_text  # noqa: E402
-from . import exact as X  # noqa: E402
+from . import exact as study  # noqa: E402
 from .common import Manifest, manifest_path, save_figure  # noqa: E402
 
 ESTIMATOR_NAMES = {"none": "none (plain REINFORCE)", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
@@ -36,8 +36,8 @@ def _build(tp, data):
     return data
 
 
-def load_results(path: str | Path) -> X.Results:
-    return _build(X.Results, read_json(path))
+def load_results(path: str | Path) -> study.Results:
+    return _build(study.Results, read_json(path))
 
 
 def table(df: pd.DataFrame, title: str, note: str) -> str:
@@ -49,7 +49,7 @@ def frame(rows: list) -> pd.DataFrame:
     return pd.DataFrame([dataclasses.asdict(r) for r in rows])
 
 
-def gradient_quality(res: X.Results, path: Path) -> str:
+def gradient_quality(res: study.Results, path: Path) -> str:
     gq = res.gradient_quality
     df = pd.DataFrame([{"estimator": ESTIMATOR_NAMES[k], "mean cosine to exact": q.cosine, "relative MSE": q.rel_mse,
                         "|mean gradient| / |exact|": q.norm_ratio} for k, q in gq.estimators.items()])
@@ -71,7 +71,7 @@ def gradient_quality(res: X.Results, path: Path) -> str:
                  "mean |g − ∇J|² / |∇J|².")
 
 
-def training(res: X.Results, path: Path) -> str:
+def training(res: study.Results, path: Path) -> str:
     tr = res.training
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
     for name, curve in tr.curves.items():
@@ -100,7 +100,7 @@ def training(res: X.Results, path: Path) -> str:
                  f"(KL(π*‖π_ref) = {tr.kl_ref_opt:.3f}). Exact J and KL(π‖π*) of the trained policy.")
 
 
-def beta_sweep(res: X.Results, path: Path) -> str:
+def beta_sweep(res: study.Results, path: Path) -> str:
     sw, ref = res.sweep, res.world.reference
     front, pts = frame(sw.frontier), frame(sw.rows)
     rl = pts[pts["policy"] == "RL"]
@@ -130,11 +130,11 @@ def beta_sweep(res: X.Results, path: Path) -> str:
                  f"policies: {top}.")
 
 
-def placement_label(r: X.PlacementRow) -> str:
+def placement_label(r: study.PlacementRow) -> str:
     return POLICY_NAMES.get(r.policy) or f"RL: {ESTIMATOR_NAMES[r.estimator]}, {MODE_NAMES[r.kl_mode]}"
 
 
-def kl_placement(res: X.Results, path: Path) -> str:
+def kl_placement(res: study.Results, path: Path) -> str:
     kp = res.kl_placement
     fp = next(r for r in kp.rows if r.policy == "k3 fixed point")
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
@@ -162,7 +162,7 @@ def kl_placement(res: X.Results, path: Path) -> str:
                  f"remaining update norm {kp.fixed_point_residual:.2g}.")
 
 
-def world_table(res: X.Results) -> str:
+def world_table(res: study.Results) -> str:
     wd = res.world
     df = pd.DataFrame({"token": list(wd.rm_weights), "reward-model weight": list(wd.rm_weights.values())})
     return table(df, "The fitted reward model",
@@ -172,7 +172,7 @@ def world_table(res: X.Results) -> str:
                  f"The reference policy's KL to the data distribution is {wd.sft_kl:.2g}.")
 
 
-def manifest(res: X.Results) -> Manifest:
+def manifest(res: study.Results) -> Manifest:
     """Figures with their key numbers, for reports/index.md."""
     cfg, kp = res.config, res.kl_placement
 
@@ -200,21 +200,21 @@ def manifest(res: X.Results) -> Manifest:
           f"falls; gold reward of the RL policy: {gold}."),
          ("exact/kl_placement.png", "KL in the reward (k1) vs in the loss (k3): which reaches π*; "
           f"KL(π‖π*): {placed}.")],
-        [f"exact/{name}.md" for name in X.TABLES])
+        [f"exact/{name}.md" for name in study.TABLES])
 
 
 # ----------------------------------------------------------------------------- the stage report_exact
 
-Config = X.Config
-load_config = X.load_config
+Config = study.Config
+load_config = study.load_config
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [X.RESULTS]
+    return [study.RESULTS]
 
 
 def outputs(cfg: Config) -> list[str]:
-    return ([f"{X.OUT}/{name}.png" for name in X.FIGURES] + [f"{X.OUT}/{name}.md" for name in X.TABLES]
+    return ([f"{study.OUT}/{name}.png" for name in study.FIGURES] + [f"{study.OUT}/{name}.md" for name in study.TABLES]
             + [manifest_path("exact")])
 
 
@@ -224,11 +224,11 @@ def report(cfg: Config, root: Path) -> None:
 
 def write(root: Path) -> None:
     """Every output of report_exact under root, from root/RESULTS."""
-    res = load_results(root / X.RESULTS)
-    out = root / X.OUT
+    res = load_results(root / study.RESULTS)
+    out = root / study.OUT
     figures = {"gradient_quality": gradient_quality, "training": training, "beta_sweep": beta_sweep,
                "kl_placement": kl_placement}
-    tables = {"world": world_table(res), **{name: figures[name](res, out / f"{name}.png") for name in X.FIGURES}}
+    tables = {"world": world_table(res), **{name: figures[name](res, out / f"{name}.png") for name in study.FIGURES}}
     for name, text in tables.items():
         write_text(out / f"{name}.md", text)
     manifest(res).write(root)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..config import check
 from ..evaluate import EvalConfig, sampling_report
-from ..task import Problem
+from ..tasks import Problem
 
 READS = ("base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
 

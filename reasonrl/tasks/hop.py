@@ -1,4 +1,4 @@
-"""Hop world: a multi-hop lookup task on a random cycle of letters.
+"""Hop world: a multi-hop lookup task on a random cycle of letters (the `hop` task).
 
 A problem picks n distinct letters out of a..p and arranges them in one random cycle. The prompt
 lists the n edges `x>y` (shuffled) and asks where k hops from a start letter lead:
@@ -6,6 +6,8 @@ lists the n edges `x>y` (shuffled) and asks where k hops from a start letter lea
     b>d,a>b,d>a?a3=      walk a b d a   trace "bda"   answer "a"
 
 Chain-of-thought targets spell out the walk (`bda|a$`); direct targets give the answer only (`|a$`).
+The difficulty is the hop count k, grouped by in every result; ring size n lengthens the prompt. A
+distribution spec names `n_range` (inclusive) and optionally `k_max`; an evaluation cell names `n` and `k`.
 """
 
 from __future__ import annotations
@@ -15,17 +17,16 @@ import random
 import re
 from dataclasses import dataclass
 
+from ..config import check
+from .base import ANSWER_MARK, END, MODES, trace_of
+
 LETTERS = "abcdefghijklmnop"
 DIGITS = "0123456789"
-ARROW, SEP, QUERY, EQ, ANSWER_MARK, END = ">", ",", "?", "=", "|", "$"
-PAD_ID = 0
-_CHARS = LETTERS + DIGITS + ARROW + SEP + QUERY + EQ + ANSWER_MARK + END
-STOI = {c: i + 1 for i, c in enumerate(_CHARS)}
-ITOS = {i: c for c, i in STOI.items()}
-VOCAB_SIZE = len(_CHARS) + 1
-END_ID = STOI[END]
+ARROW, SEP, QUERY, EQ = ">", ",", "?", "="
+CHARS = LETTERS + DIGITS + ARROW + SEP + QUERY + EQ + ANSWER_MARK + END
 MAX_N, MAX_K = len(LETTERS), 9
-MODES = ("cot", "direct")
+FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "miscopy", "malformed")
+SAMPLE_SLACK = 5  # a sampler draws k + SAMPLE_SLACK characters: trace, `|`, answer, `$` and room to overshoot
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,38 @@ class Problem:
     @property
     def prompt(self) -> str:
         return SEP.join(f"{x}{ARROW}{y}" for x, y in self.edges) + f"{QUERY}{self.start}{self.k}{EQ}"
+
+    @property
+    def task(self) -> HopWorld:
+        return TASK
+
+    @property
+    def difficulty(self) -> int:
+        return self.k
+
+    @property
+    def budget(self) -> int:
+        return self.k + SAMPLE_SLACK
+
+    @property
+    def key(self) -> str:
+        return problem_key(self)
+
+    def target(self, mode: str) -> str:
+        return target(self, mode)
+
+    def is_correct(self, response: str) -> bool:
+        return is_correct(self, response)
+
+    def step_labels(self, trace: str) -> list[bool]:
+        return step_labels(self, trace)
+
+    def classify(self, response: str) -> str:
+        return classify(self, response)
+
+    def random_guess(self, k: int) -> float:
+        """pass@k of guessing a uniformly random letter of the ring k times: 1 - (1 - 1/n)^k."""
+        return random_guess_baseline(self.n, k)
 
     def to_dict(self) -> dict:
         return {"n": self.n, "k": self.k, "start": self.start, "edges": ["".join(e) for e in self.edges],
@@ -167,18 +200,6 @@ def target(problem: Problem, mode: str) -> str:
     raise ValueError(f"mode={mode!r}: must be one of {MODES}")
 
 
-def encode(text: str) -> list[int]:
-    try:
-        return [STOI[c] for c in text]
-    except KeyError as e:
-        raise ValueError(f"text: character {e.args[0]!r} is not in the vocabulary") from None
-
-
-def decode(ids: list[int]) -> str:
-    """Inverse of encode; PAD decodes to nothing."""
-    return "".join(ITOS.get(i, "") for i in ids)
-
-
 def parse_answer(response: str) -> str | None:
     """The single letter between the first `|` and the first `$` after it, else None."""
     i = response.find(ANSWER_MARK)
@@ -205,9 +226,6 @@ def is_correct(problem: Problem, response: str) -> bool:
     return parse_answer(response) == problem.answer
 
 
-SAMPLE_SLACK = 5  # a sampler draws k + SAMPLE_SLACK characters: trace, `|`, answer, `$` and room to overshoot
-
-
 def prompt_length(n: int, k: int) -> int:
     """Characters in the prompt of any problem with ring size n and hop count k."""
     return 4 * n + 2 + len(str(k))  # n edges `x>y`, n - 1 commas, `?`, start, k, `=`
@@ -224,3 +242,114 @@ def longest_sequence(n_max: int, k_max: int, response: str) -> int:
 
 # A response that writes at least one trace letter before `|`: it "thinks" (the zero study, RL records).
 THINKS = re.compile(r"^[a-p]+\|")
+WELL_FORMED = re.compile(r"^[a-p]+\|[a-p]\$$")  # at least one trace letter, `|`, one letter, `$`
+
+
+
+def classify(problem: Problem, response: str) -> str:
+    """The outcome type of one response, one of FAILURE_TYPES.
+
+    A wrong answer with a wrong lookup in its trace is `lookup` even if the trace also has the wrong
+    length: the lookup error happened first. An empty trace (a wrong direct answer) is `early`."""
+    answer = parse_answer(response)
+    if answer == problem.answer:
+        return "correct"
+    if answer is None:
+        return "malformed"
+    trace = trace_of(response)
+    if not all(step_labels(problem, trace)):
+        return "lookup"
+    if len(trace) > problem.k:
+        return "overshoot"
+    if len(trace) < problem.k:
+        return "early"
+    return "miscopy"
+
+
+def random_guess_baseline(ring_size: int, k: int) -> float:
+    """pass@k of guessing a uniformly random letter of a ring of `ring_size` letters: 1 - (1 - 1/n)^k."""
+    if ring_size < 1:
+        raise ValueError(f"ring_size={ring_size}: must be at least 1")
+    if k < 0:
+        raise ValueError(f"k={k}: must be >= 0")
+    return 1.0 - (1.0 - 1.0 / ring_size) ** k
+
+
+def failure_probes(problem: Problem, rng: random.Random) -> dict[str, str]:
+    """One hand-built response of every outcome type for `problem` (classify agrees with each key)."""
+    succ, walk, k = problem.succ, problem.walk, problem.k
+    ring = [x for x, _ in problem.edges]
+
+    def walk_from(letters: str, length: int) -> str:  # extend by following the ring
+        while len(letters) < length:
+            letters += succ[letters[-1]]
+        return letters
+
+    step = rng.randrange(k)  # the lookup that goes wrong: walk[step] -> a wrong letter
+    wrong = rng.choice([x for x in ring if x != succ[walk[step]]])
+    bad_trace = walk_from(walk[1: step + 1] + wrong, k)
+    over = walk_from(walk, k + 2)[1:]
+    return {"correct": target(problem, "cot"),
+            "overshoot": over + "|" + over[-1] + "$",  # one hop too many
+            "early": walk[1:k] + "|" + walk[k - 1] + "$",  # one hop short
+            "lookup": bad_trace + "|" + bad_trace[-1] + "$",  # a wrong lookup, followed faithfully after
+            "miscopy": problem.trace + "|" + rng.choice([x for x in ring if x != problem.answer]) + "$",
+            "malformed": walk_from(walk, k + 6)[1:]}  # never wrote `|`: ran to the length limit
+
+
+class HopWorld:
+    """The hop task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] and an optional
+    `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+
+    name = "hop"
+    chars = CHARS
+    difficulty = "k"
+    failure_types = FAILURE_TYPES
+    example_spec = {"n_range": (4, 12), "k_max": 6}  # for the conformance tests (tests/test_tasks.py)
+    example_cell = {"n": 9, "k": 4}
+
+    def sample(self, rng: random.Random, spec: dict) -> Problem:
+        return sample_problem(rng, tuple(spec["n_range"]), spec.get("k_max"))
+
+    def check_spec(self, spec: dict) -> None:
+        if "n_range" in spec:
+            lo, hi = spec["n_range"]
+            check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(spec['n_range'])}")
+        if "k_max" in spec:
+            k_max, hi = spec["k_max"], spec["n_range"][1]
+            check(1 <= k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}), got {k_max}")
+            check(k_max <= MAX_K, "k_max", f"must be at most {MAX_K}, got {k_max}")
+        if "n" in spec:  # evaluation cells: one ring size, the hop counts `ks`
+            check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
+            top = min(MAX_K, spec["n"] - 1)
+            for k in spec["ks"]:
+                check(1 <= k <= top, "ks", f"each k must be in [1, {top}], got {k}")
+
+    def max_budget(self, spec: dict) -> int:
+        n_max = spec["n_range"][1]
+        return min(spec.get("k_max", n_max - 1), n_max - 1, MAX_K) + SAMPLE_SLACK
+
+    def longest(self, spec: dict, response: str) -> int:
+        n_max = spec["n_range"][1]
+        return longest_sequence(n_max, spec.get("k_max", n_max - 1), response)
+
+    def eval_set(self, spec: dict, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
+        return make_eval_set(spec["n"], spec["k"], count, seed, exclude)
+
+    def from_dict(self, d: dict) -> Problem:
+        return Problem.from_dict(d)
+
+    def parse_answer(self, response: str) -> str | None:
+        return parse_answer(response)
+
+    def thinks(self, response: str) -> bool:
+        return bool(THINKS.match(response))
+
+    def well_formed(self, response: str) -> bool:
+        return bool(WELL_FORMED.match(response))
+
+    def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
+        return failure_probes(problem, rng)
+
+
+TASK = HopWorld()

@@ -1,0 +1,84 @@
+"""What every task shares: the response format, and the two protocols the rest of the library programs
+against. A task module (hop.py) implements them; nothing outside it knows what a problem is made of.
+
+A response is `<trace><ANSWER_MARK><answer><END>`: the steps of the reasoning (possibly none), then the
+answer. Samplers stop at END; the reward, the verifiers and the evaluation read the rest through the
+problem that was asked.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol
+
+ANSWER_MARK, END = "|", "$"
+MODES = ("cot", "direct")  # targets with the trace, and the answer alone
+
+
+def trace_of(response: str) -> str:
+    """The part of a response before its first ANSWER_MARK (a trailing END of an unfinished one dropped)."""
+    head = response.split(ANSWER_MARK, 1)[0]
+    return head[:-1] if ANSWER_MARK not in response and head.endswith(END) else head
+
+
+class Problem(Protocol):
+    """One problem of a task: frozen, comparable, and written to data files with `to_dict`."""
+
+    prompt: str  # the text the model conditions on
+    trace: str  # the gold reasoning steps, one character each
+    answer: str
+
+    @property
+    def task(self) -> Task: ...  # the task that made it
+
+    @property
+    def difficulty(self) -> int: ...  # the value of task.difficulty results are grouped by
+
+    @property
+    def budget(self) -> int: ...  # characters a sampler draws for it: the gold response and room to overshoot
+
+    @property
+    def key(self) -> str: ...  # identity independent of presentation order: keeps validation off test sets
+
+    def target(self, mode: str) -> str: ...  # the gold response, with trace ("cot") or without ("direct")
+
+    def is_correct(self, response: str) -> bool: ...
+
+    def step_labels(self, trace: str) -> list[bool]: ...  # one per trace character: is that step right?
+
+    def classify(self, response: str) -> str: ...  # the outcome type, one of task.failure_types
+
+    def random_guess(self, k: int) -> float: ...  # pass@k of guessing among the answers the prompt allows
+
+    def to_dict(self) -> dict: ...
+
+
+class Task(Protocol):
+    """A reasoning task: how to draw its problems at a difficulty, and how to read a response to one."""
+
+    name: str
+    chars: str  # every character its prompts and responses use (the vocabulary is their union over tasks)
+    difficulty: str  # the name of the per-problem difficulty (outcome column, "by_<difficulty>" keys)
+    failure_types: tuple[str, ...]  # the outcome types of `Problem.classify`, "correct" first
+    example_spec: dict  # a distribution spec and an evaluation cell (holding `difficulty`) the
+    example_cell: dict  # conformance tests draw from
+
+    def sample(self, rng: random.Random, spec: dict) -> Problem: ...  # one problem from the difficulty spec
+
+    def check_spec(self, spec: dict) -> None: ...  # ConfigError naming the spec key that is out of range
+
+    def max_budget(self, spec: dict) -> int: ...  # the largest Problem.budget under spec
+
+    def longest(self, spec: dict, response: str) -> int: ...  # longest prompt + response under spec
+
+    def eval_set(self, spec: dict, count: int, seed: int, exclude: frozenset[str]) -> list[Problem]: ...
+
+    def from_dict(self, d: dict) -> Problem: ...
+
+    def parse_answer(self, response: str) -> str | None: ...
+
+    def thinks(self, response: str) -> bool: ...  # does it write at least one trace step before its answer?
+
+    def well_formed(self, response: str) -> bool: ...  # a trace, the mark, one answer, the end: nothing else
+
+    def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]: ...  # one response per outcome type
