@@ -23,10 +23,10 @@ import torch
 
 from .config import check
 from .metrics import pass_at_k
-from .model import TinyReasoner, pad_ids, shared_token_logprobs, token_logprobs
+from .model import TinyReasoner, shared_token_logprobs, token_logprobs
 from .sampling import response_of, sample, sample_responses
 from .tasks import PAD_ID, Problem, encode, trace_of
-from .tokens import encode_pairs
+from .tokens import encode_pairs, pad_ids
 
 
 @dataclass

@@ -15,9 +15,8 @@ rewards depend on the prefix summary only, so pi* ∝ pi_ref · exp(r / beta) is
 
 Exact: J(pi) = sum_y pi(y) [r(y) - beta (log pi(y) - log pi_ref(y))] and its gradient (autograd through
 the sum), pi*, KL(pi || pi_ref) and its gradient (`exact_kl`, for any enumerable policy) and the expected
-update of a k3 penalty in the loss (`expected_k3_loss`). The sampled estimators (`BASELINES`, and
-`KL_PLACEMENTS` with the RL loop's own k1 and k3) are checked against them by the demonstrations in
-`reasonrl.studies.exact`.
+update of a k3 penalty in the loss (`expected_k3_loss`). The sampled estimators (reasonrl.exact_gradients)
+are checked against them by the demonstrations in `reasonrl.studies.exact`.
 
 Every tensor is float64 so that KLs of order 1e-4 are measured, not rounding noise; every random draw
 comes from a `torch.Generator` passed in.
@@ -28,7 +27,6 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -55,7 +53,6 @@ GOLD_FACT_CAP = 2
 GOLD_EXCESS = 1.0
 GOLD_PER_TOKEN = 0.25
 
-KL_MODES = ("reward_k1", "loss_k3")  # where the KL penalty goes (keys of KL_PLACEMENTS)
 
 
 # ----------------------------------------------------------------------------- the enumerated world
@@ -362,88 +359,3 @@ def optimal_logprobs(ref_lp: torch.Tensor, reward: torch.Tensor, beta: float) ->
 def exact_objective(lp: torch.Tensor, toy: Toy, beta: float) -> torch.Tensor:
     """J = sum_y pi(y) [r(y) - beta (log pi(y) - log pi_ref(y))] (a 0-d tensor, differentiable in lp)."""
     return (lp.exp() * (toy.reward - beta * (lp - toy.ref_lp))).sum()
-
-
-# ----------------------------------------------------------------------------- sampled estimators
-# A baseline maps the returns of one group of samples (B,) to their advantages (B,). The RL loop's
-# rl.variants.ADVANTAGES work on (prompts, G) with another epsilon; these four keep the toy's own epsilon
-# (its committed results depend on it), and `mean` is the batch-mean (Dr. GRPO) baseline.
-
-def _adv_none(ret: torch.Tensor) -> torch.Tensor:
-    return ret
-
-
-def _adv_mean(ret: torch.Tensor) -> torch.Tensor:
-    # The batch mean includes the sample itself, which shrinks the expected gradient by (B - 1) / B.
-    return ret - ret.mean()
-
-
-def _adv_rloo(ret: torch.Tensor) -> torch.Tensor:
-    # The baseline of sample i is the mean of the other B - 1: independent of sample i, hence unbiased.
-    b = ret.numel()
-    return ret - (ret.sum() - ret) / (b - 1)
-
-
-def _adv_grpo(ret: torch.Tensor) -> torch.Tensor:
-    return (ret - ret.mean()) / (ret.std() + 1e-6)
-
-
-BASELINES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "none": _adv_none, "mean": _adv_mean, "rloo": _adv_rloo, "grpo": _adv_grpo,
-}
-
-
-def advantages(ret: torch.Tensor, estimator: str) -> torch.Tensor:
-    """Advantages of one group of returns (B,) under a baseline of BASELINES: (B,)."""
-    return BASELINES[estimator](ret)
-
-
-def _loss_reward_k1(policy: ToyPolicy, toy: Toy, idx: torch.Tensor, beta: float,
-                    estimator: str) -> torch.Tensor:
-    lp = sequence_logprob(policy, idx)  # (B,)
-    # Sequence-level k1 in the return, treated as a constant: E[(R - b) ∇log pi] is then exactly ∇J.
-    ret = toy.reward[idx] - beta * KL_ESTIMATORS["k1"](toy.ref_lp[idx] - lp.detach())
-    return -(advantages(ret, estimator) * lp).mean()
-
-
-def _loss_loss_k3(policy: ToyPolicy, toy: Toy, idx: torch.Tensor, beta: float,
-                  estimator: str) -> torch.Tensor:
-    tok = token_logprobs(policy, idx)  # (B, 6)
-    k3 = KL_ESTIMATORS["k3"](gather_tokens(toy.ref_table, idx) - tok)  # (B, 6), 0 at padding
-    # Summed over the tokens of a response, averaged over responses: only the KL placement differs from
-    # reward_k1, not the weighting of long and short responses.
-    pg = -(advantages(toy.reward[idx], estimator) * tok.sum(1)).mean()
-    return pg + beta * k3.sum(1).mean()
-
-
-KL_PLACEMENTS: dict[str, Callable[..., torch.Tensor]] = {
-    "reward_k1": _loss_reward_k1, "loss_k3": _loss_loss_k3,
-}
-
-
-def surrogate_loss(policy: ToyPolicy, toy: Toy, idx: torch.Tensor, beta: float, estimator: str,
-                   kl_mode: str = "reward_k1") -> torch.Tensor:
-    """The loss whose negative gradient is the sampled policy-gradient estimate for responses idx (B,)."""
-    return KL_PLACEMENTS[kl_mode](policy, toy, idx, beta, estimator)
-
-
-def flat_grad(policy: ToyPolicy) -> torch.Tensor:
-    """All parameter gradients as one vector (D,)."""
-    return torch.cat([p.grad.reshape(-1) for p in policy.parameters()]).clone()
-
-
-def exact_gradient(policy: ToyPolicy, toy: Toy, beta: float) -> tuple[torch.Tensor, float]:
-    """∇J by autograd through the sum over all responses: (gradient (D,), J)."""
-    policy.zero_grad()
-    obj = exact_objective(all_logprobs(policy), toy, beta)
-    obj.backward()
-    return flat_grad(policy), float(obj.detach())
-
-
-def sampled_gradient(policy: ToyPolicy, toy: Toy, beta: float, batch: int, gen: torch.Generator,
-                     estimator: str, kl_mode: str = "reward_k1") -> torch.Tensor:
-    """One estimate of the ascent direction from `batch` sampled responses: (D,)."""
-    idx = sample(policy, batch, gen)
-    policy.zero_grad()
-    (-surrogate_loss(policy, toy, idx, beta, estimator, kl_mode)).backward()
-    return flat_grad(policy)

@@ -43,13 +43,6 @@ class ModelConfig:
         check(self.vocab_size >= VOCAB_SIZE, "vocab_size", f"must be at least {VOCAB_SIZE}")
 
 
-def resolve_device(name: str = "auto") -> torch.device:
-    """`auto` picks CUDA when present, else CPU; anything else is passed to torch.device."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
 class Rotary(nn.Module):
     """Rotary position embedding over interleaved pairs of head dimensions.
 
@@ -178,14 +171,6 @@ def token_logprobs(model: TinyReasoner, X: torch.Tensor, temperature: float = 1.
 # The G responses of a group share their prompt: the prompt is run through the model once (P groups), and
 # the responses, laid out per group as one (P, G * T) block of tokens, attend to that shared prompt and to
 # their own earlier tokens. Nothing of the prompt is copied G times.
-
-
-def pad_ids(seqs: list[list[int]], device) -> torch.Tensor:
-    """Token id lists right-padded with PAD into one (len(seqs), max(1, longest)) tensor on `device`."""
-    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return X.to(device)
 
 
 def prompt_bias(lens: torch.Tensor, L: int) -> torch.Tensor:

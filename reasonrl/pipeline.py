@@ -15,7 +15,6 @@ from . import numerics
 from .config import ConfigError, check, from_dict, load_params, node_at
 from .errors import DataError, install_excepthook, rebuild_fix
 from .io import read_jsonl, write_json
-from .model import resolve_device
 from .tasks import DEFAULT, Problem, get_task
 
 T = TypeVar("T")
@@ -80,6 +79,13 @@ def check_threads(value) -> int:
     check(isinstance(value, int) and not isinstance(value, bool) and value >= 1, "threads",
           f"must be an integer >= 1, got {value!r}", "threads: 1 makes results independent of the machine's core count")
     return value
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """`auto` picks CUDA when present, else CPU; anything else is passed to torch.device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
 
 
 def apply_threads(threads: int, device: torch.device) -> None:

@@ -1,5 +1,6 @@
-"""Model input from text, and whether it fits: leaf helpers shared by pre-training, verifiers, evaluation
-and the RL layouts, kept apart from any of them so that an edit to one reruns no stage of the others."""
+"""Model input from text (padded id batches, prompt + target pairs), and whether it fits: leaf helpers shared
+by pre-training, verifiers, evaluation and the RL layouts, kept apart from any of them so that an edit to one
+reruns no stage of the others."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ def encode_pairs(pairs: list[tuple[str, str]], device="cpu") -> tuple[torch.Tens
         X[i, : len(s)] = torch.tensor(s)
         M[i, len(p): len(s)] = 1.0
     return X.to(device), M.to(device)
+
+
+def pad_ids(seqs: list[list[int]], device) -> torch.Tensor:
+    """Token id lists right-padded with PAD into one (len(seqs), max(1, longest)) tensor on `device`."""
+    X = torch.full((len(seqs), max(1, *map(len, seqs))), PAD_ID, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        X[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return X.to(device)
 
 
 def check_fits(max_len: int, key: str, task: Task, spec: dict, response: str, offset: int = 0) -> None:

@@ -15,6 +15,7 @@ import torch
 import yaml
 
 from reasonrl import exact as E
+from reasonrl import exact_gradients as G
 from reasonrl.config import ConfigError, from_dict
 from reasonrl.io import read_json, write_json
 from reasonrl.studies import exact as X
@@ -88,18 +89,18 @@ def test_reward_model_inherits_the_crowds_biases(toy):
 
 def test_advantages_by_hand():
     r = torch.tensor([1.0, 2.0, 3.0, 6.0], dtype=torch.float64)
-    assert E.advantages(r, "none").tolist() == [1.0, 2.0, 3.0, 6.0]
-    assert E.advantages(r, "mean").tolist() == [-2.0, -1.0, 0.0, 3.0]
-    assert torch.allclose(E.advantages(r, "rloo"), torch.tensor([-8 / 3, -4 / 3, 0.0, 4.0], dtype=torch.float64))
+    assert G.advantages(r, "none").tolist() == [1.0, 2.0, 3.0, 6.0]
+    assert G.advantages(r, "mean").tolist() == [-2.0, -1.0, 0.0, 3.0]
+    assert torch.allclose(G.advantages(r, "rloo"), torch.tensor([-8 / 3, -4 / 3, 0.0, 4.0], dtype=torch.float64))
     std = math.sqrt((4 + 1 + 0 + 9) / 3)  # unbiased group standard deviation
-    assert torch.allclose(E.advantages(r, "grpo"),
+    assert torch.allclose(G.advantages(r, "grpo"),
                           torch.tensor([-2.0, -1.0, 0.0, 3.0], dtype=torch.float64) / (std + 1e-6))
 
 
 def test_exact_gradient_matches_finite_differences(toy):
     policy = _away_from_ref(toy)
     beta = 0.7
-    grad, _ = E.exact_gradient(policy, toy, beta)
+    grad, _ = G.exact_gradient(policy, toy, beta)
     params = list(policy.parameters())
     offsets = torch.tensor([0] + [p.numel() for p in params]).cumsum(0)
     eps = 1e-6
@@ -119,16 +120,16 @@ def test_exact_gradient_matches_finite_differences(toy):
 
 def test_mean_baseline_is_rloo_shrunk_by_b_minus_1_over_b(toy):
     policy, batch = _away_from_ref(toy), 8
-    g_mean = E.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "mean")
-    g_rloo = E.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "rloo")
+    g_mean = G.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "mean")
+    g_rloo = G.sampled_gradient(policy, toy, 1.0, batch, torch.Generator().manual_seed(2), "rloo")
     assert torch.allclose(g_mean, g_rloo * (batch - 1) / batch, atol=1e-12)
 
 
 def _bias_statistic(policy, toy, beta, estimator, batch, trials, seed):
     # |mean - exact|^2 divided by its expectation under unbiasedness, tr(Cov) / trials (estimated)
-    g_true, _ = E.exact_gradient(policy, toy, beta)
+    g_true, _ = G.exact_gradient(policy, toy, beta)
     gen = torch.Generator().manual_seed(seed)
-    gs = torch.stack([E.sampled_gradient(policy, toy, beta, batch, gen, estimator) for _ in range(trials)])
+    gs = torch.stack([G.sampled_gradient(policy, toy, beta, batch, gen, estimator) for _ in range(trials)])
     err = (gs.mean(0) - g_true).pow(2).sum()
     expected = gs.var(0).sum() / trials
     ratio = (gs.mean(0) @ g_true / g_true.pow(2).sum()).item()  # projection of the mean on the exact gradient
@@ -160,13 +161,13 @@ def test_k3_in_loss_expected_gradient_is_the_per_state_reverse_kl(toy):
     ref_tok = E.gather_tokens(toy.ref_table)
     policy.zero_grad()
     E.expected_k3_loss(E.all_token_logprobs(policy), ref_tok).backward()
-    enumerated = E.flat_grad(policy)
+    enumerated = G.flat_grad(policy)
     policy.zero_grad()
     (-X.k3_expected_surrogate(policy, toy, beta)).backward()
-    surrogate_kl = E.flat_grad(policy)
+    surrogate_kl = G.flat_grad(policy)
     policy.zero_grad()
     (-(E.all_logprobs(policy).exp() * toy.reward).sum()).backward()
-    reward_only = E.flat_grad(policy)
+    reward_only = G.flat_grad(policy)
     # -∇surrogate = -∇E[r] + beta ∇(KL part), so the KL part's gradient is the difference over beta
     assert enumerated.abs().max() > 1e-3  # away from the reference the KL gradient is not trivially 0
     assert torch.allclose(enumerated, (surrogate_kl - reward_only) / beta, atol=1e-10)

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from reasonrl import exact as E
+from reasonrl import exact_gradients as G
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.rl import train as T
 from reasonrl.rl.job import make_job
@@ -73,7 +74,7 @@ def _loop_kl_gradient(estimator: str, beta: float = 0.5) -> tuple[torch.Tensor, 
     scored = T.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None, kl=0.0)
     stats = T.update(ctx, torch.optim.SGD(pol.parameters(), lr=0.0), seqs, torch.zeros(n, dtype=E.DTYPE),
                      scored, step=0)
-    grad = E.flat_grad(pol) * n  # undo the 1/N of the aggregation
+    grad = G.flat_grad(pol) * n  # undo the 1/N of the aggregation
     return grad, stats["losses/grad_norm"] * n
 
 
@@ -82,7 +83,7 @@ def _exact_gradient(fn) -> torch.Tensor:
     pol, ref = _toy_policies()
     pol.zero_grad()
     fn(pol, ref).backward()
-    return E.flat_grad(pol)
+    return G.flat_grad(pol)
 
 
 def _sequence_kl(pol, ref):  # KL(pi || pi_ref) over whole responses: the toy's exact_kl

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..model import pad_ids, shared_token_logprobs, token_logprobs
+from ..model import shared_token_logprobs, token_logprobs
 from ..tasks import PAD_ID, encode
-from ..tokens import encode_pairs
+from ..tokens import encode_pairs, pad_ids
 
 if TYPE_CHECKING:
     from .collect import Batch

@@ -15,8 +15,8 @@ from ..config import ConfigError, check, load_params
 from ..errors import install_excepthook
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
-from ..model import load_checkpoint, resolve_device, save_checkpoint
-from ..pipeline import apply_threads, check_threads, read_problems, write_timing
+from ..model import load_checkpoint, save_checkpoint
+from ..pipeline import apply_threads, check_threads, read_problems, resolve_device, write_timing
 from ..tasks import Problem
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl

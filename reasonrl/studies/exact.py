@@ -21,30 +21,40 @@ from torch import nn
 
 from ..config import check, from_dict
 from ..exact import (
-    BASELINES,
     DTYPE,
     END,
     FACT,
     FANCY,
-    KL_MODES,
     TOKENS,
     Toy,
     ToyPolicy,
     all_logprobs,
     clone_policy,
-    exact_gradient,
     exact_objective,
-    flat_grad,
     gather_tokens,
     kl,
     log_table,
     make_toy,
     optimal_logprobs,
     sample,
-    sampled_gradient,
     show,
-    surrogate_loss,
     world,
+)
+from ..exact_gradients import BASELINES, KL_MODES, exact_gradient, flat_grad, sampled_gradient, surrogate_loss
+from .exact_results import (
+    Curve,
+    FrontierPoint,
+    GradientQuality,
+    KLPlacement,
+    Likely,
+    Measured,
+    PlacementRow,
+    Quality,
+    Stats,
+    Sweep,
+    SweepRow,
+    Training,
+    WorldSummary,
 )
 
 SECTION = "exact"
@@ -113,124 +123,6 @@ def build_toy(cfg: Config) -> Toy:
     """The reference policy and the rewards of these params."""
     return make_toy(seed=cfg.world_seed, hidden=cfg.hidden, sft_steps=cfg.sft_steps, sft_lr=cfg.sft_lr,
                       bt_pairs=cfg.bt_pairs, length_bonus=cfg.crowd_length_bonus, fancy_bonus=cfg.crowd_fancy_bonus)
-
-
-# ----------------------------------------------------------------------------- what the demonstrations return
-
-@dataclass
-class Stats:
-    """Exact expectations under one policy."""
-    reward: float  # the reward model's score
-    gold: float
-    kl_ref: float  # KL(pi || pi_ref)
-    length: float  # tokens
-    fancy: float  # fancy tokens
-    points: float  # facts
-    entropy: float  # of the whole response, nats
-
-
-@dataclass
-class Measured(Stats):
-    """A policy measured exactly at one beta."""
-    J: float
-    kl_opt: float  # KL(pi || pi*) at that beta
-
-
-@dataclass
-class Likely:
-    """One of a policy's most likely responses."""
-    text: str
-    prob: float
-    reward: float
-    gold: float
-
-
-@dataclass
-class WorldSummary:
-    n_responses: int
-    n_prefixes: int
-    sft_kl: float  # KL(p_data || pi_ref)
-    crowd_agreement: float  # share of crowd labels agreeing with gold, where gold is not indifferent
-    rm_weights: dict[str, float]  # the reward model's reward per token
-    reference: Measured  # at cfg.beta
-    reference_top: list[Likely]
-    data: Stats
-
-
-@dataclass
-class Quality:
-    cosine: float  # mean cosine of an estimate to the exact gradient
-    rel_mse: float  # mean |g - ∇J|² / |∇J|²
-    norm_ratio: float  # |mean estimate| / |∇J|
-
-
-@dataclass
-class GradientQuality:
-    beta: float
-    trials: int
-    batch: int
-    exact_norm: float
-    J: float
-    estimators: dict[str, Quality]
-
-
-@dataclass
-class Curve:
-    """Exact measurements of one training run every log_every steps (kl_fp: only at cfg.beta)."""
-    step: list[int] = field(default_factory=list)
-    J: list[float] = field(default_factory=list)
-    kl_opt: list[float] = field(default_factory=list)
-    kl_fp: list[float] = field(default_factory=list)  # KL(pi || pi_k3)
-    kl_ref: list[float] = field(default_factory=list)
-    reward: list[float] = field(default_factory=list)
-    gold: list[float] = field(default_factory=list)
-    length: list[float] = field(default_factory=list)
-
-
-@dataclass
-class Training:
-    beta: float
-    J_ref: float
-    J_opt: float
-    kl_ref_opt: float
-    gold_opt: float
-    table_steps: list[int]
-    curves: dict[str, Curve]  # by estimator
-
-
-@dataclass
-class SweepRow(Measured):
-    beta: float
-    policy: str  # "RL" or "optimal"
-    top: list[Likely]
-
-
-@dataclass
-class FrontierPoint(Stats):
-    beta: float
-
-
-@dataclass
-class Sweep:
-    estimator: str
-    rows: list[SweepRow]
-    frontier: list[FrontierPoint]  # the analytic optimum at every cfg.frontier_betas
-
-
-@dataclass
-class PlacementRow(Measured):
-    policy: str  # "optimal", "k3 fixed point" or "RL"
-    estimator: str  # "" unless RL
-    kl_mode: str
-    kl_fp: float  # KL(pi || pi_k3)
-
-
-@dataclass
-class KLPlacement:
-    beta: float
-    fixed_point_residual: float  # norm of the expected k3-in-loss update left at pi_k3
-    rows: list[PlacementRow]
-    curves: dict[str, Curve]  # by "<estimator> <kl_mode>"
 
 
 @dataclass

@@ -1,0 +1,55 @@
+"""Build the numerics reference set in a fresh clone of this commit and print the md5 of each output, with
+the machine line: compare the output with the table of docs/runlogs/machines.md made on other machines.
+
+    python scripts/reference_md5s.py [--rev HEAD] [--keep DIR] [-j 2]
+
+The reference set (docs/runlogs/machines.md): the data, `base@cot`, one RL stage of each method
+(grpo, rft, sft from base_cot), the base's evaluation and the exact toy, each built with the committed
+params (full size) under the `numerics` setting of params.yaml. About 10 minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ["data", "base@cot", "rl@grpo_s0", "rl@rft_s0", "rl@sft_s0", "eval_base@cot", "exact"]
+OUTPUTS = ["data/n16.jsonl", "models/base_cot.pt", "models/rl_grpo_s0.pt", "models/rl_rft_s0.pt",
+           "models/rl_sft_s0.pt", "reports/eval/base_cot.json", "reports/eval/outcomes_base_cot.csv",
+           "reports/rl/grpo_s0.csv", "reports/exact/results.json"]
+
+
+def md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rev", default="HEAD", help="the commit to build (default: HEAD)")
+    ap.add_argument("--keep", help="build here and keep it (default: a temporary folder)")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    args = ap.parse_args()
+    where = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="reference_"))
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
+    subprocess.run(["git", "checkout", "-q", args.rev], cwd=where, check=True)
+    # the clone's own library, whatever reasonrl is installed
+    env = {**os.environ, "PYTHONPATH": str(where)}
+    repro = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "-j", str(args.jobs), *STAGES],
+                           cwd=where, env=env, capture_output=True, text=True)
+    machine = [line for line in repro.stderr.splitlines() + repro.stdout.splitlines() if line.startswith("machine")]
+    if repro.returncode != 0:
+        sys.exit(f"reasonrl repro failed ({repro.returncode}):\n{repro.stderr[-3000:]}")
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=where, capture_output=True, text=True).stdout
+    print(f"commit {rev.strip()}; {machine[0] if machine else 'machine line not found'}")
+    for out in OUTPUTS:
+        print(f"{md5(where / out)}  {out}")
+
+
+if __name__ == "__main__":
+    main()
