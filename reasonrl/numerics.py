@@ -99,8 +99,7 @@ def effective() -> dict[str, str]:
 
     mkl = "none"
     lib = _torch_cpu_library()
-    if lib is not None:
-        torch.ones(2) @ torch.ones(2)  # MKL reads MKL_CBWR at its first call, not at load
+    if lib is not None:  # the query starts MKL if nothing has yet, reading MKL_CBWR as it is now
         mkl = MKL_BRANCHES.get(lib.mkl_serv_cbwr_get(_MKL_CBWR_BRANCH), "unknown")
     return {"aten": torch.backends.cpu.get_cpu_capability(), "mkl": mkl,
             "onednn": os.environ.get("ONEDNN_MAX_CPU_ISA", "native")}

@@ -69,6 +69,17 @@ def test_pinning_after_a_computation_is_refused():
     assert "numerics: avx2 was pinned after the first computation (ATen already runs" in proc.stderr
 
 
+def test_mkl_started_before_the_pin_is_refused():
+    # MKL starts at its first call (here the CNR query itself) and reads MKL_CBWR then; no tensor is computed,
+    # so ATen's check passes and MKL's must catch it
+    code = ("from reasonrl import numerics; numerics._torch_cpu_library().mkl_serv_cbwr_get(1); "
+            "numerics.pin('avx2')")
+    env = {k: v for k, v in os.environ.items() if k not in numerics.VARIABLES}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "numerics: avx2 was pinned after the first computation (MKL started without it)" in proc.stderr
+
+
 def test_a_second_setting_in_one_process_is_refused():
     # conftest pinned the default before any test computed
     assert numerics.current() == numerics.DEFAULT

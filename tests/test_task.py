@@ -156,3 +156,22 @@ def test_a_validation_set_skips_what_a_test_set_drew():
 
     with pytest.raises(ConfigError, match="validation"):
         DataConfig(sets={"t": EvalSetConfig()}, validation={"t": EvalSetConfig()})
+
+
+@pytest.mark.parametrize("spec,message", [
+    ({"n_range": (1, 4)}, r"^n_range: need 2 <= lo <= hi <= 16, got \[1, 4\]"),
+    ({"n_range": (4, 17)}, r"^n_range: need 2 <= lo <= hi <= 16, got \[4, 17\]"),
+    ({"n_range": (4, 12), "k_max": 0}, r"^k_max: must be in \[1, 11\] \(below the largest ring size 12\), got 0"),
+    ({"n_range": (4, 12), "k_max": 12}, r"^k_max: must be in \[1, 11\] \(below the largest ring size 12\), got 12"),
+    ({"n_range": (4, 16), "k_max": 10}, r"^k_max: must be at most 9, got 10"),
+    ({"n": 17, "ks": [3]}, r"^n: must be in \[2, 16\], got 17"),
+    ({"n": 8, "ks": [3, 8]}, r"^ks: each k must be in \[1, 7\], got 8"),
+    ({"n": 16, "ks": [10]}, r"^ks: each k must be in \[1, 9\], got 10"),
+])
+def test_hop_specs_out_of_range_name_their_key(spec, message):
+    from reasonrl.config import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        task.TASK.check_spec(spec)
+    edge = {"n_range": (4, 16), "k_max": 9} if "n_range" in spec else {"n": 16, "ks": [9]}
+    task.TASK.check_spec(edge)  # the largest values allowed pass

@@ -40,7 +40,8 @@ def test_gold_targets_are_correct_well_formed_and_in_the_response_format(task):
         assert p.classify(cot) == p.classify(direct) == "correct" == task.failure_types[0]
         assert task.parse_answer(cot) == p.answer and trace_of(cot) == p.trace
         assert task.thinks(cot) == bool(p.trace) and not task.thinks(direct)
-        assert task.well_formed(cot) == bool(p.trace)
+        assert task.well_formed(cot) == bool(p.trace) and not task.well_formed(direct)
+        assert not task.well_formed(cot + END) and not task.well_formed(p.trace)
         assert len(cot) <= p.budget  # the sampler leaves room for the gold response
 
 
@@ -67,8 +68,8 @@ def test_difficulty_is_respected(task):
     cells = task.eval_set(cell, 20, seed=3)
     assert len({p.key for p in cells}) == 20
     assert all(p.difficulty == cell[task.difficulty] for p in cells)
-    excluded = task.eval_set(cell, 20, seed=4, exclude=frozenset(p.key for p in cells))
-    assert not {p.key for p in excluded} & {p.key for p in cells}
+    excluded = task.eval_set(cell, 20, seed=3, exclude=frozenset(p.key for p in cells))  # the same draws, skipped
+    assert len(excluded) == 20 and not {p.key for p in excluded} & {p.key for p in cells}
 
 
 def test_the_same_rng_gives_the_same_problems_and_files_round_trip(task):
