@@ -36,6 +36,7 @@ from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
 from reasonrl.rl import collect as C
 from reasonrl.rl import train as T
 from reasonrl.rl.job import make_job
+from reasonrl.rl.memory import heap_trimmer
 from reasonrl.sampling import response_of, sample_reference
 
 PATHS = ("plain", "fast")
@@ -58,7 +59,7 @@ def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[
     ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
                     rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
                     reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared,
-                    trim=T._heap_trimmer() if trim else no_trim)
+                    trim=heap_trimmer() if trim else no_trim)
     return ctx, torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 

@@ -21,6 +21,8 @@ import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
 from reasonrl.rl import collect as C
+from reasonrl.rl import memory as M
+from reasonrl.rl import records as R
 from reasonrl.rl import train as T
 from reasonrl.rl.job import make_job
 from reasonrl.rl.variants import ADVANTAGES
@@ -404,10 +406,10 @@ def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
     responses = ["bc|c$", "bc|a$", "b|a$", "|a$", "bcde|e$"]
     batch = C.Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
                     true=torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0]), group=5, zero_frac=0.0)
-    fooled = T.fooled_examples(batch)
+    fooled = R.fooled_examples(batch)
     assert [f["response"] for f in fooled] == ["bc|a$", "|a$", "bcde|e$"]
     assert fooled[0] == {"prompt": P1.prompt, "gold": "bc|c$", "response": "bc|a$", "proxy": 0.95}
-    assert [f["response"] for f in T.fooled_examples(batch, limit=1)] == ["bc|a$"]
+    assert [f["response"] for f in R.fooled_examples(batch, limit=1)] == ["bc|a$"]
 
 
 # ---------------------------------------------------------------------------------------------------- more of the step
@@ -578,7 +580,7 @@ def test_clip_mask_counts_only_tokens_the_clip_acts_on():
 def test_fooled_examples_default_limit_and_rounding():
     batch = C.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
                     proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
-    fooled = T.fooled_examples(batch)
+    fooled = R.fooled_examples(batch)
     assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
 
 
@@ -643,7 +645,7 @@ def test_trimming_per_layer_moves_no_number_and_leaves_no_hook():
     calls = []
     with torch.no_grad():
         plain = model(X)
-        with T.trimmed_per_layer(model, lambda: calls.append(1) or 1):
+        with M.trimmed_per_layer(model, lambda: calls.append(1) or 1):
             hooked = model(X)
         after = model(X)
     assert torch.equal(hooked, plain) and len(calls) == 2  # one per block

@@ -23,9 +23,7 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import ctypes
 import functools
 import random
 import time
@@ -39,21 +37,9 @@ from ..verifiers import score as verifier_score
 from .collect import METHODS, Batch, response_budget, rollout_budget
 from .job import Job
 from .layout import FAST, PLAIN, FullSequences, Layout, SharedPrefix
+from .memory import heap_trimmer, trimmed_per_layer
+from .records import fooled_examples, rollout_record, step_record
 from .variants import KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, kl_k3
-
-
-def _heap_trimmer() -> Callable[[], object]:
-    """glibc's malloc_trim(0), or a no-op elsewhere. The step's tensors change shape with every batch (padding
-    lengths), and glibc keeps the freed pages of its heap resident: without a trim after each step the
-    resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
-    training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
-    second update) would stack on the pages the phase before it freed: trimming before each (and after each
-    layer of dynamic sampling's forward over everything it drew) keeps every RL family's peak under 600 MB
-    (docs/performance.md). Trimming moves no number."""
-    try:
-        return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
-    except (OSError, AttributeError):
-        return lambda: None
 
 
 @dataclass
@@ -69,7 +55,7 @@ class Context:
     layout: Layout = field(init=False)
     kl: KLPenalty = field(init=False)
     rollouts: int = 0  # policy samples drawn so far in this run
-    trim: Callable[[], object] = field(default_factory=_heap_trimmer)  # give freed heap pages back
+    trim: Callable[[], object] = field(default_factory=heap_trimmer)  # give freed heap pages back
 
     def __post_init__(self):
         self.layout = FAST if self.shared_prefix else PLAIN
@@ -206,18 +192,6 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
     return stats
 
 
-def rollout_record(batch: Batch, scored: Scored, m: torch.Tensor) -> dict:
-    """What the rollouts were like: rewards, lengths, thinking, entropy and KL to the reference."""
-    n = len(batch.responses)
-    return {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
-            "rollout/zero_var_frac": batch.zero_frac,
-            "rollout/length": sum(map(len, batch.responses)) / n,
-            "rollout/length_wrong": _mean_length(batch.responses, batch.true, correct=False),
-            "rollout/think_rate": sum(p.task.thinks(x) for p, x in zip(batch.problems, batch.responses)) / n,
-            "rollout/entropy": float((scored.ent * m).sum() / m.sum()),
-            "losses/kl": scored.kl}
-
-
 def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     """Collect and score one batch, weigh its rows, and update the policy on it."""
     job, spec = ctx.job, METHODS[ctx.job.method]
@@ -230,7 +204,8 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     scored = score_batch(ctx, seqs)
     m = seqs.m
     w = spec.weights(job, batch.proxy.to(m.device), batch, ctx.kl.in_reward(scored, m)).to(m.device)
-    record = {**step_record(unfiltered, rollout_record(batch, scored, m)), "rollout/count": batch.rollouts}
+    own = rollout_record(batch, scored.ent, scored.kl, m)
+    record = {**step_record(unfiltered, own), "rollout/count": batch.rollouts}
     if not spec.drop_zero_weight:
         return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
     rows = torch.nonzero(w != 0).squeeze(1)
@@ -252,50 +227,7 @@ def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
     seqs = ctx.layout.build(batch.sampled, device, ctx.job.temperature)
     with trimmed_per_layer(ctx.policy, ctx.trim):
         scored = score_policy(ctx, seqs)
-    return rollout_record(batch.sampled, scored, seqs.m)
-
-
-@contextlib.contextmanager
-def trimmed_per_layer(model: torch.nn.Module, trim: Callable[[], object]):
-    """Inside, the heap is trimmed after each block of `model` (a hook on its MLP, the block's last part), so a
-    forward over many rows does not stack each layer's transient on the pages the layer before it freed; the
-    hooks go when the `with` ends. It moves no number: the hook returns nothing, so every output stays as is."""
-    def after(*_) -> None:  # a forward hook that returned a value would replace the MLP's output
-        trim()
-
-    handles = [blk.mlp.register_forward_hook(after) for blk in model.blocks]
-    try:
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
-
-
-def step_record(unfiltered: dict | None, own: dict) -> dict:
-    """The step's rollout records: the batch's own, or under dynamic sampling the unfiltered ones with the kept
-    batch's own under `filtered/`."""
-    if unfiltered is None:
-        return own
-    return {**unfiltered, **{"filtered/" + k.split("/", 1)[1]: v for k, v in own.items()}}
-
-
-def _mean_length(responses: list[str], true: torch.Tensor, correct: bool) -> float:
-    """Mean length of the responses that are (not) correct; 0 when there are none (Dr. GRPO's length bias
-    shows in the wrong ones)."""
-    lens = [len(r) for r, t in zip(responses, true.tolist()) if (t > 0.5) == correct]
-    return sum(lens) / len(lens) if lens else 0.0
-
-
-def fooled_examples(batch: Batch, limit: int = 3) -> list[dict]:
-    """Responses the proxy reward loves (> 0.9) that are wrong."""
-    out = []
-    for p, r, proxy, true in zip(batch.problems, batch.responses, batch.proxy.tolist(), batch.true.tolist()):
-        if proxy > 0.9 and true == 0:
-            out.append({"prompt": p.prompt, "gold": p.target("cot"), "response": r,
-                        "proxy": round(proxy, 3)})
-            if len(out) == limit:
-                break
-    return out
+    return rollout_record(batch.sampled, scored.ent, scored.kl, seqs.m)
 
 
 def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
