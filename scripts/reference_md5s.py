@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -42,11 +43,14 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(where)}
     repro = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "-j", str(args.jobs), *STAGES],
                            cwd=where, env=env, capture_output=True, text=True)
-    machine = [line for line in repro.stderr.splitlines() + repro.stdout.splitlines() if line.startswith("machine")]
+    machine = [line.split("] ", 1)[-1] for line in repro.stderr.splitlines() + repro.stdout.splitlines()
+               if "] machine " in line]
     if repro.returncode != 0:
         sys.exit(f"reasonrl repro failed ({repro.returncode}):\n{repro.stderr[-3000:]}")
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=where, capture_output=True, text=True).stdout
+    timing = json.loads((where / "reports/timing/base_cot.json").read_text())  # what the stage itself ran
     print(f"commit {rev.strip()}; {machine[0] if machine else 'machine line not found'}")
+    print(f"base@cot ran on: {timing['machine']}; code paths {timing['numerics']}")
     for out in OUTPUTS:
         print(f"{md5(where / out)}  {out}")
 
