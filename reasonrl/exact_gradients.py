@@ -1,6 +1,6 @@
 """Gradients of the exact toy's objective (reasonrl.exact): the exact one (autograd through the enumerated
 sum) and the sampled policy-gradient estimators the demonstrations check against it: a baseline of
-`BASELINES` and a KL placement of `KL_PLACEMENTS`, with the RL loop's own k1 and k3 estimators."""
+`BASELINES` and a KL placement of `KL_MODE_LOSSES`, with the RL loop's own k1 and k3 estimators."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .exact import (
 )
 from .rl.variants import KL_ESTIMATORS
 
-KL_MODES = ("reward_k1", "loss_k3")  # where the KL penalty goes (keys of KL_PLACEMENTS)
+KL_MODES = ("reward_k1", "loss_k3")  # where the KL penalty goes (keys of KL_MODE_LOSSES)
 
 
 # ----------------------------------------------------------------------------- sampled estimators
@@ -75,7 +75,7 @@ def _loss_loss_k3(policy: ToyPolicy, toy: Toy, idx: torch.Tensor, beta: float,
     return pg + beta * k3.sum(1).mean()
 
 
-KL_PLACEMENTS: dict[str, Callable[..., torch.Tensor]] = {
+KL_MODE_LOSSES: dict[str, Callable[..., torch.Tensor]] = {
     "reward_k1": _loss_reward_k1, "loss_k3": _loss_loss_k3,
 }
 
@@ -83,7 +83,7 @@ KL_PLACEMENTS: dict[str, Callable[..., torch.Tensor]] = {
 def surrogate_loss(policy: ToyPolicy, toy: Toy, idx: torch.Tensor, beta: float, estimator: str,
                    kl_mode: str = "reward_k1") -> torch.Tensor:
     """The loss whose negative gradient is the sampled policy-gradient estimate for responses idx (B,)."""
-    return KL_PLACEMENTS[kl_mode](policy, toy, idx, beta, estimator)
+    return KL_MODE_LOSSES[kl_mode](policy, toy, idx, beta, estimator)
 
 
 def flat_grad(policy: ToyPolicy) -> torch.Tensor:

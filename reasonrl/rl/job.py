@@ -29,11 +29,11 @@ EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py m
 class Job:
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
     method: str = "grpo"  # key of collect.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
-    reward: str = "true"  # key of variants.REWARDS: true | random | orm, prm_full (learned verifiers)
+    reward: str = "true"  # key of variants.REWARDS: true | random | shuffled | orm, prm_full (learned verifiers)
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
     overlong: int = 0  # soft penalty over the last `overlong` characters of the length budget (0 = off)
-    advantage: str = "grpo"  # key of variants.ADVANTAGES: grpo (mean, / std) | dr_grpo (mean) | rloo | none
+    advantage: str = "grpo"  # key of variants.ADVANTAGES: grpo (mean, / std) | dr_grpo (mean) | rloo | none | zero
     loss_agg: str = "token_mean"  # key of variants.LOSS_AGG: how per-token losses become one number
     num_iterations: int = 1  # updates per rollout batch (mu); ratios are clipped when mu > 1
     eps_low: float = 0.2  # PPO ratio clipped below at 1 - eps_low
