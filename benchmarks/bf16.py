@@ -32,7 +32,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--init", default="models/base_cot.pt")
     ap.add_argument("--reps", type=int, default=6, help="timed passes per precision (after one warm-up)")
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default="native")
+    numerics.add_argument(ap, default="native")
     args = ap.parse_args()
     took = numerics.pin(args.numerics)
     torch.set_num_threads(1)

@@ -66,8 +66,7 @@ def main() -> None:
     ap.add_argument("--init", default="models/base_cot.pt")
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--per-k", type=int, default=250)
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
-                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+    numerics.add_argument(ap)
     a = ap.parse_args()
     numerics.pin(a.numerics)
     print(f"model {a.init if Path(a.init).exists() else '(fresh)'}, n = {a.n}, {4 * a.per_k} problems, one thread")

@@ -170,8 +170,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=4, help="steps per contender (the first is warm-up)")
     ap.add_argument("--defaults-steps", type=int, default=2, help="steps of TRL with its defaults (0 = skip)")
     ap.add_argument("--json", help="also write the numbers to this file")
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
-                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+    numerics.add_argument(ap)
     args = ap.parse_args()
     numerics.pin(args.numerics)
     torch.set_num_threads(1)

@@ -133,8 +133,7 @@ def main() -> None:
     ap.add_argument("--trim", action="store_true", help="give freed heap pages back as train_rl does (see above)")
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--rss-child", choices=PATHS, help=argparse.SUPPRESS)
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
-                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+    numerics.add_argument(ap)
     args = ap.parse_args()
     numerics.pin(args.numerics)
     if args.rss_child:

@@ -117,8 +117,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--eval-problems", type=int, default=1000)
     ap.add_argument("--passk-N", type=int, default=256)
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
-                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+    numerics.add_argument(ap)
     args = ap.parse_args()
     numerics.pin(args.numerics)
     torch.set_num_threads(1)

@@ -45,8 +45,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ref-repeats", type=int, default=1, help="repeats of the (slow) reference")
     ap.add_argument("--init", default="models/base_cot.pt")
-    ap.add_argument("--numerics", choices=list(numerics.SETTINGS), default=numerics.DEFAULT,
-                    help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+    numerics.add_argument(ap)
     args = ap.parse_args()
     numerics.pin(args.numerics)
     torch.set_num_threads(1)

@@ -55,6 +55,12 @@ def check_numerics(value) -> str:
     return value
 
 
+def add_argument(parser, default: str = DEFAULT) -> None:
+    """A script's `--numerics` option (benchmarks): the setting it pins, as the param does for stages."""
+    parser.add_argument("--numerics", choices=list(SETTINGS), default=default,
+                        help="math libraries' code paths, as the `numerics` param (default: %(default)s)")
+
+
 def pin(setting: str) -> dict[str, str]:
     """Set the math libraries' code paths for this process and the processes it starts; returns what took
     effect (`effective()`). Call it before the first tensor is computed: a ConfigError naming `numerics`
