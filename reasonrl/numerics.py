@@ -65,7 +65,10 @@ def pin(setting: str) -> dict[str, str]:
     """Set the math libraries' code paths for this process and the processes it starts; returns what took
     effect (`effective()`). Call it before the first tensor is computed: a ConfigError naming `numerics`
     when ATen or MKL had already chosen, or when this CPU lacks what the setting asks for."""
+    global _pinned
     wanted = SETTINGS[check_numerics(setting)]
+    if _pinned not in (None, setting):  # oneDNN keeps the first ISA cap it read, whatever pin checks
+        raise _too_late(setting, f"this process already pinned {_pinned}")
     for name in VARIABLES:
         if name in wanted:
             os.environ[name] = wanted[name]
@@ -80,9 +83,6 @@ def pin(setting: str) -> dict[str, str]:
         raise _too_late(setting, f"ATen already runs {took['aten']} kernels")
     if took["mkl"] == "OFF" and "MKL_CBWR" in wanted:
         raise _too_late(setting, "MKL started without it")
-    global _pinned
-    if _pinned not in (None, setting):  # oneDNN keeps the first ISA cap it read, whatever pin checks
-        raise _too_late(setting, f"this process already pinned {_pinned}")
     _pinned = setting
     return took
 

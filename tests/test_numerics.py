@@ -87,6 +87,7 @@ def test_a_second_setting_in_one_process_is_refused():
     with pytest.raises(ConfigError, match=r"^numerics: compatible was pinned after the first computation "
                                           r"\(this process already pinned avx2\)"):
         numerics.pin("compatible")
+    assert os.environ["MKL_CBWR"] == "AVX2"  # refused before it touched the environment
 
 
 def test_a_cpu_without_avx2_is_one_error_naming_the_param(monkeypatch):
