@@ -63,6 +63,9 @@ def test_a_run_is_the_defaults_overridden_and_the_headline_takes_the_top_level_m
     ("runs_noeval", "z", {"runs_noeval__z": {"init": "base_x", "reward": "orm"}},
      r"^runs_noeval\.z\.reward: 'orm' is not allowed in runs_noeval \(move the run to runs_orm"),
     ("runs_prm", "p", {"verifiers": {"orm": {}}}, r"^runs_prm\.p\.reward: verifier 'prm_full' is not defined"),
+    ("runs_orm", "o", {"rl__reward": "orm", "runs_orm__o": {"init": "base_x"}},
+     r"^runs_orm\.o\.reward: required in every run of runs_orm \(dvc\.yaml depends on models/verifier_<reward>\.pt: "
+     r"write reward: orm\)"),
     ("runs", "a", {"rl__lr": -1.0}, r"^rl\.lr: must be positive"),  # named where it was set, not under the run
     ("runs", "a", {"runs__a": {"init": "base_x", "lr": -1.0}}, r"^runs\.a\.lr: must be positive"),
 ])

@@ -155,6 +155,9 @@ def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
     check(isinstance(overrides, dict), where, f"expected a mapping of rl: keys, got {overrides!r}")
     check("init" in overrides, f"{where}.init", "required in every run",
           "dvc.yaml depends on models/<init>.pt, so each run names its own")
+    verifier = RUN_GROUPS.get(group)
+    check(verifier is None or "reward" in overrides, f"{where}.reward", f"required in every run of {group}",
+          f"dvc.yaml depends on models/verifier_<reward>.pt: write reward: {verifier}")
     if group == HEADLINE:
         method = params.get("method")
         methods = list(choices()["method"])
