@@ -75,7 +75,7 @@ def auc(scores: list[float], labels: list[bool]) -> float | None:
 
 
 def failure_mix_of(problems: list[Problem], responses: list[str]) -> dict[str, float]:
-    """Fraction of responses of each type in FAILURE_TYPES (all types present, summing to 1)."""
+    """Fraction of responses of each outcome type of their task (all types present, summing to 1)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     counts = dict.fromkeys(problems[0].task.failure_types, 0)

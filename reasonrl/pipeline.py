@@ -28,8 +28,8 @@ class EvalSetConfig:
     seed: int = 21  # with (n, k) fixes the problems
 
     def __post_init__(self):
+        get_task(DEFAULT).check_spec({"n": self.n, "ks": self.ks})  # the ring first, as always
         check(bool(self.ks), "ks", "must not be empty")
-        get_task(DEFAULT).check_spec({"n": self.n, "ks": self.ks})
         check(self.count >= 1, "count", f"must be at least 1, got {self.count}")
 
 

@@ -56,8 +56,8 @@ class VerifierConfig:
     temperature: float = 1.0  # sampling temperature of the training data (1: the distribution RL samples)
     gold_frac: float = 0.0  # share of examples replaced by the gold response
     holdout: float = 0.2  # share of problems held out for the metrics
-    n_range: tuple[int, int] = (4, 16)  # ring sizes of the problems (the RL distribution)
-    k_max: int = 7  # largest hop count
+    n_range: tuple[int, int] = (4, 16)  # the task's spec (hop world): ring sizes of the problems (RL's)
+    k_max: int = 7  # ... and the largest hop count (checked here, not by the task: any k_max >= 1 is drawable)
     steps: int = 600  # optimizer steps
     batch_size: int = 64  # responses per step, half correct and half wrong
     lr: float = 1e-3  # peak AdamW learning rate
@@ -139,7 +139,8 @@ def step_targets(kind: str, problem: Problem, response: str) -> tuple[list[int],
     ORM: the answer check: the answer letter (or, when there is no parsable answer, the last
     character), labelled by correctness. PRM: each trace character with its step label, then the
     answer check."""
-    # `trace|x$` is parsable only with `$` right after x, so nothing after the answer letter matters
+    # `trace|x$` is parsable only with `$` right after x, so nothing after the answer letter matters; the
+    # answer check sits on that letter: answers are one character (every registered task's)
     parsed = problem.task.parse_answer(response) is not None
     last = len(trace_of(response)) + 1 if parsed else max(len(response) - 1, 0)
     final = float(problem.is_correct(response))

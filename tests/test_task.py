@@ -167,6 +167,8 @@ def test_a_validation_set_skips_what_a_test_set_drew():
     ({"n": 17, "ks": [3]}, r"^n: must be in \[2, 16\], got 17"),
     ({"n": 8, "ks": [3, 8]}, r"^ks: each k must be in \[1, 7\], got 8"),
     ({"n": 16, "ks": [10]}, r"^ks: each k must be in \[1, 9\], got 10"),
+    ({"n": 16, "k": 10}, r"^ks: each k must be in \[1, 9\], got 10"),
+    ({"k_max": 3}, r"^k_max: bounds the hop counts of a ring range: give n_range too"),
 ])
 def test_hop_specs_out_of_range_name_their_key(spec, message):
     from reasonrl.config import ConfigError

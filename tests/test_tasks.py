@@ -60,6 +60,7 @@ def test_gold_steps_are_all_right_and_a_corrupted_step_is_caught(task):
 def test_difficulty_is_respected(task):
     spec, cell = task.example_spec, task.example_cell
     task.check_spec(spec)
+    task.check_spec(cell)
     drawn = problems(task)
     assert all(p.budget <= task.max_budget(spec) for p in drawn)
     assert max(p.budget for p in drawn) == task.max_budget(spec)  # 200 draws reach the hardest problem

@@ -23,7 +23,7 @@ from ..io import atomic_path  # noqa: E402
 SMOOTH = 10  # per-step training curves are drawn as a trailing moving average over this many steps
 STEP = "RL step"
 
-# Colours of the outcome types of evaluate.classify; an unknown type gets grey.
+# Colours of hop world's outcome types (Problem.classify); an unknown type gets grey.
 FAILURE_COLORS = {"correct": "#009E73", "overshoot": "#E69F00", "early": "#F0E442", "lookup": "#D55E00",
                   "miscopy": "#CC79A7", "malformed": "#999999"}
 

@@ -34,6 +34,7 @@ def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
     for name, problems in sets.items():
         print(f"passk: {name}, {len(problems)} problems x {cfg.passk_N} samples", file=sys.stderr)
         rep = sampling_report(model, problems, cfg)
+        # ring_sizes: hop world's (every passk set is one of its sets until a task is named per set)
         out[name] = {"ring_sizes": sorted({p.n for p in problems}), "problems": len(problems),
                      "pass_at_k": rep["pass_at_k"], "random_baseline": rep["random_baseline"],
                      "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"],

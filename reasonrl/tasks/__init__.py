@@ -1,6 +1,7 @@
 """The tasks, behind one protocol (base.py), and the token vocabulary they share.
 
-A task is a module with a `TASK` object; registering it here is all the library needs. Token ids are
+A task is a module with a `TASK` object, registered here; the protocol is all the library uses of it
+(choosing one per base in params is not wired yet: every section uses DEFAULT; docs/extending.md). Token ids are
 1 + the position of a character in VOCABULARY (every registered task's characters, in registration
 order); 0 pads.
 """

@@ -316,13 +316,14 @@ class HopWorld:
             lo, hi = spec["n_range"]
             check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(spec['n_range'])}")
         if "k_max" in spec:
+            check("n_range" in spec, "k_max", "bounds the hop counts of a ring range: give n_range too")
             k_max, hi = spec["k_max"], spec["n_range"][1]
             check(1 <= k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}), got {k_max}")
             check(k_max <= MAX_K, "k_max", f"must be at most {MAX_K}, got {k_max}")
-        if "n" in spec:  # evaluation cells: one ring size, the hop counts `ks`
+        if "n" in spec:  # evaluation cells: one ring size, the hop counts `ks` (or one, `k`)
             check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
             top = min(MAX_K, spec["n"] - 1)
-            for k in spec["ks"]:
+            for k in spec.get("ks", [spec["k"]] if "k" in spec else []):
                 check(1 <= k <= top, "ks", f"each k must be in [1, {top}], got {k}")
 
     def max_budget(self, spec: dict) -> int:
