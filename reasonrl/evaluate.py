@@ -110,12 +110,17 @@ def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[s
     return [response_of(o) for o in outs]
 
 
-def by_difficulty(problems: list[Problem], values: list) -> tuple[str, dict[str, float]]:
-    """("by_<difficulty>", {difficulty: mean of its values}) in increasing difficulty, JSON-able keys."""
+def by_key(problems: list[Problem]) -> str:
+    """The key results per difficulty sit under: "by_<the task's difficulty>" (hop world: "by_k")."""
+    return f"by_{problems[0].task.difficulty}"
+
+
+def by_difficulty(problems: list[Problem], values: list) -> dict[str, float]:
+    """{difficulty: mean of its values} in increasing difficulty, JSON-able keys."""
     groups: dict[int, list] = defaultdict(list)
     for p, v in zip(problems, values):
         groups[p.difficulty].append(v)
-    return f"by_{problems[0].task.difficulty}", {str(d): sum(v) / len(v) for d, v in sorted(groups.items())}
+    return {str(d): sum(v) / len(v) for d, v in sorted(groups.items())}
 
 
 def greedy_accuracy(model, problems: list[Problem]) -> dict:
@@ -123,16 +128,12 @@ def greedy_accuracy(model, problems: list[Problem]) -> dict:
     if not problems:
         raise ValueError("problems: empty evaluation set")
     hits = [p.is_correct(r) for p, r in zip(problems, greedy_responses(model, problems))]
-    return {"acc": sum(hits) / len(hits), **dict([by_difficulty(problems, hits)])}
+    return {"acc": sum(hits) / len(hits), by_key(problems): by_difficulty(problems, hits)}
 
 
 def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
     """Fraction of each outcome type (the task's failure_types) under greedy decoding."""
     return failure_mix_of(problems, greedy_responses(model, problems))
-
-
-def outcome_columns(problems: list[Problem]) -> tuple[str, ...]:
-    return ("set", "problem", problems[0].task.difficulty, "correct", "outcome")
 
 
 def outcome_rows(set_name: str, problems: list[Problem], responses: list[str]) -> list[dict]:
@@ -154,7 +155,7 @@ def greedy_eval(model, problems: list[Problem], set_name: str) -> tuple[dict, li
     for r in rows:
         mix[r["outcome"]] += 1
     return ({"acc": sum(r["correct"] for r in rows) / len(rows),
-             **dict([by_difficulty(problems, [r["correct"] for r in rows])]),
+             by_key(problems): by_difficulty(problems, [r["correct"] for r in rows]),
              "failure_mix": {t: c / len(rows) for t, c in mix.items()}}, rows)
 
 
@@ -284,7 +285,7 @@ def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, te
     return {"think": tot["think"] / tot["n"], "acc": tot["acc"] / tot["n"], "len": tot["len"] / tot["n"],
             "acc_think": tot["acc_think"] / tot["think"] if tot["think"] else 0.0,
             "acc_direct": (tot["acc"] - tot["acc_think"]) / n_direct if n_direct else 0.0,
-            f"by_{problems[0].task.difficulty}": {
+            by_key(problems): {
                 str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"],
                          "trace": d["trace"] / d["think"] if d["think"] else 0.0} for k, d in sorted(per_k.items())}}
 
@@ -307,7 +308,7 @@ def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -
     report = sampling_report(model, problems, cfg)
     for row, count in zip(rows, report["counts"]):
         row["sampled"] = round(count / cfg.passk_N, 6)
-    by = f"by_{problems[0].task.difficulty}"
+    by = by_key(problems)
     return {"greedy": {"acc": greedy["acc"], by: greedy[by]}, "failure_mix": greedy["failure_mix"],
             "sampled_acc": sum(report["counts"]) / (cfg.passk_N * len(problems)),
             "pass_at_k": report["pass_at_k"], "random_baseline": report["random_baseline"],

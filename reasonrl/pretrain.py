@@ -83,9 +83,9 @@ def masked_loss(model: TinyReasoner, X: torch.Tensor, M: torch.Tensor) -> torch.
 
 def make_pairs(rng: random.Random, batch_size: int, n_range: tuple[int, int], p_think: float):
     """Training examples; each carries its trace with probability p_think (else answer only)."""
-    task, out = get_task(DEFAULT), []
+    task, spec, out = get_task(DEFAULT), {"n_range": n_range}, []
     for _ in range(batch_size):
-        p = task.sample(rng, {"n_range": n_range})
+        p = task.sample(rng, spec)
         think = p_think >= 1 or (p_think > 0 and rng.random() < p_think)
         out.append((p.prompt, p.target("cot" if think else "direct")))
     return out

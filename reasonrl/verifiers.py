@@ -246,8 +246,8 @@ def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Exampl
     """(training, held-out) examples: cfg.samples responses per problem sampled from `base`, some
     replaced by the gold response (gold_frac); problems, not responses, are split."""
     rng = random.Random(f"verifier-data-{cfg.seed}")
-    task = get_task(DEFAULT)
-    problems = [task.sample(rng, cfg.spec) for _ in range(cfg.problems)]
+    task, spec = get_task(DEFAULT), cfg.spec
+    problems = [task.sample(rng, spec) for _ in range(cfg.problems)]
     device = next(base.parameters()).device
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
     responses: list[list[str]] = []

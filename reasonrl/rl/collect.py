@@ -44,7 +44,8 @@ class Batch:
 
 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
-    return [job.task.sample(rng, job.spec) for _ in range(count)]
+    task, spec = job.task, job.spec
+    return [task.sample(rng, spec) for _ in range(count)]
 
 
 def response_budget(job: Job) -> int:

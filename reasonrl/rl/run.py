@@ -10,13 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from .. import numerics
-from ..config import ConfigError, check, load_params
-from ..errors import install_excepthook
+from ..config import ConfigError, check
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, save_checkpoint
-from ..pipeline import apply_threads, check_threads, read_problems, resolve_device, write_timing
+from ..pipeline import read_problems, stage_setup, write_timing
 from ..tasks import Problem
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
@@ -125,23 +123,15 @@ def parse_sets(items: list[str]) -> dict:
 
 
 def run(args) -> int:
-    install_excepthook()  # the CLI wraps run() too; this covers a direct call
-    params = load_params(args.params)
+    params, device, _ = stage_setup(args.params)  # numerics, threads and device as every stage sets them
     check(isinstance(params.get("rl"), dict), "rl", "missing or not a mapping",
           f"{args.params} needs the rl: defaults section")
-    numerics.pin(params.get("numerics", numerics.DEFAULT))  # before anything computes
-    threads = check_threads(params.get("threads", 1))
-    try:
-        device = resolve_device(str(params.get("device", "auto")))
-    except RuntimeError:
-        raise ConfigError("device", f"{params.get('device')!r} is not a device", "use auto, cpu or cuda") from None
     try:
         job = make_job(params["rl"], parse_sets(args.set), "--set", list(params.get("verifiers") or {}))
     except ConfigError as e:  # name a --set key as the user typed it; the rl: defaults keep their own names
         if e.where.startswith("--set."):
             raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
         raise
-    apply_threads(threads, device)
     sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in (*GREEDY_EVALS, "think")
             if (Path(args.data) / f"{name}.jsonl").exists()}
     check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {args.data}/{job.eval}.jsonl",
