@@ -21,7 +21,7 @@ from . import numerics
 from .config import check
 from .errors import CheckpointError, rebuild_fix
 from .io import atomic_path
-from .tasks import PAD_ID, VOCAB_SIZE
+from .tasks import DEFAULT, PAD_ID, get_task, vocab_size
 
 
 @dataclass
@@ -31,7 +31,8 @@ class ModelConfig:
     n_layers: int = 3  # transformer blocks
     max_len: int = 96  # longest prompt + response the model can see
     tied_head: bool = True  # output head shares the token embedding
-    vocab_size: int = VOCAB_SIZE  # fixed by the task's alphabet; not a param
+    task: str = DEFAULT  # the task it reads and writes (set from bases.<name>.task, not under model:)
+    vocab_size: int = 0  # 0: its task's (tasks.vocab_size); not a param
 
     def __post_init__(self):
         check(self.d_model > 0, "d_model", f"must be positive, got {self.d_model}")
@@ -40,7 +41,9 @@ class ModelConfig:
         check((self.d_model // self.n_heads) % 2 == 0, "n_heads", "head size must be even for rotary embedding")
         check(self.n_layers > 0, "n_layers", f"must be positive, got {self.n_layers}")
         check(self.max_len > 1, "max_len", f"must be at least 2, got {self.max_len}")
-        check(self.vocab_size >= VOCAB_SIZE, "vocab_size", f"must be at least {VOCAB_SIZE}")
+        need = vocab_size(get_task(self.task))
+        self.vocab_size = self.vocab_size or need
+        check(self.vocab_size >= need, "vocab_size", f"must be at least {need} (task {self.task})")
 
 
 class Rotary(nn.Module):

@@ -18,6 +18,7 @@ from reasonrl import numerics
 from reasonrl.evaluate import greedy_accuracy, pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
+from reasonrl.tasks import get_task
 from reasonrl.tasks.hop import make_problem
 from reasonrl.tokens import encode_pairs
 
@@ -55,7 +56,7 @@ def main(name: str, kv: dict[str, str]) -> None:
     def loss_at(step: int) -> torch.Tensor:
         if step and step % every == 0:  # the weights after `step` updates; greedy decoding draws nothing
             report(step, last["loss"])
-        loss = masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, 1.0)))
+        loss = masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, get_task("hop"), cfg, 1.0)))
         last["loss"] = loss.item()
         return loss
 

@@ -22,7 +22,7 @@ import reasonrl.evaluate as ev
 from reasonrl.stats import Comparison, word
 from reasonrl.studies import hacking, methods, passk, zero
 from reasonrl.studies.common import Answer
-from reasonrl.tasks import STOI, VOCAB_SIZE, trace_of
+from reasonrl.tasks import STOI, get_task, trace_of, vocab_size
 from reasonrl.tasks.hop import build_problem
 
 torch.set_num_threads(1)
@@ -89,7 +89,7 @@ UNIFORM_AFTER = [STOI[c] for c in "0123456789|"]
 class TableModel(nn.Module):
     def __init__(self):
         super().__init__()
-        table = torch.eye(VOCAB_SIZE) * math.log(31)
+        table = torch.eye(vocab_size(get_task("hop"))) * math.log(31)
         table[UNIFORM_AFTER] = 0.0
         self.table = nn.Parameter(table)
 

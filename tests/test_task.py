@@ -59,7 +59,7 @@ def test_encode_decode_round_trip():
         assert decode(ids) == text and all(0 < i < VOCAB_SIZE for i in ids)
     assert decode([PAD_ID, *encode("a>b")]) == "a>b"
     with pytest.raises(ValueError, match="vocabulary"):
-        encode("a+b")
+        encode("a#b")
 
 
 @pytest.mark.parametrize("resp,want", [

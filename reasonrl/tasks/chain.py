@@ -1,0 +1,285 @@
+"""Modular-arithmetic chains: the second task (`chain`), a dependency graph of quantities in the style
+of GSM-Infinite, small enough for the tiny model.
+
+A problem names n distinct variables (letters out of a..p) linked in one chain: the root holds a digit,
+and every other variable is one operation (+, - or * by a constant, mod 7) on the one before it. The
+definitions are listed in random order, and the question asks for the variable k operations from the root:
+
+    c=4,b=a*5,a=c+3?b=      chain c a b   values 4 0 0   trace "a0b0"   answer "0"
+
+The trace names each needed variable in order, followed by its value: a step is a lookup (which
+definition reads the variable just computed) and an operation (the value mod 7), both checkable. The
+difficulty is the operation count k, grouped by in every result; the variable count n lengthens the
+prompt. Specs use hop world's keys: a distribution names `n_range` (variables, inclusive) and optionally
+`k_max`; an evaluation cell names `n` and `k`.
+
+Why this task: it shares the response format and the letters of hop world but not its step: each step
+carries an arithmetic result that can be right while the lookup is wrong and the reverse, so it has
+failure classes hop world cannot have (`arith`), and a trace twice as long per unit of difficulty.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from ..config import check
+from .base import ANSWER_MARK, END, MODES, trace_of
+
+LETTERS = "abcdefghijklmnop"
+MOD = 7  # values are digits 0..6; a prime, so * by a nonzero constant loses nothing
+OPS = "+-*"
+EQ, SEP, QUERY = "=", ",", "?"
+CHARS = LETTERS + "0123456789" + EQ + SEP + QUERY + ANSWER_MARK + END + OPS  # hop's characters first
+MAX_N = len(LETTERS)
+FAILURE_TYPES = ("correct", "overshoot", "early", "lookup", "arith", "miscopy", "malformed")
+SAMPLE_SLACK = 5  # a sampler draws 2k + SAMPLE_SLACK characters: trace, `|`, answer, `$` and one step too many
+
+
+def apply(op: str, x: int, c: int) -> int:
+    return {"+": x + c, "-": x - c, "*": x * c}[op] % MOD
+
+
+@dataclass(frozen=True)
+class Problem:
+    k: int  # operations from the root to the asked variable
+    names: str  # the chain's variables in order, root first
+    root: int  # the root's value
+    steps: tuple[tuple[str, int], ...]  # (op, constant) defining names[i + 1] from names[i]
+    order: tuple[int, ...]  # the definitions' order in the prompt (indices into names)
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        out = [self.root]
+        for op, c in self.steps:
+            out.append(apply(op, out[-1], c))
+        return tuple(out)
+
+    @property
+    def trace(self) -> str:
+        vals = self.values
+        return "".join(f"{self.names[i]}{vals[i]}" for i in range(1, self.k + 1))
+
+    @property
+    def answer(self) -> str:
+        return str(self.values[self.k])
+
+    def definition(self, i: int) -> str:
+        if i == 0:
+            return f"{self.names[0]}{EQ}{self.root}"
+        op, c = self.steps[i - 1]
+        return f"{self.names[i]}{EQ}{self.names[i - 1]}{op}{c}"
+
+    @property
+    def prompt(self) -> str:
+        return SEP.join(self.definition(i) for i in self.order) + f"{QUERY}{self.names[self.k]}{EQ}"
+
+    @property
+    def task(self) -> Chains:
+        return TASK
+
+    @property
+    def difficulty(self) -> int:
+        return self.k
+
+    @property
+    def budget(self) -> int:
+        return 2 * self.k + SAMPLE_SLACK
+
+    @property
+    def key(self) -> str:
+        """Identity independent of the prompt's order: chain, root, operations and k ("cab:4:+3*5:2")."""
+        return f"{self.names}:{self.root}:{''.join(f'{op}{c}' for op, c in self.steps)}:{self.k}"
+
+    def target(self, mode: str) -> str:
+        if mode == "cot":
+            return self.trace + ANSWER_MARK + self.answer + END
+        if mode == "direct":
+            return ANSWER_MARK + self.answer + END
+        raise ValueError(f"mode={mode!r}: must be one of {MODES}")
+
+    def is_correct(self, response: str) -> bool:
+        return parse_answer(response) == self.answer
+
+    def step_labels(self, trace: str) -> list[bool]:
+        """One bool per trace character. A name is right when it is the variable defined from the one
+        named before it (the root for the first); a value is right when it is its variable's true value."""
+        after = {self.names[i]: self.names[i + 1] for i in range(self.n - 1)}
+        value = dict(zip(self.names, self.values))
+        prev, out = self.names[0], []
+        for i, c in enumerate(trace):
+            if i % 2 == 0:
+                out.append(after.get(prev) == c)
+                prev = c
+            else:
+                out.append(c.isdigit() and value.get(prev) == int(c))
+        return out
+
+    def classify(self, response: str) -> str:
+        """The outcome type, one of FAILURE_TYPES. Only the first k steps are judged for lookup and
+        arithmetic: a right trace that runs on past the asked variable is an `overshoot`."""
+        answer = parse_answer(response)
+        if answer == self.answer:
+            return "correct"
+        if answer is None:
+            return "malformed"
+        trace = trace_of(response)
+        labels = self.step_labels(trace[: 2 * self.k])
+        if not all(labels[0::2]):
+            return "lookup"
+        if not all(labels[1::2]):
+            return "arith"
+        if len(trace) > 2 * self.k:
+            return "overshoot"
+        if len(trace) < 2 * self.k:
+            return "early"
+        return "miscopy"
+
+    def random_guess(self, k: int) -> float:
+        """pass@k of guessing a uniformly random digit 0..6 k times: 1 - (1 - 1/7)^k."""
+        return 1.0 - (1.0 - 1.0 / MOD) ** k
+
+    def to_dict(self) -> dict:
+        return {"task": "chain", "n": self.n, "k": self.k, "names": self.names, "root": self.root,
+                "steps": ["".join(map(str, s)) for s in self.steps], "order": list(self.order),
+                "prompt": self.prompt, "trace": self.trace, "answer": self.answer}
+
+
+def build(names: str, root: int, steps: list[tuple[str, int]], order: list[int], k: int) -> Problem:
+    """A Problem from its parts; every part checked."""
+    n = len(names)
+    if not 2 <= n <= MAX_N or len(set(names)) != n or set(names) - set(LETTERS):
+        raise ValueError(f"names={names!r}: need 2..{MAX_N} distinct letters of {LETTERS}")
+    if not 1 <= k <= n - 1:
+        raise ValueError(f"k={k}: operation count must be in [1, {n - 1}] for n={n}")
+    if not 0 <= root < MOD:
+        raise ValueError(f"root={root}: must be in [0, {MOD - 1}]")
+    if len(steps) != n - 1 or any(op not in OPS or not 1 <= c < MOD for op, c in steps):
+        raise ValueError(f"steps={steps}: need {n - 1} (op in {OPS!r}, constant in 1..{MOD - 1})")
+    if sorted(order) != list(range(n)):
+        raise ValueError(f"order={order}: must list each definition once")
+    return Problem(k=k, names=names, root=root, steps=tuple((op, int(c)) for op, c in steps), order=tuple(order))
+
+
+def make_problem(rng: random.Random, n: int, k: int) -> Problem:
+    """A random problem with n variables whose asked one is k operations from the root, from `rng` only."""
+    names = "".join(rng.sample(LETTERS, n))
+    root = rng.randrange(MOD)
+    steps = [(rng.choice(OPS), rng.randint(1, MOD - 1)) for _ in range(n - 1)]
+    order = list(range(n))
+    rng.shuffle(order)
+    return build(names, root, steps, order, k)
+
+
+def distinct_problems(n: int) -> int:
+    """Different problems (chain, root, operations) with n variables and a given k."""
+    return math.perm(MAX_N, n) * MOD * (len(OPS) * (MOD - 1)) ** (n - 1)
+
+
+def parse_answer(response: str) -> str | None:
+    """The single digit 0..6 between the first `|` and the first `$` after it, else None."""
+    i = response.find(ANSWER_MARK)
+    j = response.find(END, i + 1) if i >= 0 else -1
+    ans = response[i + 1: j] if j >= 0 else ""
+    return ans if len(ans) == 1 and ans.isdigit() and int(ans) < MOD else None
+
+
+THINKS = re.compile(r"^([a-p][0-9])+\|")
+WELL_FORMED = re.compile(r"^([a-p][0-6])+\|[0-6]\$$")
+
+
+def probes(p: Problem, rng: random.Random) -> dict[str, str]:
+    """One hand-built response of every outcome type for `p` (classify agrees with each key)."""
+    vals, k = p.values, p.k
+    steps = [f"{p.names[i]}{vals[i]}" for i in range(1, k + 1)]
+    wrong = ANSWER_MARK + str(rng.choice([x for x in range(MOD) if x != vals[k]])) + END
+    i = rng.randrange(k)  # the step that goes wrong
+    name = rng.choice([c for c in LETTERS if c != p.names[i + 1]])
+    value = rng.choice([x for x in range(MOD) if x != vals[i + 1]])
+    return {"correct": p.target("cot"),
+            "overshoot": p.trace + f"{p.names[0]}{vals[0]}" + wrong,  # on past the asked variable
+            "early": "".join(steps[: k - 1]) + wrong,  # one step short
+            "lookup": "".join(steps[:i]) + f"{name}{vals[i + 1]}" + wrong,  # the wrong definition read
+            "arith": "".join(steps[:i]) + f"{p.names[i + 1]}{value}" + wrong,  # the right one, miscomputed
+            "miscopy": p.trace + wrong,
+            "malformed": p.trace + p.trace}  # never wrote `|`: ran to the length limit
+
+
+class Chains:
+    """The chain task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] variables and an
+    optional `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+
+    name = "chain"
+    chars = CHARS
+    difficulty = "k"
+    failure_types = FAILURE_TYPES
+    example_spec = {"n_range": (3, 8), "k_max": 5}  # for the conformance tests (tests/test_tasks.py)
+    example_cell = {"n": 7, "k": 4}
+
+    def sample(self, rng: random.Random, spec: dict) -> Problem:
+        lo, hi = spec["n_range"]
+        n = rng.randint(lo, hi)
+        return make_problem(rng, n, rng.randint(1, min(n - 1, spec.get("k_max", n - 1))))
+
+    def check_spec(self, spec: dict) -> None:
+        if "n_range" in spec:
+            lo, hi = spec["n_range"]
+            check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(spec['n_range'])}")
+        if "k_max" in spec:
+            check("n_range" in spec, "k_max", "bounds the operation counts of a range: give n_range too")
+            hi = spec["n_range"][1]
+            check(1 <= spec["k_max"] < hi, "k_max", f"must be in [1, {hi - 1}] (below the most variables {hi}), "
+                  f"got {spec['k_max']}")
+        if "n" in spec:
+            check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
+            for k in spec.get("ks", [spec["k"]] if "k" in spec else []):
+                check(1 <= k <= spec["n"] - 1, "ks", f"each k must be in [1, {spec['n'] - 1}], got {k}")
+
+    def max_budget(self, spec: dict) -> int:
+        hi = spec["n_range"][1]
+        return 2 * min(spec.get("k_max", hi - 1), hi - 1) + SAMPLE_SLACK
+
+    def longest(self, spec: dict, response: str) -> int:
+        n = spec["n_range"][1]
+        k = min(spec.get("k_max", n - 1), n - 1)
+        prompt = 3 + 5 * (n - 1) + (n - 1) + 3  # root, n - 1 definitions, commas, `?x=`
+        return prompt + {"cot": 2 * k + 3, "direct": 3, "sampled": 2 * k + SAMPLE_SLACK}[response]
+
+    def eval_set(self, spec: dict, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
+        n, k = spec["n"], spec["k"]
+        taken = sum(1 for key in exclude if key.endswith(f":{k}") and len(key.split(":")[0]) == n)
+        if count > distinct_problems(n) - taken:
+            raise ValueError(f"count={count}: only {distinct_problems(n) - taken} different problems with n={n}, "
+                             f"k={k} are left (excluded {taken})")
+        rng = random.Random(f"chain-{n}-{k}-{seed}")
+        out, seen = [], set(exclude)
+        while len(out) < count:
+            p = make_problem(rng, n, k)
+            if p.key not in seen:
+                seen.add(p.key)
+                out.append(p)
+        return out
+
+    def from_dict(self, d: dict) -> Problem:
+        return build(d["names"], d["root"], [(s[0], int(s[1:])) for s in d["steps"]], d["order"], d["k"])
+
+    def parse_answer(self, response: str) -> str | None:
+        return parse_answer(response)
+
+    def thinks(self, response: str) -> bool:
+        return bool(THINKS.match(response))
+
+    def well_formed(self, response: str) -> bool:
+        return bool(WELL_FORMED.match(response))
+
+    def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
+        return probes(problem, rng)
+
+
+TASK = Chains()
