@@ -1,4 +1,4 @@
-"""Supervised training of base models on streamed hop-world problems.
+"""Supervised training of base models on streamed problems of their task.
 
 A base is one training phase: a share `trace` of its examples carry the trace (1 = chain of thought,
 0 = answer only), from fresh weights or continued from another base's checkpoint (`init`). Standard
@@ -20,10 +20,25 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .config import check
+from .config import ConfigError, check
 from .model import ModelConfig, TinyReasoner
-from .tasks import DEFAULT, get_task
+from .tasks import DEFAULT, Task, get_task
 from .tokens import check_fits, encode_pairs
+
+
+@dataclass
+class Exposure:
+    share: float = 0.0  # share of examples drawn from the range below instead (0: none)
+    n_range: tuple[int, int] | None = None  # the task's size range of those examples (required when share > 0)
+    k_max: int | None = None  # ... and their largest difficulty (null: up to n - 1)
+
+    def __post_init__(self):
+        check(0 <= self.share < 1, "share", f"must be in [0, 1), got {self.share}")
+        check(self.share == 0 or self.n_range is not None, "n_range", "required when share > 0")
+
+    @property
+    def spec(self) -> dict:
+        return {"n_range": self.n_range} | ({"k_max": self.k_max} if self.k_max is not None else {})
 
 
 @dataclass
@@ -35,7 +50,9 @@ class PhaseConfig:
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
     weight_decay: float = 0.01  # AdamW weight decay
     grad_clip: float = 1.0  # gradient norm clip
-    n_range: tuple[int, int] = (4, 12)  # the task's spec (hop world): ring sizes, k uniform in 1..n-1
+    n_range: tuple[int, int] = (4, 12)  # the task's size range (hop: ring sizes; chain: variables)
+    k_max: int | None = None  # largest difficulty (hop count, operation count); null: up to n - 1
+    exposure: Exposure = field(default_factory=Exposure)  # a small share of examples beyond the range
     seed: int = 0  # seeds both the weights and the problem stream
 
     def __post_init__(self):
@@ -45,7 +62,10 @@ class PhaseConfig:
         check(self.warmup >= 0, "warmup", f"must be >= 0, got {self.warmup}")
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
-        get_task(DEFAULT).check_spec({"n_range": self.n_range})
+
+    @property
+    def spec(self) -> dict:
+        return {"n_range": self.n_range} | ({"k_max": self.k_max} if self.k_max is not None else {})
 
 
 @dataclass
@@ -59,10 +79,26 @@ class BaseConfig:
         check(0 <= self.trace <= 1, "trace", f"must be in [0, 1], got {self.trace}")
         check((self.init is None) != (self.model is None), "model",
               "give `model` for fresh weights (init: null), or `init` to continue a checkpoint, not both")
+        task = get_task(DEFAULT)  # naming the task per base is not wired into the pipeline yet (docs/extending.md)
+        for where, spec in (("train", self.train.spec), ("train.exposure", self.train.exposure.spec)):
+            if spec["n_range"] is not None:
+                try:
+                    task.check_spec(spec)
+                except ConfigError as e:
+                    raise e.within(where) from None
         if self.model is not None:  # a continued checkpoint is checked against its own max_len when loaded
-            # the model sees prompt + target but its last token
-            check_fits(self.model.max_len, "model.max_len", get_task(DEFAULT), {"n_range": self.train.n_range},
-                       "cot" if self.trace > 0 else "direct", offset=-1)
+            check(self.model.task == DEFAULT, "model.task", f"only {DEFAULT!r} bases run through the pipeline yet")
+            for spec in (self.train.spec, self.train.exposure.spec):  # the model sees all but the last token
+                if spec["n_range"] is not None:
+                    check_fits(self.model.max_len, "model.max_len", task, spec, "cot" if self.trace > 0 else "direct",
+                               offset=-1)
+
+    def check_init(self, init: TinyReasoner) -> None:
+        """A continued base must fit its init's max_len."""
+        for spec in (self.train.spec, self.train.exposure.spec):
+            if spec["n_range"] is not None:
+                check_fits(init.cfg.max_len, "train.n_range", get_task(init.cfg.task), spec,
+                           "cot" if self.trace > 0 else "direct", offset=-1)
 
 
 def lr_at(step: int, cfg: PhaseConfig) -> float:
@@ -81,11 +117,13 @@ def masked_loss(model: TinyReasoner, X: torch.Tensor, M: torch.Tensor) -> torch.
     return (nll * m).sum() / m.sum()
 
 
-def make_pairs(rng: random.Random, batch_size: int, n_range: tuple[int, int], p_think: float):
-    """Training examples; each carries its trace with probability p_think (else answer only)."""
-    task, spec, out = get_task(DEFAULT), {"n_range": n_range}, []
+def make_pairs(rng: random.Random, batch_size: int, task: Task, cfg: PhaseConfig, p_think: float):
+    """Training examples; each is drawn beyond the range with probability cfg.exposure.share, and
+    carries its trace with probability p_think (else the answer only)."""
+    out, share = [], cfg.exposure.share
     for _ in range(batch_size):
-        p = task.sample(rng, spec)
+        beyond = share > 0 and rng.random() < share
+        p = task.sample(rng, cfg.exposure.spec if beyond else cfg.spec)
         think = p_think >= 1 or (p_think > 0 and rng.random() < p_think)
         out.append((p.prompt, p.target("cot" if think else "direct")))
     return out
@@ -123,7 +161,8 @@ def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str
     t0 = time.perf_counter()
 
     def loss_at(step: int) -> torch.Tensor:
-        return masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, cfg.n_range, p_think), device))
+        pairs = make_pairs(rng, cfg.batch_size, get_task(model.cfg.task), cfg, p_think)
+        return masked_loss(model, *encode_pairs(pairs, device))
 
     curve = optimize(model, cfg, loss_at, desc)
     return {"final_loss": curve[-1][1], "loss_curve": curve,
@@ -136,5 +175,6 @@ def train_base(cfg: BaseConfig, init: TinyReasoner | None = None, device: torch.
     seeded by cfg.train.seed."""
     if init is None:
         init = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.train.seed))
+    cfg.check_init(init)
     model = init.to(device)
     return model, train_phase(model, cfg.train, cfg.trace, desc)

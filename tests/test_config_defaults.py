@@ -19,7 +19,7 @@ from reasonrl.config import from_dict
 from reasonrl.evaluate import EvalConfig
 from reasonrl.model import ModelConfig
 from reasonrl.pipeline import DataConfig, EvalSetConfig
-from reasonrl.pretrain import BaseConfig, PhaseConfig
+from reasonrl.pretrain import BaseConfig, Exposure, PhaseConfig
 from reasonrl.rl.job import Job, choices
 from reasonrl.verifiers import VerifierConfig
 
@@ -34,12 +34,14 @@ SOURCES = [
     (VerifierConfig, "verifiers.orm"),
     (EvalConfig, "eval"),
     (EvalSetConfig, "data.sets.n12"),
+    (Exposure, "bases.cot.train.exposure"),
 ]
 # a base must say whether it starts fresh (a model shape) or continues a checkpoint (init): no bare default
 DEFAULT_ARGS = {BaseConfig: {"model": ModelConfig()}}
 # fields params.yaml does not set, or sets differently per entry, with the reason
 NOT_IN_PARAMS = {
     (ModelConfig, "vocab_size"): "fixed by the task's alphabet",
+    (ModelConfig, "task"): "set from the base's `task:` beside the model",
     (BaseConfig, "init"): "only a continued phase (mixed.phase2.*) names the checkpoint it continues",
     (BaseConfig, "model"): "a fresh base names its shape; a continued phase takes its checkpoint's (default: none)",
 }
