@@ -5,7 +5,7 @@ under `native` and under a pinned setting side by side (two processes at once, o
 
 Workloads, as the stages do them, from params.yaml:
 - base: train_base on bases.cot (--base-steps optimizer steps); its weights are saved for the eval;
-- eval: set_report on data/n16.jsonl with the `eval` section, from the base the same setting trained;
+- eval: set_report on data/hop_edge.jsonl with the `eval` section, from the base the same setting trained;
 - rl:   rl_step on the `rl` defaults (B 32 x G 8), from that base, --rl-steps steps.
 Each pair (native, setting) runs at the same time, so the machine's load falls on both alike; the ratio
 is setting seconds / native seconds of the same pair. The md5 of each result shows which settings
@@ -52,8 +52,8 @@ def child(workload: str, setting: str, steps: int, base_path: str) -> dict:
         digest = hashlib.md5(Path(base_path).read_bytes()).hexdigest()
     elif workload == "eval":
         model = load_checkpoint(base_path)[0]
-        problems = read_problems(ROOT / "data/n16.jsonl")
-        summary, _ = set_report(model, problems, "n16", section(params, "eval", EvalConfig))
+        problems = read_problems(ROOT / "data/hop_edge.jsonl")
+        summary, _ = set_report(model, problems, "edge", section(params, "eval", EvalConfig))
         digest = hashlib.md5(json.dumps(summary, sort_keys=True).encode()).hexdigest()
     else:
         from reasonrl.rl import train as T

@@ -66,7 +66,7 @@ def unknown_key_fix(word: str, valid: list[str]) -> str:
 # output path -> the stage that writes it, used when dvc.lock is absent (a fresh clone has it)
 PRODUCERS = [(re.compile(r"^models/base_(.+)\.pt$"), "base@{}"), (re.compile(r"^models/mixed_(.+)\.pt$"), "mixed@{}"),
              (re.compile(r"^models/verifier_(.+)\.pt$"), "verifier@{}"), (re.compile(r"^models/rl_(.+)\.pt$"), "rl@{}"),
-             (re.compile(r"^data/[^/]+\.jsonl$"), "data")]
+             (re.compile(r"^data/([^_/]+)_[^/]+\.jsonl$"), "data@{}")]
 
 
 def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | None:

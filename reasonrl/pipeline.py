@@ -13,58 +13,85 @@ import torch
 
 from . import numerics
 from .config import ConfigError, check, from_dict, load_params, node_at
-from .errors import DataError, install_excepthook, rebuild_fix
+from .errors import DataError, install_excepthook, rebuild_fix, suggest
 from .io import read_jsonl, write_json
-from .tasks import DEFAULT, Problem, get_task
+from .tasks import Problem, get_task
 
 T = TypeVar("T")
 
 
+# The sets every task defines (data.<task>.<role> -> data/<task>_<role>.jsonl), named by their role against
+# the bases' training range: `in` inside it, `edge` just beyond it, `far` well beyond it; `think` profiles
+# thinking by difficulty. The val_ sets are where knobs are chosen; they skip every problem of the test sets.
+TEST_ROLES = ("in", "edge", "far", "think")
+VALIDATION_ROLES = ("val_in", "val_edge", "val_far")
+ROLES = TEST_ROLES + VALIDATION_ROLES
+
+
 @dataclass
 class EvalSetConfig:
-    n: int = 12  # ring size of every problem
-    ks: list[int] = field(default_factory=lambda: [3, 4, 5, 6])  # hop counts, `count` problems each
-    count: int = 250  # problems per hop count
+    ns: list[int] = field(default_factory=lambda: [7, 8])  # sizes (hop: ring; chain: variables)
+    ks: list[int] = field(default_factory=lambda: [3, 4, 5, 6])  # difficulties; `count` problems per (n, k)
+    count: int = 125  # problems per cell
     seed: int = 21  # with (n, k) fixes the problems
 
     def __post_init__(self):
-        get_task(DEFAULT).check_spec({"n": self.n, "ks": self.ks})  # the ring first, as always
+        check(bool(self.ns), "ns", "must not be empty")
         check(bool(self.ks), "ks", "must not be empty")
         check(self.count >= 1, "count", f"must be at least 1, got {self.count}")
 
-
-@dataclass
-class DataConfig:
-    sets: dict[str, EvalSetConfig] = field(default_factory=dict)  # test sets
-    validation: dict[str, EvalSetConfig] = field(default_factory=dict)  # disjoint from every test set
-
-    def __post_init__(self):
-        both = sorted(set(self.sets) & set(self.validation))
-        check(not both, "validation", f"names {both} are also test sets; every set needs its own file name")
+    @property
+    def cells(self) -> list[dict]:
+        return [{"n": n, "k": k} for n in self.ns for k in self.ks]
 
 
-def build_eval_set(cfg: EvalSetConfig, exclude: frozenset[str] = frozenset()) -> list[Problem]:
-    task = get_task(DEFAULT)
-    return [p for k in cfg.ks for p in task.eval_set({"n": cfg.n, "k": k}, cfg.count, cfg.seed, exclude)]
+def data_path(task: str, role: str) -> str:
+    return f"data/{task}_{role}.jsonl"
 
 
-def build_data_sets(cfg: DataConfig) -> dict[str, list[Problem]]:
-    """Every set of `data:` by name: the test sets, then the validation sets, which skip every problem
+def data_config(params: dict, task: str) -> dict[str, EvalSetConfig]:
+    """The sets of data.<task>, role -> config: every role present, every cell inside the task's range."""
+    where = f"data.{task}"
+    t = get_task(task, where)
+    node = node_at(params, where)
+    check(isinstance(node, dict), where, f"expected a mapping of roles, got {node!r}")
+    for role in node:
+        near = suggest(str(role), list(ROLES))
+        check(role in ROLES, f"{where}.{role}", "unknown role", (f"did you mean {near!r}? " if near else "")
+              + f"roles are {', '.join(ROLES)}")
+    missing = [r for r in ROLES if r not in node]
+    check(not missing, where, f"missing roles {missing}", "every task defines every role (docs/pipeline.md)")
+    out = {role: from_dict(EvalSetConfig, node[role], f"{where}.{role}") for role in ROLES}
+    for role, cfg in out.items():
+        for n in cfg.ns:
+            try:
+                t.check_spec({"n": n, "ks": cfg.ks})
+            except ConfigError as e:  # a cell's n is one of the set's ns
+                raise (ConfigError("ns", e.what, e.fix) if e.where == "n" else e).within(f"{where}.{role}") from None
+    return out
+
+
+def build_eval_set(task: str, cfg: EvalSetConfig, exclude: frozenset[str] = frozenset()) -> list[Problem]:
+    t = get_task(task)
+    return [p for cell in cfg.cells for p in t.eval_set(cell, cfg.count, cfg.seed, exclude)]
+
+
+def build_data_sets(task: str, sets: dict[str, EvalSetConfig]) -> dict[str, list[Problem]]:
+    """Every set of one task by role: the test sets, then the validation sets, which skip every problem
     (by `Problem.key`) of every test set."""
-    out = {name: build_eval_set(c) for name, c in cfg.sets.items()}
+    out = {role: build_eval_set(task, c) for role, c in sets.items() if role not in VALIDATION_ROLES}
     tested = frozenset(p.key for problems in out.values() for p in problems)
-    return out | {name: build_eval_set(c, tested) for name, c in cfg.validation.items()}
+    return out | {role: build_eval_set(task, c, tested) for role, c in sets.items() if role in VALIDATION_ROLES}
 
 
 def read_problems(path: str | Path) -> list[Problem]:
-    """The problems of a JSONL file written by the `data` stage; a missing or damaged file is a DataError."""
+    """The problems of a JSONL file written by a `data` stage; a missing or damaged file is a DataError."""
     path = Path(path)
     if not path.exists():
         raise DataError(path.as_posix(), "data file not found", rebuild_fix(path))
     try:
-        task = get_task(DEFAULT)
-        return [task.from_dict(d) for d in read_jsonl(path)]
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as e:
+        return [get_task(d["task"]).from_dict(d) for d in read_jsonl(path)]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError, ConfigError) as e:
         raise DataError(path.as_posix(), f"not a problem set ({type(e).__name__}: {e})", rebuild_fix(path)) from None
 
 

@@ -10,6 +10,7 @@ phase 2 that starts from it. Training from scratch on a small trace share never 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -50,7 +51,7 @@ class PhaseConfig:
     min_lr_frac: float = 0.1  # cosine decays to this fraction of lr
     weight_decay: float = 0.01  # AdamW weight decay
     grad_clip: float = 1.0  # gradient norm clip
-    n_range: tuple[int, int] = (4, 12)  # the task's size range (hop: ring sizes; chain: variables)
+    n_range: tuple[int, int] = (4, 8)  # the task's size range (hop: ring sizes; chain: variables)
     k_max: int | None = None  # largest difficulty (hop count, operation count); null: up to n - 1
     exposure: Exposure = field(default_factory=Exposure)  # a small share of examples beyond the range
     seed: int = 0  # seeds both the weights and the problem stream
@@ -70,6 +71,7 @@ class PhaseConfig:
 
 @dataclass
 class BaseConfig:
+    task: str = DEFAULT  # key of tasks.TASKS: what the base learns (a continued base: its init's task)
     trace: float = 1.0  # share of examples whose target carries the trace (1 = cot, 0 = direct)
     init: str | None = None  # continue from models/<init>.pt; null = fresh weights of shape `model`
     model: ModelConfig | None = None  # required when init is null; the checkpoint's own shape otherwise
@@ -79,7 +81,7 @@ class BaseConfig:
         check(0 <= self.trace <= 1, "trace", f"must be in [0, 1], got {self.trace}")
         check((self.init is None) != (self.model is None), "model",
               "give `model` for fresh weights (init: null), or `init` to continue a checkpoint, not both")
-        task = get_task(DEFAULT)  # naming the task per base is not wired into the pipeline yet (docs/extending.md)
+        task = get_task(self.task)
         for where, spec in (("train", self.train.spec), ("train.exposure", self.train.exposure.spec)):
             if spec["n_range"] is not None:
                 try:
@@ -87,17 +89,20 @@ class BaseConfig:
                 except ConfigError as e:
                     raise e.within(where) from None
         if self.model is not None:  # a continued checkpoint is checked against its own max_len when loaded
-            check(self.model.task == DEFAULT, "model.task", f"only {DEFAULT!r} bases run through the pipeline yet")
+            check(self.model.task in (DEFAULT, self.task), "model.task", "give the task as `task:` beside model")
+            self.model = dataclasses.replace(self.model, task=self.task, vocab_size=0)
             for spec in (self.train.spec, self.train.exposure.spec):  # the model sees all but the last token
                 if spec["n_range"] is not None:
                     check_fits(self.model.max_len, "model.max_len", task, spec, "cot" if self.trace > 0 else "direct",
                                offset=-1)
 
     def check_init(self, init: TinyReasoner) -> None:
-        """A continued base must fit its init's max_len."""
+        """A continued base keeps its init's task and must fit its init's max_len."""
+        check(init.cfg.task == self.task, "task", f"{self.task!r}, but models/{self.init}.pt learned "
+              f"{init.cfg.task!r}", f"write task: {init.cfg.task}")
         for spec in (self.train.spec, self.train.exposure.spec):
             if spec["n_range"] is not None:
-                check_fits(init.cfg.max_len, "train.n_range", get_task(init.cfg.task), spec,
+                check_fits(init.cfg.max_len, "train.n_range", get_task(self.task), spec,
                            "cot" if self.trace > 0 else "direct", offset=-1)
 
 

@@ -22,6 +22,7 @@ AUC and the mean score per outcome type; hand-built responses of every type on t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import time
@@ -34,12 +35,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .config import check
+from .config import ConfigError, check
 from .evaluate import auc
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
 from .pretrain import optimize
 from .sampling import sample_responses
-from .tasks import DEFAULT, Problem, get_task, trace_of
+from .tasks import Problem, get_task, trace_of
 from .tokens import check_fits, encode_pairs
 
 VERIFIER_FORMAT = "reasonrl-verifier-v1"
@@ -56,8 +57,8 @@ class VerifierConfig:
     temperature: float = 1.0  # sampling temperature of the training data (1: the distribution RL samples)
     gold_frac: float = 0.0  # share of examples replaced by the gold response
     holdout: float = 0.2  # share of problems held out for the metrics
-    n_range: tuple[int, int] = (4, 16)  # the task's spec (hop world): ring sizes of the problems (RL's)
-    k_max: int = 7  # ... and the largest hop count (checked here, not by the task: any k_max >= 1 is drawable)
+    n_range: tuple[int, int] = (4, 16)  # the spec of its base's task: sizes of the problems (RL's)
+    k_max: int = 7  # ... and the largest difficulty
     steps: int = 600  # optimizer steps
     batch_size: int = 64  # responses per step, half correct and half wrong
     lr: float = 1e-3  # peak AdamW learning rate
@@ -78,7 +79,6 @@ class VerifierConfig:
         check(self.temperature > 0, "temperature", f"must be positive, got {self.temperature}")
         check(0 <= self.gold_frac <= 1, "gold_frac", f"must be in [0, 1], got {self.gold_frac}")
         check(0 < self.holdout < 1, "holdout", f"must be in (0, 1), got {self.holdout}")
-        get_task(DEFAULT).check_spec({"n_range": self.n_range})
         check(self.k_max >= 1, "k_max", f"must be at least 1, got {self.k_max}")
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
         check(self.batch_size >= 2, "batch_size", f"must be at least 2, got {self.batch_size}")
@@ -86,8 +86,17 @@ class VerifierConfig:
         check(self.warmup >= 0, "warmup", f"must be >= 0, got {self.warmup}")
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
-        if self.model is not None:  # it scores prompt + sampled response
-            check_fits(self.model.max_len, "model.max_len", get_task(DEFAULT), self.spec, "sampled")
+
+    def check_base(self, base: TinyReasoner, where: str) -> None:
+        """The checks that need its base, as errors under `where`: the spec is the base's task's, and the
+        trunk holds its sequences."""
+        task = get_task(base.cfg.task)
+        try:
+            task.check_spec({**self.spec, "k_max": min(self.k_max, self.n_range[1] - 1)})  # k_max caps at n - 1
+            check_fits((self.model or base.cfg).max_len, "model.max_len" if self.model else "init", task, self.spec,
+                       "sampled")
+        except ConfigError as e:
+            raise e.within(where) from None
 
 
 class Verifier(nn.Module):
@@ -246,7 +255,7 @@ def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Exampl
     """(training, held-out) examples: cfg.samples responses per problem sampled from `base`, some
     replaced by the gold response (gold_frac); problems, not responses, are split."""
     rng = random.Random(f"verifier-data-{cfg.seed}")
-    task, spec = get_task(DEFAULT), cfg.spec
+    task, spec = get_task(base.cfg.task), cfg.spec
     problems = [task.sample(rng, spec) for _ in range(cfg.problems)]
     device = next(base.parameters()).device
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
@@ -270,17 +279,19 @@ def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Exampl
 def new_verifier(cfg: VerifierConfig, base: TinyReasoner) -> Verifier:
     """A fresh verifier: a new trunk of size cfg.model, or (model: null) a copy of the base's weights."""
     gen = torch.Generator().manual_seed(cfg.seed)
-    verifier = Verifier(cfg.kind, cfg.model or base.cfg, generator=gen)
+    trunk = dataclasses.replace(cfg.model, task=base.cfg.task, vocab_size=0) if cfg.model else base.cfg
+    verifier = Verifier(cfg.kind, trunk, generator=gen)
     if cfg.model is None:
         verifier.trunk.load_state_dict(base.state_dict())
     return verifier
 
 
 def train_verifier(cfg: VerifierConfig, base: TinyReasoner, device: torch.device | str = "cpu",
-                   desc: str = "verifier") -> tuple[Verifier, dict]:
+                   desc: str = "verifier", where: str = "verifier") -> tuple[Verifier, dict]:
     """Sample and label data from `base`, train a verifier on balanced batches, evaluate it on the
     held-out problems. Returns (verifier in eval mode, summary with the held-out metrics and, under
     "timing", the wall-clock seconds, which differ on every rerun)."""
+    cfg.check_base(base, where)
     t0 = time.perf_counter()
     base = base.to(device).eval()
     train, held = make_examples(base, cfg)

@@ -1,6 +1,6 @@
 """Side run for choosing a pass@k set: sample 32 responses per problem at temperature 1 from each model and
 print its pass@k for k = 1, 2, 4, ..., 32 on a validation-seeded set (seed 41, the `data.validation`
-seed; every problem of every test set in params.yaml `data.sets` is skipped).
+seed of the validation roles; every problem of every hop test set in params.yaml `data.hop` is skipped).
 
     python scripts/passk_sets.py N K1,K2,... COUNT MODEL [MODEL ...]
     python scripts/passk_sets.py 16 9 500 base_cot rl_grpo_s0 rl_rft_s0
@@ -18,8 +18,7 @@ import yaml
 from reasonrl import numerics
 from reasonrl.evaluate import EvalConfig, sampling_report
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import DataConfig, EvalSetConfig, build_data_sets, build_eval_set
-from reasonrl.tasks.hop import problem_key
+from reasonrl.pipeline import EvalSetConfig, build_data_sets, build_eval_set, data_config
 
 VALIDATION_SEED = 41
 
@@ -27,10 +26,10 @@ VALIDATION_SEED = 41
 def main(n: int, ks: list[int], count: int, models: list[str]) -> None:
     numerics.pin(numerics.DEFAULT)
     torch.set_num_threads(1)
-    data = yaml.safe_load(open("params.yaml"))["data"]
-    tests = build_data_sets(DataConfig(sets={k: EvalSetConfig(**v) for k, v in data["sets"].items()}))
-    tested = frozenset(problem_key(p) for problems in tests.values() for p in problems)
-    problems = build_eval_set(EvalSetConfig(n=n, ks=ks, count=count, seed=VALIDATION_SEED), tested)
+    sets = data_config(yaml.safe_load(open("params.yaml")), "hop")
+    tests = build_data_sets("hop", {r: c for r, c in sets.items() if not r.startswith("val_")})
+    tested = frozenset(p.key for problems in tests.values() for p in problems)
+    problems = build_eval_set("hop", EvalSetConfig(ns=[n], ks=ks, count=count, seed=VALIDATION_SEED), tested)
     cfg = EvalConfig(passk_N=32, passk_ks=[1, 2, 4, 8, 16, 32], temperature=1.0, seed=7, entropy_samples=1)
     for name in models:
         model, _ = load_checkpoint(f"models/{name}.pt", "cpu")

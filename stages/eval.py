@@ -1,6 +1,6 @@
 """Stage `eval@<stem>` (and eval_base@, eval_orm@, eval_prm@, eval_headline@): greedy and sampled
-accuracy, failure mix, pass@k, distinct answers and entropy of any checkpoint models/<stem>.pt on the
-n = 16 and n = 12 test sets -> <out>/<stem>.json (one summary per set), the pass@k curves
+accuracy, failure mix, pass@k, distinct answers and entropy of any checkpoint models/<stem>.pt on its
+task's in, edge and far test sets -> <out>/<stem>.json (one summary per set), the pass@k curves
 <out>/passk_<stem>.csv and the per-problem outcomes <out>/outcomes_<stem>.csv (greedy `correct` and
 `sampled` pass@1: what the studies' paired intervals resample).
 
@@ -12,9 +12,9 @@ import time
 from reasonrl.evaluate import EvalConfig, outcomes_csv, set_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import read_problems, section, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import data_path, read_problems, section, stage_args, stage_setup, write_timing
 
-SETS = ("n16", "n12")  # n16: rings beyond the bases' training, inside RL's (headroom); n12: inside both
+SETS = ("in", "edge", "far")  # roles against the bases' training range (params.yaml, data:)
 
 t0 = time.perf_counter()
 params, device, _ = stage_setup()
@@ -23,7 +23,7 @@ cfg = section(params, "eval", EvalConfig)
 model, _ = load_checkpoint(f"models/{stem}.pt", device)
 summaries, rows, curve = {}, [], ["set,k,pass_at_k,random_baseline"]
 for name in SETS:
-    summaries[name], set_rows = set_report(model, read_problems(f"data/{name}.jsonl"), name, cfg)
+    summaries[name], set_rows = set_report(model, read_problems(data_path(model.cfg.task, name)), name, cfg)
     rows += set_rows
     curve += [f"{name},{k},{v:.6f},{summaries[name]['random_baseline'][k]:.6f}"
               for k, v in summaries[name]["pass_at_k"].items()]

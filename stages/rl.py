@@ -8,8 +8,8 @@ reports/rl/ (the study reports read that folder), headline runs under reports/he
 changed `method` reaches no study.
 """
 
-from reasonrl.pipeline import read_problems, stage_args, stage_setup, write_timing
-from reasonrl.rl.job import job_for
+from reasonrl.pipeline import data_path, read_problems, stage_args, stage_setup, write_timing
+from reasonrl.rl.job import GREEDY_EVALS, job_for
 from reasonrl.rl.run import run_job, timing, write_outputs
 
 OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
@@ -17,7 +17,7 @@ OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
 params, device, _ = stage_setup()
 group, name = stage_args("<group> <name>")
 job, where = job_for(params, group, name)  # every check of a run, before any work
-sets = {name: read_problems(f"data/{name}.jsonl") for name in ("val_n12", "val_n16", "think")}
+sets = {role: read_problems(data_path(job.task, role)) for role in (*GREEDY_EVALS, "think")}
 verifier = f"models/verifier_{job.verifier}.pt" if job.verifier else None
 policy, hist = run_job(job, f"models/{job.init}.pt", verifier, sets, device, where=where)
 out = OUT.get(group, "reports/rl")

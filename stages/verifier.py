@@ -11,7 +11,7 @@ params, device, _ = stage_setup()
 (name,) = stage_args("<name>")
 cfg = section(params, f"verifiers.{name}", VerifierConfig)
 base, _ = load_checkpoint(f"models/base_{cfg.init}.pt", device)
-verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}")
+verifier, summary = train_verifier(cfg, base, device, desc=f"verifier@{name}", where=f"verifiers.{name}")
 timing = summary.pop("timing")  # reports/timing only: the checkpoint is the same bytes on a rerun
 save_verifier(f"models/verifier_{name}.pt", verifier, {"kind": cfg.kind, "name": name, "params": to_dict(cfg),
                                                          "summary": summary})

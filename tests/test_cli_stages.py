@@ -29,7 +29,8 @@ TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_layers": 1, "max_len": 96, "tied_h
 def tiny_params() -> dict:
     p = shrink(yaml.safe_load((ROOT / "params.yaml").read_text()))
     p["device"] = "cpu"
-    p["bases"] = {"cot": {**p["bases"]["cot"], "model": TINY_MODEL}}
+    p["bases"] = {"cot": {**p["bases"]["cot"], "model": TINY_MODEL},
+                  "chain_s0": {**p["bases"]["chain_s0"], "model": {**TINY_MODEL, "max_len": 128}}}
     # phase 1 from fresh (tiny) weights; phase 2 continues it (init), so it takes its model from there
     p["mixed"] = {"phase1": {"skill": {**p["mixed"]["phase1"]["skill"], "model": TINY_MODEL}},
                   "phase2": {"think2": p["mixed"]["phase2"]["think2"]}}
@@ -38,7 +39,7 @@ def tiny_params() -> dict:
     p["rl"]["lr"] = 1e-3
     p["passk"]["models"] = {"base": "base_cot", "GRPO": "rl_grpo_s0"}
     p["passk"]["arms"] = {"base": ["base"], "GRPO": ["GRPO"]}  # the report's key: the passk@ stages ignore it
-    p["passk"]["sets"] = ["n12"]
+    p["passk"]["sets"] = ["in"]
     return p
 
 
@@ -61,8 +62,10 @@ def workdir(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.chdir(work)
     try:
-        stage("data.py")
+        stage("data.py", "hop")
+        stage("data.py", "chain")
         stage("base.py", "bases.cot", "base_cot")
+        stage("base.py", "bases.chain_s0", "base_chain_s0")
         stage("base.py", "mixed.phase1.skill", "mixed_p1_skill")
         stage("base.py", "mixed.phase2.think2", "mixed_think2")
         stage("verifier.py", "orm")
@@ -71,6 +74,7 @@ def workdir(tmp_path_factory):
         stage("rl.py", "runs_orm", "orm_s0")
         stage("rl.py", "headline", "headline_s0")
         stage("eval.py", "base_cot", "reports/eval")
+        stage("eval.py", "base_chain_s0", "reports/eval")
         stage("eval.py", "rl_grpo_s0", "reports/eval")
         stage("eval.py", "rl_headline_s0", "reports/headline/eval")
         stage("passk.py", "base")
@@ -81,9 +85,11 @@ def workdir(tmp_path_factory):
 
 
 def test_data_stage_writes_every_set(workdir):
-    for name, n_ks in {"n12": 4, "n8": 4, "n16": 4, "think": 7, "val_n12": 4, "val_n8": 4, "val_n16": 4}.items():
-        rows = [json.loads(line) for line in (workdir / f"data/{name}.jsonl").read_text().splitlines()]
-        assert len(rows) == 2 * n_ks  # count 2 per hop count in the tiny params
+    cells = {"in": 8, "edge": 2, "far": 2, "think": 7, "val_in": 8, "val_edge": 2, "val_far": 2}  # ns x ks
+    for task in ("hop", "chain"):
+        for role, n_cells in (cells | ({"edge": 4, "val_edge": 4} if task == "chain" else {})).items():
+            rows = [json.loads(line) for line in (workdir / f"data/{task}_{role}.jsonl").read_text().splitlines()]
+            assert len(rows) == 2 * n_cells and {r["task"] for r in rows} == {task}  # count 2 per cell
 
 
 def test_base_and_mixed_stages(workdir):
@@ -92,8 +98,11 @@ def test_base_and_mixed_stages(workdir):
     assert meta["params"]["trace"] == 1.0 and meta["params"]["init"] is None
     assert set(meta["summary"]) == {"final_loss", "loss_curve"}  # no wall clock: same bytes on a rerun
     metrics = json.loads((workdir / "reports/metrics/base_cot.json").read_text())
-    assert set(metrics) == {"n8", "n12", "final_loss"}
-    assert set(metrics["n12"]) == {"acc", "by_k"} and set(metrics["n12"]["by_k"]) == {"3", "4", "5", "6"}
+    assert set(metrics) == {"in", "edge", "final_loss"}
+    assert set(metrics["in"]) == {"acc", "by_k"} and set(metrics["in"]["by_k"]) == {"3", "4", "5", "6"}
+    chain, meta = load_checkpoint(workdir / "models/base_chain_s0.pt")
+    assert (chain.cfg.task, chain.cfg.vocab_size, model.cfg.task, model.cfg.vocab_size) == ("chain", 36, "hop", 33)
+    assert meta["params"]["task"] == "chain"
     timing = json.loads((workdir / "reports/timing/base_cot.json").read_text())
     assert set(timing) == {"seconds", "steps_per_second", "machine", "numerics"}
     assert timing["numerics"]["aten"] == "AVX2" and "torch" in timing["machine"]  # the pinned default ran
@@ -139,7 +148,7 @@ def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
 def test_headline_runs_stay_out_of_the_studies_folder(workdir):
     # the headline run takes the top-level method and its own seed, and writes nowhere a study reads
     summary = json.loads((workdir / "reports/headline/rl/headline_s0.json").read_text())
-    assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "val_n16"
+    assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "val_edge"
     assert not (workdir / "reports/rl/headline_s0.json").exists()
     assert not (workdir / "reports/eval/rl_headline_s0.json").exists()
     assert (workdir / "reports/headline/eval/outcomes_rl_headline_s0.csv").exists()
@@ -149,27 +158,35 @@ def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
     from reasonrl.config import ConfigError
 
     params = yaml.safe_load((workdir / "params.yaml").read_text())
-    params["runs"]["bad"] = {"init": "base_cot", "reward": "orm"}
-    params["runs"]["noinit"] = {"method": "sft"}
+    params["runs"]["bad"] = {"task": "hop", "init": "base_cot", "reward": "orm"}
+    params["runs"]["noinit"] = {"task": "hop", "method": "sft"}
+    params["runs"]["mismatch"] = {"task": "chain", "init": "base_cot"}
     (workdir / "alt").mkdir(exist_ok=True)
     (workdir / "alt/params.yaml").write_text(yaml.safe_dump(params))
+    for folder in ("data", "models"):  # the mismatch is found once the run's data and init are read
+        if not (workdir / "alt" / folder).exists():
+            (workdir / "alt" / folder).symlink_to(workdir / folder)
     monkeypatch.chdir(workdir / "alt")
     with pytest.raises(ConfigError, match="runs.bad.reward"):
         stage("rl.py", "runs", "bad")
     with pytest.raises(ConfigError, match="runs.noinit.init"):
         stage("rl.py", "runs", "noinit")
+    with pytest.raises(ConfigError, match="runs.mismatch.task: 'chain', but models/base_cot.pt is a 'hop' model"):
+        stage("rl.py", "runs", "mismatch")
 
 
 def test_eval_stages(workdir):
     base = json.loads((workdir / "reports/eval/base_cot.json").read_text())
-    assert base["N"] == 4 and list(base) == ["N", "n16", "n12"]  # one summary per test set, n16 first
-    for s in ("n16", "n12"):
+    assert base["N"] == 4 and list(base) == ["N", "in", "edge", "far"]  # one summary per test set
+    for s in ("in", "edge", "far"):
         assert list(base[s]["pass_at_k"]) == ["1", "2", "4"] and base[s]["pass_at_k"]["1"] == base[s]["sampled_acc"]
         assert sum(base[s]["failure_mix"].values()) == pytest.approx(1.0)
     lines = (workdir / "reports/eval/passk_base_cot.csv").read_text().splitlines()
-    assert lines[0] == "set,k,pass_at_k,random_baseline" and len(lines) == 1 + 2 * 3
+    assert lines[0] == "set,k,pass_at_k,random_baseline" and len(lines) == 1 + 3 * 3
+    chain = json.loads((workdir / "reports/eval/base_chain_s0.json").read_text())
+    assert "arith" in chain["edge"]["failure_mix"] and chain["edge"]["random_baseline"]["1"] == pytest.approx(1 / 7)
     run = json.loads((workdir / "reports/eval/rl_grpo_s0.json").read_text())
-    assert set(run["n16"]) == {"greedy", "failure_mix", "sampled_acc", "pass_at_k", "random_baseline",
+    assert set(run["edge"]) == {"greedy", "failure_mix", "sampled_acc", "pass_at_k", "random_baseline",
                                "distinct_answers", "entropy"}
     # the per-problem outcomes the studies resample: one row per problem of each set, agreeing with the
     # greedy accuracy (`correct`) and the sampled one (`sampled`, the share of N = 4 samples right)
@@ -178,13 +195,14 @@ def test_eval_stages(workdir):
         with open(workdir / f"{out}/outcomes_{stem}.csv") as f:
             rows = list(csv.DictReader(f))
         summary = json.loads((workdir / f"{out}/{stem}.json").read_text())
-        assert [r["set"] for r in rows] == ["n16"] * 8 + ["n12"] * 8
-        for s in ("n16", "n12"):
+        sizes = {"in": 16, "edge": 4, "far": 4}
+        assert [r["set"] for r in rows] == [s for s, n in sizes.items() for _ in range(n)]
+        for s, n in sizes.items():
             mine = [r for r in rows if r["set"] == s]
-            assert len({r["problem"] for r in mine}) == 8
-            assert sum(int(r["correct"]) for r in mine) / 8 == pytest.approx(summary[s]["greedy"]["acc"])
+            assert len({r["problem"] for r in mine}) == n
+            assert sum(int(r["correct"]) for r in mine) / n == pytest.approx(summary[s]["greedy"]["acc"])
             assert all(float(r["sampled"]) * 4 == round(float(r["sampled"]) * 4) for r in mine)
-            assert sum(float(r["sampled"]) for r in mine) / 8 == pytest.approx(summary[s]["sampled_acc"])
+            assert sum(float(r["sampled"]) for r in mine) / n == pytest.approx(summary[s]["sampled_acc"])
         assert (workdir / f"reports/timing/eval_{stem}.json").exists()
 
 
@@ -192,18 +210,18 @@ def test_passk_stage(workdir):
     for label, model in (("base", "base_cot"), ("GRPO", "rl_grpo_s0")):
         res = json.loads((workdir / f"reports/metrics/passk_{label}.json").read_text())
         assert res["model"] == model and res["N"] == 4
-        n12 = res["sets"]["n12"]
-        assert n12["ring_sizes"] == [12] and n12["problems"] == 8
-        assert len(n12["counts"]) == 8 and all(0 <= c <= 4 for c in n12["counts"])  # what the report resamples
+        inside = res["sets"]["in"]
+        assert inside["difficulties"] == [3, 4, 5, 6] and inside["problems"] == 16
+        assert len(inside["counts"]) == 16 and all(0 <= c <= 4 for c in inside["counts"])  # what the report resamples
         rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
         assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
     stage("report_passk.py")
     assert (workdir / "reports/passk/passk.png").stat().st_size > 0
     # the answers at the ends of the curve, k = 1 and the largest k, paired with the base by problem
     answers = sorted(p.name for p in (workdir / "reports/passk/answers").iterdir())
-    assert answers == ["grpo_vs_base_n12_k001.json", "grpo_vs_base_n12_k004.json"]
-    k1 = json.loads((workdir / "reports/passk/answers/grpo_vs_base_n12_k001.json").read_text())
-    assert (k1["seeds"], k1["problems"]) == (1, 8) and k1["ci_lo"] <= k1["effect"] <= k1["ci_hi"]
+    assert answers == ["grpo_vs_base_in_k001.json", "grpo_vs_base_in_k004.json"]
+    k1 = json.loads((workdir / "reports/passk/answers/grpo_vs_base_in_k001.json").read_text())
+    assert (k1["seeds"], k1["problems"]) == (1, 16) and k1["ci_lo"] <= k1["effect"] <= k1["ci_hi"]
 
 
 # ---------------------------------------------------------------------------------------------------- reasonrl train
@@ -219,7 +237,8 @@ def train_dir(tmp_path):
     from reasonrl.io import write_jsonl
     from reasonrl.pipeline import EvalSetConfig, build_eval_set
 
-    write_jsonl(data / "val_n12.jsonl", [p.to_dict() for p in build_eval_set(EvalSetConfig(n=12, ks=[3, 4], count=2))])
+    write_jsonl(data / "hop_val_in.jsonl",
+                [p.to_dict() for p in build_eval_set("hop", EvalSetConfig(ns=[12], ks=[3, 4], count=2))])
     return tmp_path
 
 
@@ -235,7 +254,7 @@ def _train(tmp: Path, *sets: str) -> int:
 
 
 def test_reasonrl_train_writes_a_run(train_dir, capsys):
-    rc = _train(train_dir, "method=rft", "steps=2", "B=2", "G=2", "eval=val_n12", "eval_every=1", "n_range=[4, 6]",
+    rc = _train(train_dir, "method=rft", "steps=2", "B=2", "G=2", "eval=val_in", "eval_every=1", "n_range=[4, 6]",
                 "k_max=3")
     out = capsys.readouterr().out
     assert rc == 0

@@ -137,7 +137,7 @@ def test_no_two_stages_train_the_same_job():
 
 def test_a_headline_run_equal_to_a_study_run_is_caught():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["headline"]["headline_s0"] = {"init": "base_cot", "seed": 0}  # the rl: defaults = grpo_s0
+    params["headline"]["headline_s0"] = {"task": "hop", "init": "base_cot", "seed": 0}  # the rl: defaults = grpo_s0
     resolved = jobs(params)
     assert resolved["rl_headline@headline_s0"] == resolved["rl@grpo_s0"]
 
@@ -155,7 +155,8 @@ def test_a_run_added_to_a_study_needs_only_its_entry_and_its_label():
     from reasonrl.studies.stage import load_config
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["runs"]["abl_new"] = {"init": "base_cot", "advantage": "none", "lr": 1.0e-3, "seed": 1, "eval": "val_n16"}
+    params["runs"]["abl_new"] = {"task": "hop", "init": "base_cot", "advantage": "none", "lr": 1.0e-3, "seed": 1,
+                                "eval": "val_edge"}
     params["studies"]["ablations"]["groups"]["baseline"]["runs"]["no baseline, seed 1"] = "abl_new"
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     groups = {name for name, st in dvc.items() if st.get("foreach") == "${runs}"}

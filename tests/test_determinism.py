@@ -28,15 +28,17 @@ PARAMS = """
 threads: {threads}
 device: cpu
 data:
-  sets:
-    n8: {{n: 8, ks: [3], count: 4, seed: 21}}
-    n12: {{n: 12, ks: [3, 4], count: 4, seed: 21}}
-    think: {{n: 8, ks: [2], count: 2, seed: 31}}
-  validation:
-    val_n12: {{n: 12, ks: [3, 4], count: 4, seed: 41}}
-    val_n16: {{n: 16, ks: [3], count: 2, seed: 41}}
+  hop:
+    in: {{ns: [8], ks: [3], count: 4, seed: 21}}
+    edge: {{ns: [12], ks: [3, 4], count: 4, seed: 21}}
+    far: {{ns: [16], ks: [9], count: 2, seed: 21}}
+    think: {{ns: [8], ks: [2], count: 2, seed: 31}}
+    val_in: {{ns: [12], ks: [3, 4], count: 4, seed: 41}}
+    val_edge: {{ns: [16], ks: [3], count: 2, seed: 41}}
+    val_far: {{ns: [16], ks: [9], count: 2, seed: 41}}
 bases:
   tiny:
+    task: hop
     trace: 1.0
     model: {{d_model: 64, n_heads: 2, n_layers: 1, max_len: 96, tied_head: true}}
     train: {{steps: 30, batch_size: 32, lr: 1.0e-3, warmup: 5, min_lr_frac: 0.1, weight_decay: 0.01,
@@ -67,10 +69,11 @@ rl:
   k_max: 5
   temperature: 1.0
   seed: 0
-  eval: val_n12
+  task: hop
+  eval: val_in
   eval_every: 2
 runs:
-  tiny: {{init: base_tiny}}
+  tiny: {{task: hop, init: base_tiny}}
 """
 
 
@@ -114,7 +117,7 @@ def data(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("det") / "data_only"
     root.mkdir()
     (root / "params.yaml").write_text(PARAMS.format(threads=1))
-    _stage(root, None, "data.py")
+    _stage(root, None, "data.py", "hop")
     return root
 
 

@@ -33,12 +33,12 @@ TINY_MODEL = {"d_model": 32, "n_heads": 2, "n_layers": 1, "max_len": 96, "tied_h
 PARAMS = {
     "device": "cpu",
     "threads": 1,
-    "data": {"sets": {"n8": {"n": 8, "ks": [3], "count": 2, "seed": 21},
-                      "n12": {"n": 12, "ks": [3], "count": 2, "seed": 21},
-                      "think": {"n": 8, "ks": [2], "count": 2, "seed": 31}},
-             "validation": {"val_n12": {"n": 12, "ks": [3], "count": 2, "seed": 41},
-                            "val_n16": {"n": 16, "ks": [3], "count": 2, "seed": 41}}},
-    "bases": {"cot": {"trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE}},
+    "data": {t: {role: {"ns": [n], "ks": [3], "count": 2, "seed": seed}
+                 for role, n, seed in (("in", 8, 21), ("edge", 12, 21), ("far", 16, 21), ("think", 8, 31),
+                                       ("val_in", 8, 41), ("val_edge", 12, 41), ("val_far", 16, 41))}
+             for t in ("hop", "chain")},
+    "bases": {"cot": {"task": "hop", "trace": 1.0, "model": TINY_MODEL, "train": TINY_PHASE},
+              "chain": {"task": "chain", "trace": 1.0, "model": {**TINY_MODEL, "max_len": 128}, "train": TINY_PHASE}},
     "verifiers": {"orm": {"kind": "orm", "init": "cot", "model": None, "problems": 8, "samples": 2,
                           "temperature": 1.0, "gold_frac": 0.0, "holdout": 0.25, "n_range": [4, 6], "k_max": 3,
                           "steps": 2, "batch_size": 4, "lr": 1.0e-3, "warmup": 1, "min_lr_frac": 0.1,
@@ -46,10 +46,10 @@ PARAMS = {
     "method": "grpo",
     "rl": {"init": "base_cot", "method": "grpo", "reward": "true", "steps": 2, "B": 2, "G": 2,
            "n_range": [4, 8], "k_max": 5, "eval": "none"},
-    "runs": {"grpo_s0": {"init": "base_cot", "method": "grpo", "seed": 0},
-             "sft_s0": {"init": "base_cot", "method": "sft", "seed": 0}},
-    "runs_orm": {"hack_orm": {"init": "base_cot", "reward": "orm"}},
-    "headline": {"headline_s0": {"init": "base_cot", "seed": 100}},
+    "runs": {"grpo_s0": {"task": "hop", "init": "base_cot", "method": "grpo", "seed": 0},
+             "sft_s0": {"task": "hop", "init": "base_cot", "method": "sft", "seed": 0}},
+    "runs_orm": {"hack_orm": {"task": "hop", "init": "base_cot", "reward": "orm"}},
+    "headline": {"headline_s0": {"task": "hop", "init": "base_cot", "seed": 100}},
 }
 
 RL = ("rl.py", "runs", "grpo_s0")
@@ -98,8 +98,8 @@ class Case:
 
 CASES = [
     # unknown keys, one per section kind, each a near miss that gets a suggestion
-    Case("unknown key: data", ("data.py",), r"^data\.sets\.n12\.cuont: unknown key \(did you mean 'count'\?",
-         {"data.sets.n12.cuont": 3}),
+    Case("unknown key: data", ("data.py", "hop"), r"^data\.hop\.in\.cuont: unknown key \(did you mean 'count'\?",
+         {"data.hop.in.cuont": 3}),
     Case("unknown key: bases", BASE,
          r"^bases\.cot\.train\.stpes: unknown key \(did you mean 'steps'\?", {"bases.cot.train.stpes": 3}),
     Case("unknown key: model", BASE,
@@ -117,9 +117,22 @@ CASES = [
          {"bases.cot.train.lr": "fast"}),
     Case("G: 1 for GRPO", RL, r"^runs\.grpo_s0\.G: must be at least 2", {"runs.grpo_s0.G": 1}),
     Case("k_max >= n", RL, r"^runs\.grpo_s0\.k_max: must be in \[1, 7\]", {"runs.grpo_s0.k_max": 8}),
-    Case("k >= n in a data set", ("data.py",), r"^data\.sets\.n8\.ks: each k must be in \[1, 7\]",
-         {"data.sets.n8.ks": [3, 8]}),
-    Case("n > 16", ("data.py",), r"^data\.sets\.n12\.n: must be in \[2, 16\], got 17", {"data.sets.n12.n": 17}),
+    Case("k >= n in a data set", ("data.py", "hop"), r"^data\.hop\.in\.ks: each k must be in \[1, 7\]",
+         {"data.hop.in.ks": [3, 8]}),
+    Case("n > 16", ("data.py", "hop"), r"^data\.hop\.edge\.ns: must be in \[2, 16\], got 17",
+         {"data.hop.edge.ns": [17]}),
+    Case("unknown role", ("data.py", "chain"), r"^data\.chain\.edg: unknown role \(did you mean 'edge'\?",
+         {"data.chain.edg": {"ns": [9], "ks": [3], "count": 2, "seed": 1}}),
+    Case("unknown task (data)", ("data.py", "hops"), r"^data\.hops: unknown task 'hops' \(did you mean 'hop'\?"),
+    Case("unknown task (base)", BASE, r"^bases\.cot\.task: unknown task 'chains' \(did you mean 'chain'\?",
+         {"bases.cot.task": "chains"}),
+    Case("difficulty beyond a chain", ("data.py", "chain"), r"^data\.chain\.far\.ks: each k must be in \[1, 15\], "
+         r"got 16", {"data.chain.far.ks": [9, 16]}),
+    Case("chain longer than max_len", ("base.py", "bases.chain", "base_chain"),
+         r"^bases\.chain\.model\.max_len: 60 is shorter than the longest sequence this stage makes, 64 tokens "
+         r"\(chain: n_range \[4, 8\]\)", {"bases.chain.model.max_len": 60}),
+    Case("a run's task is not its init's", RL, r"^runs\.grpo_s0\.task: 'chain', but models/base_cot\.pt is a 'hop' "
+         r"model \(write task: hop\)", {"runs.grpo_s0.task": "chain"}),
     Case("n > 16 in an RL range", RL, r"^rl\.n_range: need 2 <= lo <= hi <= 16", {"rl.n_range": [4, 17]}),
     Case("unknown method (top level)", ("rl.py", "headline", "headline_s0"),
          r"^method: 'ppo' is not one of \['grpo', 'rft', 'sft'\]", {"method": "ppo"}),
@@ -146,7 +159,7 @@ CASES = [
     Case("undefined run group", ("rl.py", "run", "grpo_s0"), r"^run: not a run group \(did you mean 'runs'\?"),
     Case("undefined base", ("base.py", "bases.cot_L3", "base_cot_L3"),
          r"^bases\.cot_L3: not defined in params\.yaml \(did you mean "
-         r"'cot'\? defined: cot\)"),
+         r"'cot'\? defined: cot, chain\)"),
     Case("threads: 0", RL, r"^threads: must be an integer >= 1, got 0", {"threads": 0}),
     Case("numerics: avx3", RL, r"^numerics: must be one of avx2, compatible, native, got 'avx3'",
          {"numerics": "avx3"}),
@@ -160,8 +173,8 @@ CASES = [
     Case("pickle with a code reference", RL, r"^models/base_evil\.pt: not a readable checkpoint: it references "
          r"code, which weights_only loading refuses: .*(GLOBAL|global).*system",
          {"runs.grpo_s0.init": "base_evil"}, make=("models/base_evil.pt", _evil)),
-    Case("missing data file", RL, r"^data/think\.jsonl: data file not found \(run `dvc repro data`",
-         drop="data/think.jsonl"),
+    Case("missing data file", RL, r"^data/hop_think\.jsonl: data file not found \(run `dvc repro data@hop`",
+         drop="data/hop_think.jsonl"),
     Case("stage called without its arguments", ("base.py", "bases.cot"),
          r"^stages/base\.py: expects <section> <stem>, got 1 argument\(s\) \(run it as dvc\.yaml does"),
     Case("train --set G=1", (*TRAIN, "--set", "G=1"), r"^--set G: must be at least 2 for group advantages"),
@@ -186,14 +199,14 @@ def _snapshot(project: Path) -> dict:
 
 def make_project(root: Path) -> Path:
     """A project folder as a user has it after `dvc pull`: params, data, a base checkpoint, a report."""
-    from reasonrl.config import from_dict
     from reasonrl.io import write_jsonl
-    from reasonrl.pipeline import DataConfig, build_data_sets
+    from reasonrl.pipeline import build_data_sets, data_config, data_path
 
     root.mkdir()
     (root / "params.yaml").write_text(yaml.safe_dump(PARAMS, sort_keys=False))
-    for name, problems in build_data_sets(from_dict(DataConfig, PARAMS["data"], "data")).items():
-        write_jsonl(root / "data" / f"{name}.jsonl", [p.to_dict() for p in problems])
+    for task in PARAMS["data"]:
+        for role, problems in build_data_sets(task, data_config(PARAMS, task)).items():
+            write_jsonl(root / data_path(task, role), [p.to_dict() for p in problems])
     save_checkpoint(root / "models" / "base_cot.pt",
                     TinyReasoner(ModelConfig(**TINY_MODEL), torch.Generator().manual_seed(0)), {"kind": "base"})
     (root / "reports" / "metrics").mkdir(parents=True)
@@ -272,13 +285,13 @@ def test_producing_stage_reads_dvc_lock_then_guesses(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert producing_stage("models/base_cot.pt") == "base@cot"  # no dvc.lock: from the name
     assert producing_stage("models/verifier_orm.pt") == "verifier@orm"
-    assert producing_stage("data/n12.jsonl") == "data"
+    assert producing_stage("data/hop_val_in.jsonl") == "data@hop"
     assert producing_stage("reports/x.json") is None
     (tmp_path / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
         "rl_orm@hack_orm": {"cmd": "x", "outs": [{"path": "models/rl_hack_orm.pt", "md5": "0"}]},
-        "sets": {"cmd": "y", "outs": [{"path": "data/n12.jsonl", "md5": "1"}]}}}))
+        "sets": {"cmd": "y", "outs": [{"path": "data/hop_in.jsonl", "md5": "1"}]}}}))
     assert producing_stage("models/rl_hack_orm.pt") == "rl_orm@hack_orm"
-    assert producing_stage("data/n12.jsonl") == "sets"
+    assert producing_stage("data/hop_in.jsonl") == "sets"
 
 
 def test_refused_pickle_names_the_global_not_the_migration_note(tmp_path):

@@ -135,7 +135,7 @@ def test_failure_figure_stacks_the_shares(caught):
         assert [b.get_width() for b in c] == [mixes["after"][t], mixes["before"][t]]
     assert [b.get_x() for b in by_type["malformed"]] == [0.125, 0.25]  # stacked after lookup
     assert ax.get_xlim() == pytest.approx((0, 0.5 * 1.12))  # fits the largest failure share, 0.5
-    assert ax.get_xlabel() == "share of greedy responses on the n12 set that fail, by failure type"
+    assert ax.get_xlabel() == "share of greedy responses on the edge set that fail, by failure type"
 
 
 def test_failure_figure_fits_shares_near_the_ceiling(caught):
@@ -321,7 +321,7 @@ def _passk_data():
     def one(model):
         distinct, entropy = DIVERSITY[model]
         return {"N": 4, "model": model, "sets": {
-            s: {"ring_sizes": [n], "problems": 4, "counts": COUNTS[model][s],
+            s: {"difficulties": [n], "problems": 4, "counts": COUNTS[model][s],
                 "pass_at_k": {k: sum(ev.pass_at_k(4, c, int(k)) for c in COUNTS[model][s]) / 4 for k in ks},
                 "random_baseline": {k: 1 - (1 - 1 / n) ** int(k) for k in ks},
                 "distinct_answers": d, "entropy": e}
@@ -377,8 +377,8 @@ def test_passk_figure(caught):
         ys = sorted({round(float(y), 9) for y in band.get_paths()[0].vertices[:, 1]})
         want = sorted({round(v, 9) for iv in cis["n12"][arm] for v in (iv.lo, iv.hi)})
         assert ys == want, arm
-    assert a.get_title() == "n12: ring size 12, 4 problems"
-    assert b.get_title() == "n8: ring size 8, 4 problems"
+    assert a.get_title() == "n12: difficulty 12, 4 problems"
+    assert b.get_title() == "n8: difficulty 8, 4 problems"
     assert a.get_xlabel() == "k (samples per problem, log scale)"
     assert a.get_ylabel() == "pass@k (fraction of problems solved)"
     for ax in (a, b):  # k on a log-2 axis, ticked and labelled at the measured k only

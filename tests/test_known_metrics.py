@@ -242,7 +242,7 @@ def test_methods_answer_states_each_comparison_by_its_interval():
                Answer("grpo_vs_sft", "sft", "grpo", cmp(0.5, 0.75, -0.125, 0.5, mde=0.25)),
                Answer("grpo_vs_rft", "rft", "grpo", cmp(0.75, 0.5, -0.375, -0.125))]
     assert methods.answer(cfg, metrics, answers) == (
-        "Final greedy accuracy on n12 [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], rft 0.750 [0.625, 0.875], "
+        "Final greedy accuracy on edge [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], rft 0.750 [0.625, 0.875], "
         "grpo 0.750 [0.500, 1.000]. rft > sft by 0.250 [0.125, 0.375]; no detectable difference between sft and "
         "grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 [0.125, 0.375].")
 

@@ -72,7 +72,8 @@ def test_smoke_repro_builds_everything(tiny_repo):
     assert all_stages(tiny_repo) <= set(lock["stages"])  # the committed lock may still name stages since renamed
     assert {s.split("@")[0] for s in all_stages(tiny_repo)} == {s.split("@")[0] for s in all_stages(ROOT)}
     m = json.loads((tiny_repo / "reports/metrics/base_cot.json").read_text())
-    assert 0 <= m["n8"]["acc"] <= 1 and set(m["n12"]["by_k"]) == {"3", "4", "5", "6"}
+    assert 0 <= m["in"]["acc"] <= 1 and set(m["in"]["by_k"]) == {"3", "4", "5", "6"}
+    assert set(json.loads((tiny_repo / "reports/metrics/base_chain_s0.json").read_text())["edge"]["by_k"]) == {"6", "7"}
 
 
 def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
@@ -101,13 +102,26 @@ def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_re
 
 def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_repo):
     def update(p):
-        p["data"]["sets"]["n8"]["count"] = 3
+        p["data"]["hop"]["in"]["count"] = 3
 
     direct, closure = stale_after(tiny_repo, update)
-    assert direct == {"data"}
+    assert direct == {"data@hop"}
     assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "passk@base", "eval_base@cot",
             "eval@grpo_s0", "eval_headline@headline_s0"} <= closure
-    assert not closure & {"exact", "report_exact"}  # the exact toy reads no evaluation set
+    assert not closure & {"exact", "report_exact", "data@chain", "base@chain_s0", "eval_base@chain_s0"}
+
+
+def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
+    def update(p):
+        p["data"]["chain"]["edge"]["seed"] = 22
+        p["bases"]["chain_s0"]["train"]["lr"] = 2e-3
+
+    direct, closure = stale_after(tiny_repo, update)
+    assert direct == {"data@chain", "base@chain_s0"}
+    # the studies that read the reports/eval folder see a new file in it and rerun (their answers, which
+    # read hop runs only, come out the same); no hop-world data, base, run or evaluation reruns
+    assert closure == {"data@chain", "base@chain_s0", "eval_base@chain_s0", "report_methods", "report_hacking",
+                       "report_ablations", "report_index"}
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
@@ -115,8 +129,8 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
         m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
         assert m["kind"] == name and m["auc"] > 0.5, m
     m = json.loads((tiny_repo / "reports/eval/base_cot.json").read_text())
-    assert set(m) == {"N", "n16", "n12"} and m["N"] == 4
-    for name in ("n16", "n12"):
+    assert set(m) == {"N", "in", "edge", "far"} and m["N"] == 4
+    for name in ("in", "edge", "far"):
         assert set(m[name]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
         assert list(m[name]["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
         assert 0 <= m[name]["sampled_acc"] <= 1
@@ -124,9 +138,13 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_s0", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
     assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
-    assert csv[0] == "set,k,pass_at_k,random_baseline" and len(csv) == 1 + 2 * 3
+    assert csv[0] == "set,k,pass_at_k,random_baseline" and len(csv) == 1 + 3 * 3
     outcomes = (tiny_repo / "reports/eval/outcomes_base_cot.csv").read_text().splitlines()
-    assert outcomes[0].split(",")[-1] == "sampled" and len(outcomes) == 1 + 2 * 8  # 2 sets of 4 ks x count 2
+    # in: 2 ns x 4 ks, edge: 2 ns x 1 k, far: 1 n x 2 ks, count 2 each
+    assert outcomes[0].split(",")[-1] == "sampled" and len(outcomes) == 1 + 2 * (8 + 2 + 2)
+    chain = json.loads((tiny_repo / "reports/eval/base_chain_s0.json").read_text())
+    assert set(chain["edge"]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "arith", "miscopy",
+                                                  "malformed"}
 
 
 def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
@@ -148,8 +166,8 @@ def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
             assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
     m = json.loads((tiny_repo / "reports/metrics/passk_GRPO_s0.json").read_text())
     sets = yaml.safe_load((tiny_repo / "params.yaml").read_text())["passk"]["sets"]
-    assert set(m["sets"]) == set(sets) and {"n16", "n12", "long"} <= set(sets)
-    assert list(m["sets"]["n16"]["pass_at_k"]) == ["1", "2", "4"]
+    assert set(m["sets"]) == set(sets) and {"edge", "far", "in"} <= set(sets)
+    assert list(m["sets"]["edge"]["pass_at_k"]) == ["1", "2", "4"]
 
 
 def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny_repo):
@@ -167,7 +185,7 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
     assert not shown.get("errors") and "failed" not in out.stderr, shown.get("errors")
     assert set(shown["data"]) == {"methods_accuracy", "zero_think_rate", "hacking_proxy_reward",
                                   "hacking_true_reward", "ablations_zero_variance", "ablations_wrong_length",
-                                  "passk_n16"}
+                                  "passk_edge"}
     # one colour per arm (its seeds share it), one line per run: every run of the study is in the data
     methods = shown["data"]["methods_accuracy"][0]["content"]
     assert methods["encoding"]["color"]["field"] == "arm" and methods["encoding"]["detail"]["field"] == "run"

@@ -39,7 +39,7 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
              fooled: int = 0, wrong_len: float = 0.0, **job) -> None:
     """The files an rl@ and an eval@ stage write for one run, with smooth made-up curves."""
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    j = Job(**job, eval="think" if think else "val_n16", eval_every=max(1, steps // 4))
+    j = Job(**job, eval="think" if think else "val_edge", eval_every=max(1, steps // 4))
     frac = 1 - np.exp(-np.arange(1, steps + 1) / (steps / 3))
     true = np.clip(acc[0] + (acc[1] - acc[0]) * frac + rng.normal(0, 0.03, steps), 0, 1)
     proxy = true if j.reward == "true" else 1 - 0.5 * true
@@ -67,7 +67,7 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
     write_outcomes(root, common.run_outcomes_path(name), correct)
-    write_json(root / common.run_metrics_path(name), {"N": 4, "n12": {
+    write_json(root / common.run_metrics_path(name), {"N": 4, "edge": {
         "greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix, "sampled_acc": sampled_share(correct),
         "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3}})
 
@@ -85,7 +85,7 @@ def sampled_share(acc: float) -> float:
     return sum(sampled(i, right) for i in range(PROBLEMS)) / PROBLEMS
 
 
-def write_outcomes(root: Path, path: str, acc: float, set_name: str = "n12") -> None:
+def write_outcomes(root: Path, path: str, acc: float, set_name: str = "edge") -> None:
     """Per-problem outcomes on one set: the first round(acc * PROBLEMS) problems right, the rest a lookup
     error; `sampled` as sampled() gives it."""
     right = round(acc * PROBLEMS)
@@ -99,27 +99,27 @@ def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = 
     from reasonrl.evaluate import pass_at_k
 
     curve = {str(k): sum(pass_at_k(ks[-1], c, k) for c in counts) / len(counts) for k in ks}
-    sets = {s: {"ring_sizes": [n], "problems": len(counts), "pass_at_k": curve,
+    sets = {s: {"difficulties": [n], "problems": len(counts), "pass_at_k": curve,
                 "random_baseline": {str(k): 1 - (1 - 1 / n) ** k for k in ks},
                 "distinct_answers": 1 + curve["16"], "entropy": 0.2 + curve["1"] / 2, "counts": counts}
-            for s, n in (("n8", 8), ("n12", 12), ("n16", 16))}
+            for s, n in (("in", 8), ("edge", 12), ("far", 16))}
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
 
 def fake_headline(root: Path, run: str, base: str, before: float, after: float) -> None:
     """The files rl_headline@, eval_headline@ and eval_base@ write for one headline run and its base."""
-    j = Job(init=f"base_{base}", seed=100, eval="val_n16")
+    j = Job(init=f"base_{base}", seed=100, eval="val_edge")
     hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
             "seconds": 1.0}
     write_json(root / common.summary_path(run, headline.OUT), summary(j, hist))
-    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "n12": {"greedy": {"acc": after}}})
+    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "edge": {"greedy": {"acc": after}}})
     write_outcomes(root, common.run_outcomes_path(run, headline.OUT), after)
     if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
         write_outcomes(root, common.outcomes_path(f"base_{base}"), before)
 
 
 CONFIGS = {
-    "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["n12"]),
+    "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["edge"]),
     "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
     "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3",
                                                "GRPO": "y"},
@@ -149,7 +149,7 @@ CONFIGS = {
 
 def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
-    write_json(root / common.base_metrics_path("cot"), {"N": 4, "n12": {
+    write_json(root / common.base_metrics_path("cot"), {"N": 4, "edge": {
         "greedy": {"acc": 0.4, "by_k": {}}, "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}}})
     write_outcomes(root, common.outcomes_path("base_cot"), 0.4)
     for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
@@ -291,13 +291,13 @@ def test_passk_table_states_crossings(studies):
     # k = 1, 2 and k = 8, 16
     assert "detectably above the base at k = 1, 2 and below at k = 8, 16: the curves cross" in table
     m = read_json(studies / "reports/metrics/passk.json")
-    assert m["SFT"]["n12"]["first_crossing_k"] == 8 and m["GRPO"]["n12"]["first_crossing_k"] is None
-    assert m["base"]["n16"]["pass_at_max"] == 1.0 and m["base"]["n16"]["k_max"] == 16
-    assert m["base"]["n12"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["n12"]["seeds"] == 3
+    assert m["SFT"]["edge"]["first_crossing_k"] == 8 and m["GRPO"]["edge"]["first_crossing_k"] is None
+    assert m["base"]["far"]["pass_at_max"] == 1.0 and m["base"]["far"]["k_max"] == 16
+    assert m["base"]["edge"]["pass_at_1"] == pytest.approx(0.125) and m["SFT"]["edge"]["seeds"] == 3
     # SFT vs base at k = 16: 0 on half the problems, -1 on the other half
-    k16 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k016.json")
+    k16 = read_json(studies / "reports/passk/answers/sft_vs_base_edge_k016.json")
     assert k16["effect"] == pytest.approx(-0.5) and k16["ci_hi"] < 0 and k16["seeds"] == 3
-    k1 = read_json(studies / "reports/passk/answers/sft_vs_base_n12_k001.json")
+    k1 = read_json(studies / "reports/passk/answers/sft_vs_base_edge_k001.json")
     assert k1["effect"] == pytest.approx(0.375) and k1["ci_lo"] > 0
 
 
@@ -413,7 +413,8 @@ def test_studies_know_the_sets_the_eval_stage_writes():
                 if isinstance(n, ast.Assign) and [t.id for t in n.targets] == ["SETS"])
     assert tuple(sets) == common.EVAL_SETS
     stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["eval"]["do"]
-    assert {d for d in stage_files(stage, "deps") if d.startswith("data/")} == {f"data/{s}.jsonl" for s in sets}
+    assert {d for d in stage_files(stage, "deps") if d.startswith("data/")} == {
+        f"data/${{item.task}}_{s}.jsonl" for s in sets}
 
 
 def test_passk_stage_reads_the_sets_and_models_params_name():
@@ -421,7 +422,7 @@ def test_passk_stage_reads_the_sets_and_models_params_name():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["passk"]
     assert stage["foreach"] == "${passk.models}"
     deps = stage_files(stage["do"], "deps")
-    assert {d for d in deps if d.startswith("data/")} == {f"data/{s}.jsonl" for s in params["sets"]}
+    assert {d for d in deps if d.startswith("data/")} == {f"data/{params['task']}_{s}.jsonl" for s in params["sets"]}
     assert params["eval"]["passk_ks"][-1] == params["eval"]["passk_N"]
     assert all(math.log2(k).is_integer() for k in params["eval"]["passk_ks"])
     runs = {f"rl_{r}" for group in ("runs", "runs_noeval", "runs_orm", "runs_prm")
@@ -434,7 +435,7 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
     runs = {n: r for group in ("runs", "runs_noeval", "runs_orm", "runs_prm") for n, r in params[group].items()}
     for name in ("methods", "hacking", "ablations", "zero"):
         cfg = load_config(STUDIES[name], params)
-        want = "think" if name == "zero" else "val_n16"  # in-training curves on the validation set
+        want = "think" if name == "zero" else "val_edge"  # in-training curves on the validation set
         for path in STUDIES[name].inputs(cfg):
             if path.startswith("reports/rl/"):
                 run = Path(path).stem
@@ -506,7 +507,7 @@ def test_claims_verdicts_by_hand():
 
 def test_slug_and_pair_names():
     assert common.slug("random, μ = 2") == "random_mu_2" and common.slug("orm + guard") == "orm_guard"
-    assert common.pair_name("base", "GRPO", "n12", "k001") == "grpo_vs_base_n12_k001"
+    assert common.pair_name("base", "GRPO", "edge", "k001") == "grpo_vs_base_edge_k001"
     with pytest.raises(ValueError, match="ASCII"):
         common.slug("—")
 
@@ -525,25 +526,25 @@ def test_arms_pair_by_seed_and_problem(tmp_path):
     keys = ["p0", "p1", "p2", "p3"]
     for name, right in (("b", [1, 0, 0, 0]), ("s0", [1, 1, 0, 0]), ("s1", [1, 1, 1, 0]), ("t1", [0, 0, 0, 0]),
                         ("t2", [1, 1, 1, 1])):
-        write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": c,
+        write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": c,
                                                              "outcome": "x"} for k, c in zip(keys, right)]))
-    base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "n12")
-    arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "n12")
-    other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "n12")
+    base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "edge")
+    arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "edge")
+    other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "edge")
     xa, xb = common.paired_matrices(base, arm)  # the seedless base repeats for both seeds
     assert xa.tolist() == [[1, 0, 0, 0]] * 2 and xb.tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
     xa, xb = common.paired_matrices(arm, other)  # only seed 1 is shared
     assert xa.tolist() == [[1, 1, 1, 0]] and xb.tolist() == [[0, 0, 0, 0]]
     assert common.compare(base, arm).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
-    lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "n12")
+    lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "edge")
     with pytest.raises(ValueError, match="share no seed"):
         common.paired_matrices(arm, lone)
-    with pytest.raises(KeyError, match="no outcomes on set 'n8'"):
-        common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "n8")
-    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "n12", "problem": k, "k": 3, "correct": 1, "outcome": "x"}
+    with pytest.raises(KeyError, match="no outcomes on set 'in'"):
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "in")
+    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": 1, "outcome": "x"}
                                                     for k in reversed(keys)]))
     with pytest.raises(ValueError, match="problems differ"):
-        common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "n12")
+        common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "edge")
 
 
 def test_index_reads_the_exact_stage_metrics_file():
@@ -555,21 +556,21 @@ def test_index_reads_the_exact_stage_metrics_file():
 def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
     # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
-    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_n12_correct"))
+    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_edge_correct"))
     assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
     assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
-    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_n12_sampled"))
+    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_edge_sampled"))
     assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
     assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
-        "headline_vs_base_n12_correct.json", "headline_vs_base_n12_sampled.json"]  # per-base answers: manifest only
+        "headline_vs_base_edge_correct.json", "headline_vs_base_edge_sampled.json"]  # per-base answers: manifest only
     m = read_json(studies / common.manifest_path("headline"))
     per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
-    assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_n12_sampled", "hl_b_vs_base_cot_b_n12_sampled",
-                                                 "hl_c_vs_base_cot_c_n12_sampled"]
+    assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_edge_sampled", "hl_b_vs_base_cot_b_edge_sampled",
+                                                 "hl_c_vs_base_cot_c_edge_sampled"]
     assert all(a["effect"] == pytest.approx(0.05) and a["seeds"] == 1 for a in per_base[:3])
     assert "on every base" in m["answer"]
     metrics = read_json(studies / common.study_metrics_path("headline"))
-    assert metrics["n12_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
+    assert metrics["edge_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
 
 
 def test_headline_config_checks():
@@ -614,7 +615,11 @@ def test_a_bad_claim_fails_naming_its_key(key, value, message):
 
 
 def test_the_claims_in_params_name_answers_the_committed_reports_have():
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    # the claims report_index last ran with (dvc.lock): the committed reports answer those; a claim renamed
+    # since is answered by the next `reasonrl repro`
+    from test_readme import locked_params
+
+    params = locked_params("report_index")
     cfg = load_config(index, params)
     assert len(cfg.claims) >= 9 and cfg.equivalence == params["studies"]["equivalence"]
     for cid, c in cfg.claims.items():

@@ -117,7 +117,7 @@ def passk_data(model: str, counts: dict[str, list[int]], N: int = 4, distinct: f
     for s, cs in counts.items():
         curve = {str(k): float(np.mean([passk.pass_at_k(N, c, k) for c in cs])) for k in (1, 2, 4)}
         sets[s] = {"counts": cs, "pass_at_k": curve, "random_baseline": {"1": 0.1, "2": 0.19, "4": 0.34},
-                   "distinct_answers": distinct, "entropy": distinct / 10, "ring_sizes": [8], "problems": len(cs)}
+                   "distinct_answers": distinct, "entropy": distinct / 10, "difficulties": [8], "problems": len(cs)}
     return {"N": N, "model": model, "sets": sets}
 
 
@@ -132,7 +132,7 @@ CFG = passk.Config(base="base", models={k: d["model"] for k, d in DATA.items()},
 def test_passk_arm_mean_and_headline_set():
     assert passk.arm_mean(CFG, DATA, "RL", "hard", "distinct_answers") == 1.25
     assert passk.arm_mean(CFG, DATA, "base", "easy", "entropy") == 0.2
-    assert passk.headline_set(["hard", "n12", "easy"]) == "n12"
+    assert passk.headline_set(["hard", "edge", "easy"]) == "edge"
     assert passk.headline_set(["hard", "easy"]) == "hard"
 
 

@@ -123,39 +123,35 @@ def test_eval_set_problems_are_distinct_and_skip_excluded():
         make_eval_set(4, 2, 20, seed=0, exclude=frozenset(problem_key(p) for p in every[:5]))
 
 
-def test_validation_sets_are_disjoint_from_every_test_set():
-    from reasonrl.config import from_dict
-    from reasonrl.pipeline import DataConfig, build_data_sets
+@pytest.mark.parametrize("task", ["hop", "chain"])
+def test_validation_sets_are_disjoint_from_every_test_set(task):
+    from reasonrl.pipeline import TEST_ROLES, VALIDATION_ROLES, build_data_sets, data_config
 
     params = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
-    cfg = from_dict(DataConfig, params["data"], "data")
-    sets = build_data_sets(cfg)
-    assert cfg.validation and set(sets) == set(cfg.sets) | set(cfg.validation)
-    tested = {name: {problem_key(p) for p in sets[name]} for name in cfg.sets}
-    for name in cfg.sets:
-        assert len(sets[name]) >= 1000, name  # the evidence standard's test-set size
-    for val in cfg.validation:
-        keys = {problem_key(p) for p in sets[val]}
+    cfg = data_config(params, task)
+    sets = build_data_sets(task, cfg)
+    assert set(sets) == set(TEST_ROLES) | set(VALIDATION_ROLES)
+    tested = {role: {p.key for p in sets[role]} for role in TEST_ROLES}
+    for role in TEST_ROLES:
+        assert len(sets[role]) >= 1000, role  # the evidence standard's test-set size
+    for val in VALIDATION_ROLES:
+        keys = {p.key for p in sets[val]}
         assert len(keys) == len(sets[val]) >= 1000
-        for name, test_keys in tested.items():
-            assert not keys & test_keys, (val, name)
-        own_seed = {c.seed for c in cfg.sets.values()}
-        assert cfg.validation[val].seed not in own_seed
+        for role, test_keys in tested.items():
+            assert not keys & test_keys, (val, role)
+        assert cfg[val].seed not in {cfg[r].seed for r in TEST_ROLES}
 
 
 def test_a_validation_set_skips_what_a_test_set_drew():
-    from reasonrl.pipeline import DataConfig, EvalSetConfig, build_data_sets
+    from reasonrl.pipeline import ROLES, EvalSetConfig, build_data_sets
 
     # 4-rings with k = 2 have 24 problems: a test set of 20 leaves exactly 4 for validation
-    cfg = DataConfig(sets={"t": EvalSetConfig(n=4, ks=[2], count=20, seed=0)},
-                     validation={"v": EvalSetConfig(n=4, ks=[2], count=4, seed=0)})
-    sets = build_data_sets(cfg)
-    assert {problem_key(p) for p in sets["t"]} | {problem_key(p) for p in sets["v"]} == \
+    cfg = {role: EvalSetConfig(ns=[5], ks=[2], count=1, seed=9) for role in ROLES}
+    cfg["in"] = EvalSetConfig(ns=[4], ks=[2], count=20, seed=0)
+    cfg["val_in"] = EvalSetConfig(ns=[4], ks=[2], count=4, seed=0)
+    sets = build_data_sets("hop", cfg)
+    assert {problem_key(p) for p in sets["in"]} | {problem_key(p) for p in sets["val_in"]} == \
         {problem_key(p) for p in make_eval_set(4, 2, 24, seed=0)}
-    from reasonrl.config import ConfigError
-
-    with pytest.raises(ConfigError, match="validation"):
-        DataConfig(sets={"t": EvalSetConfig()}, validation={"t": EvalSetConfig()})
 
 
 @pytest.mark.parametrize("spec,message", [

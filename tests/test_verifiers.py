@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from reasonrl.config import ConfigError, from_dict
-from reasonrl.model import CheckpointError, ModelConfig, load_checkpoint, save_checkpoint
+from reasonrl.model import CheckpointError, ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
 from reasonrl.tasks import hop
 from reasonrl.tasks.hop import build_problem, make_eval_set
 from reasonrl.verifiers import (
@@ -327,9 +327,6 @@ def test_verifier_config_checks_each_bound():
              ({"gold_frac": -0.1}, "gold_frac: must be in [0, 1], got -0.1"),
              ({"holdout": 0.0}, "holdout: must be in (0, 1), got 0.0"),
              ({"holdout": 1.0}, "holdout: must be in (0, 1), got 1.0"),
-             ({"n_range": [1, 4]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [1, 4]"),
-             ({"n_range": [5, 4]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [5, 4]"),
-             ({"n_range": [2, MAX_N + 1]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [2, {MAX_N + 1}]"),
              ({"k_max": 0}, "k_max: must be at least 1, got 0"),
              ({"steps": 0}, "steps: must be at least 1, got 0"),
              ({"batch_size": 1}, "batch_size: must be at least 2, got 1"),
@@ -340,7 +337,15 @@ def test_verifier_config_checks_each_bound():
              ({"grad_clip": 0.0}, "grad_clip: must be positive, got 0.0")]
     for d, message in cases:
         assert error(d) == "v." + message
-    assert error({"model": {"d_model": 32, "n_heads": 2, "max_len": 8}}).startswith("v.model.max_len")
+    # what needs the base (its task's spec, its max_len) is checked against it, before any sampling
+    base = TinyReasoner(ModelConfig(d_model=32, n_heads=2, n_layers=1))
+    for d, message in [({"n_range": [1, 4]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [1, 4]"),
+                       ({"n_range": [5, 4]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [5, 4]"),
+                       ({"n_range": [2, MAX_N + 1]}, f"n_range: need 2 <= lo <= hi <= {MAX_N}, got [2, {MAX_N + 1}]"),
+                       ({"model": {"d_model": 32, "n_heads": 2, "max_len": 8}}, "model.max_len: 8 is shorter")]:
+        with pytest.raises(ConfigError) as e:
+            from_dict(VerifierConfig, d, "v").check_base(base, "v")
+        assert str(e.value).startswith("v." + message), str(e.value)
 
 
 def test_verifier_forward_batch_positions_and_init_by_hand():

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from ..sampling import sample_responses
-from ..tasks import Problem
+from ..tasks import Problem, get_task
 from .variants import ADVANTAGES, REWARDS, guard, length_penalty, overlong_penalty
 
 if TYPE_CHECKING:  # annotations only: the loop and the job import this module
@@ -44,13 +44,13 @@ class Batch:
 
 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
-    task, spec = job.task, job.spec
+    task, spec = get_task(job.task), job.spec
     return [task.sample(rng, spec) for _ in range(count)]
 
 
 def response_budget(job: Job) -> int:
     """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
-    return job.task.max_budget(job.spec)
+    return get_task(job.task).max_budget(job.spec)
 
 
 def rollout_budget(job: Job) -> int:

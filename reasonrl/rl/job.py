@@ -14,19 +14,20 @@ from dataclasses import dataclass
 
 from ..config import ConfigError, check, from_dict
 from ..errors import suggest
-from ..tasks import DEFAULT, Task, get_task
+from ..tasks import DEFAULT, get_task
 from .collect import METHODS
 from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
 
 # Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
 KL_PLACEMENTS = ("loss", "reward")  # kl_in: per token in the loss | summed per response, off the advantage
-GREEDY_EVALS = ("val_n12", "val_n16")  # validation sets: in-training curves choose knobs, never the test sets
+GREEDY_EVALS = ("val_in", "val_edge", "val_far")  # validation roles: in-training curves choose knobs, never test sets
 EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py make_evaluator)
 
 
 @dataclass
 class Job:
+    task: str = DEFAULT  # key of tasks.TASKS: its init's task (the stage checks the checkpoint agrees)
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
     method: str = "grpo"  # key of collect.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
     reward: str = "true"  # key of variants.REWARDS: true | random | shuffled | orm, prm_full (learned verifiers)
@@ -48,8 +49,8 @@ class Job:
     steps: int = 80  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
-    n_range: tuple[int, int] = (4, 16)  # the task's spec (hop world): ring sizes of training problems (inclusive)
-    k_max: int = 7  # ... and hop counts, uniform in 1..min(n - 1, k_max)
+    n_range: tuple[int, int] = (4, 16)  # the task's spec: sizes of training problems (hop: ring sizes), inclusive
+    k_max: int = 7  # ... and difficulties (hop counts), uniform in 1..min(n - 1, k_max)
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
@@ -61,7 +62,7 @@ class Job:
             near = suggest(str(value), list(names))
             check(value in names, key, f"{value!r} is not one of {list(names)}",
                   f"did you mean {near!r}?" if near else None)
-        self.task.check_spec(self.spec)
+        get_task(self.task, "task").check_spec(self.spec)
         check(self.method != "grpo" or self.G >= 2, "G", f"must be at least 2 for group advantages, got {self.G}")
         check(self.G >= 1, "G", f"must be at least 1, got {self.G}")
         check(self.B >= 1, "B", f"must be at least 1, got {self.B}")
@@ -78,10 +79,6 @@ class Job:
         check(self.max_resample >= 0, "max_resample", f"must be >= 0, got {self.max_resample}")
         check(self.method == "grpo" or self.reward == "true", "reward",
               f"{self.method} trains on correct/gold answers and uses the true reward only")
-
-    @property
-    def task(self) -> Task:
-        return get_task(DEFAULT)
 
     @property
     def spec(self) -> dict:
@@ -153,8 +150,9 @@ def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
           (f"did you mean {near!r}? " if near else "") + f"defined runs in {group}: {', '.join(runs) or 'none'}")
     where, overrides = f"{group}.{name}", runs[name]
     check(isinstance(overrides, dict), where, f"expected a mapping of rl: keys, got {overrides!r}")
-    check("init" in overrides, f"{where}.init", "required in every run",
-          "dvc.yaml depends on models/<init>.pt, so each run names its own")
+    for key, why in (("task", "dvc.yaml reads the run's data/<task>_*.jsonl"),
+                     ("init", "dvc.yaml depends on models/<init>.pt")):
+        check(key in overrides, f"{where}.{key}", "required in every run", f"{why}, so each run names its own")
     verifier = RUN_GROUPS.get(group)
     check(verifier is None or "reward" in overrides, f"{where}.reward", f"required in every run of {group}",
           f"dvc.yaml depends on models/verifier_<reward>.pt: write reward: {verifier}")
@@ -166,7 +164,7 @@ def job_for(params: dict, group: str, name: str) -> tuple[Job, str]:
               f"did you mean {near!r}?" if near else None)
         check("method" not in overrides, f"{where}.method", "headline runs take the top-level `method`",
               "remove the key and set `method:` at the top of params.yaml")
-        overrides = {"method": method, "eval": "val_n16", **overrides}
+        overrides = {"method": method, "eval": "val_edge", **overrides}
     job = make_job(rl, overrides, where, verifiers)
     homes = [g for g, v in RUN_GROUPS.items() if v == job.verifier]
     check(group in homes or (group == HEADLINE and job.verifier is None), f"{where}.reward",

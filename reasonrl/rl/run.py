@@ -15,7 +15,7 @@ from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, save_checkpoint
 from ..pipeline import read_problems, stage_setup, write_timing
-from ..tasks import Problem
+from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
 
@@ -36,7 +36,7 @@ def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
 def check_init_fits(job: Job, max_len: int, init_path, eval_problems: dict[str, list[Problem]], where: str) -> None:
     """ConfigError naming `<where>.init` unless every rollout and evaluation sequence of `job` fits the
     starting model's max_len: found before step 1, not at it."""
-    need = job.task.longest(job.spec, "sampled")
+    need = get_task(job.task).longest(job.spec, "sampled")
     if job.eval != "none" and eval_problems.get(job.eval):
         probs = eval_problems[job.eval]
         need = max(need, max(len(p.prompt) for p in probs) + max(p.budget for p in probs))
@@ -49,6 +49,8 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
             eval_problems: dict[str, list[Problem]], device="cpu", progress: bool = True, where: str = "rl"):
     """Train `job` from the checkpoint at init_path; returns (policy, history)."""
     policy, _ = load_checkpoint(init_path, device)
+    check(policy.cfg.task == job.task, f"{where}.task", f"{job.task!r}, but {Path(init_path).as_posix()} is a "
+          f"{policy.cfg.task!r} model", f"write task: {policy.cfg.task}")
     check_init_fits(job, policy.cfg.max_len, init_path, eval_problems, where)
     verifier = None
     if job.verifier is not None:
@@ -106,7 +108,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="folder for model.pt, history.csv, summary.json and timing.json")
     p.add_argument("--models", default="models", help="folder holding <init>.pt and verifier_<name>.pt")
     p.add_argument("--data", default="data",
-                   help="folder holding the in-training evaluation sets (val_n12.jsonl, val_n16.jsonl, think.jsonl)")
+                   help="folder holding the in-training evaluation sets (<task>_val_edge.jsonl, ..., "
+                        "<task>_think.jsonl)")
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -132,10 +135,10 @@ def run(args) -> int:
         if e.where.startswith("--set."):
             raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
         raise
-    sets = {name: read_problems(Path(args.data) / f"{name}.jsonl") for name in (*GREEDY_EVALS, "think")
-            if (Path(args.data) / f"{name}.jsonl").exists()}
-    check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {args.data}/{job.eval}.jsonl",
-          "run `dvc repro data` or pass --data")
+    files = {role: Path(args.data) / f"{job.task}_{role}.jsonl" for role in (*GREEDY_EVALS, "think")}
+    sets = {role: read_problems(path) for role, path in files.items() if path.exists()}
+    check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {files.get(job.eval)}",
+          f"run `dvc repro data@{job.task}` or pass --data")
     verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
     policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
     out = Path(args.out)

@@ -104,7 +104,7 @@ class Stability:
 class Config:
     groups: dict[str, Group] = field(default_factory=dict)  # file name -> group
     stability: Stability | None = None  # an lr x variant map (figure stability.png), or none
-    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):

@@ -39,7 +39,7 @@ from .figures import (  # noqa: E402, F401  re-exported: the study modules take 
 
 # what an arm's per-problem outcome is (a column of the eval stages' outcomes_<checkpoint>.csv): the greedy
 # answer's correctness, or the share of the eval's N samples at temperature 1 that are correct
-EVAL_SETS = ("n16", "n12")  # the test sets stages/eval.py writes outcomes for
+EVAL_SETS = ("in", "edge", "far")  # the test sets (roles) stages/eval.py writes outcomes for
 MEASURES = {"correct": "greedy accuracy", "sampled": "sampled accuracy (pass@1 at T = 1)"}
 TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
 
@@ -236,7 +236,7 @@ def arm_outcomes(root: Path, label: str, files: dict[int | None, str], set_name:
     return ArmOutcomes(label, by_seed, problems or [])
 
 
-def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "n12",
+def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "edge",
             measure: str = "correct") -> ArmOutcomes:
     """An arm of RL runs, keyed by each run's seed (`loaded`: the runs' `Run`s); `measure` is a key of MEASURES."""
     files: dict[int | None, str] = {}

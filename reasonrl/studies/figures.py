@@ -140,7 +140,7 @@ def legend_below(fig, ax) -> None:
 
 
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
-                 ci: dict[str, stats.Interval] | None = None, set_name: str = "n12") -> None:
+                 ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
     """Horizontal stacked bars of the failures, one bar per label (top to bottom in the given order), one
     segment per failure type (every type but `correct`); the axis fits the largest failure share, so types
     stay visible when nearly everything is correct. `ci`: the 95% interval of a label's correct share,
@@ -171,7 +171,7 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
 
 
 def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
-                   ci: dict[str, stats.Interval] | None = None, set_name: str = "n12") -> None:
+                   ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
     fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
     failure_bars(ax, mixes, title, ci, set_name)
     fig.tight_layout()

@@ -73,7 +73,7 @@ class Config:
     reference: str | None = None  # the arm every other arm is compared with (None: the first)
     pairs: list[list[str]] = field(default_factory=list)  # further [a, b] comparisons (b against a), by label
     random_pair: list[str] = field(default_factory=list)  # two arms: the random reward at μ = 1 and μ = 2
-    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):

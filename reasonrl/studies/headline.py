@@ -49,7 +49,7 @@ OUT = "reports/headline"
 @dataclass
 class Config:
     runs: dict[str, str] = field(default_factory=dict)  # headline run -> the base (bases.<name>) it starts from
-    sets: list[str] = field(default_factory=lambda: ["n16", "n12"])  # test sets the answers are computed on
+    sets: list[str] = field(default_factory=lambda: ["edge", "in"])  # test sets the answers are computed on
     measures: list[str] = field(default_factory=lambda: ["sampled", "correct"])  # keys of MEASURES
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 

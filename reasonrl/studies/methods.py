@@ -59,7 +59,7 @@ class Config:
     base: str = "cot"  # the starting base: its eval_base@ metrics are the "before"
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # method label -> its runs (one per seed)
     reference: str | None = None  # the arm every other method is compared with (None: the first)
-    set: str = "n12"  # the test set of the eval stages' outcome files the answers are computed on
+    set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 

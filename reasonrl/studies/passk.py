@@ -219,7 +219,7 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
             a.minorticks_off()
             a.set_xlabel("k (samples per problem, log scale)")
             a.grid(alpha=0.3)
-        ax.set(title=f"{s}: ring size {', '.join(map(str, info['ring_sizes']))}, {info['problems']} problems",
+        ax.set(title=f"{s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
                ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
         ax.ticklabel_format(axis="y", useOffset=False)
         diff_ax.set(title=f"{s}: each method minus the base (paired, 95% CI)",
@@ -314,7 +314,7 @@ def report(cfg: Config, root: Path) -> None:
 
 
 def headline_set(sets: list[str]) -> str:
-    return "n12" if "n12" in sets else sets[0]
+    return "edge" if "edge" in sets else sets[0]
 
 
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:

@@ -10,15 +10,16 @@ from ..config import check
 from ..evaluate import EvalConfig, sampling_report
 from ..tasks import Problem
 
-READS = ("base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
+READS = ("task", "base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
 
 
 @dataclass
 class Config:
     """The part of the `passk:` params section the passk@ stages read (READS)."""
 
+    task: str = "hop"  # the models' task: the sets are data/<task>_<set>.jsonl
     base: str = "base"  # the label (a key of models) every other curve is compared with
-    sets: list[str] = field(default_factory=lambda: ["n8", "n12", "n16"])  # data/<set>.jsonl
+    sets: list[str] = field(default_factory=lambda: ["edge", "far"])  # roles of data.<task>
     eval: EvalConfig = field(default_factory=EvalConfig)  # N, ks, temperature, seed, entropy samples
     models: dict[str, str] = field(default_factory=dict)  # label -> checkpoint models/<name>.pt
 
@@ -28,14 +29,13 @@ class Config:
 
 
 def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
-    """{"N", "sets": {name: {ring_sizes, problems, pass_at_k, random_baseline, distinct_answers, entropy,
+    """{"N", "sets": {name: {difficulties, problems, pass_at_k, random_baseline, distinct_answers, entropy,
     counts}}}: counts are the correct samples out of N per problem, what the report's intervals resample."""
     out = {}
     for name, problems in sets.items():
         print(f"passk: {name}, {len(problems)} problems x {cfg.passk_N} samples", file=sys.stderr)
         rep = sampling_report(model, problems, cfg)
-        # ring_sizes: hop world's (every passk set is one of its sets until a task is named per set)
-        out[name] = {"ring_sizes": sorted({p.n for p in problems}), "problems": len(problems),
+        out[name] = {"difficulties": sorted({p.difficulty for p in problems}), "problems": len(problems),
                      "pass_at_k": rep["pass_at_k"], "random_baseline": rep["random_baseline"],
                      "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"],
                      "counts": rep["counts"]}  # correct samples per problem, in the set's order

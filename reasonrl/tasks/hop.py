@@ -86,7 +86,7 @@ class Problem:
         return random_guess_baseline(self.n, k)
 
     def to_dict(self) -> dict:
-        return {"n": self.n, "k": self.k, "start": self.start, "edges": ["".join(e) for e in self.edges],
+        return {"task": "hop", "n": self.n, "k": self.k, "start": self.start, "edges": ["".join(e) for e in self.edges],
                 "prompt": self.prompt, "trace": self.trace, "answer": self.answer}
 
     @classmethod
