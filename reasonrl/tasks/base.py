@@ -9,6 +9,7 @@ problem that was asked.
 from __future__ import annotations
 
 import random
+import re
 from typing import Protocol
 
 ANSWER_MARK, END = "|", "$"
@@ -62,6 +63,7 @@ class Task(Protocol):
     failure_types: tuple[str, ...]  # the outcome types of `Problem.classify`, "correct" first
     example_spec: dict  # a distribution spec and an evaluation cell (holding `difficulty`) the
     example_cell: dict  # conformance tests draw from
+    example_narrow: dict  # ... and a spec with k_min: difficulties from k_min to k_max only
 
     def sample(self, rng: random.Random, spec: dict) -> Problem: ...  # one problem from the difficulty spec
 
@@ -82,3 +84,16 @@ class Task(Protocol):
     def well_formed(self, response: str) -> bool: ...  # a trace, the mark, one answer, the end: nothing else
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]: ...  # one response per outcome type
+
+
+class PatternTask:
+    """`thinks` and `well_formed` from two patterns of the task's response format (a mixin for tasks)."""
+
+    thinks_pattern: re.Pattern  # matches a response that writes a trace step before its answer mark
+    well_formed_pattern: re.Pattern  # matches exactly a trace, the mark, one answer and the end
+
+    def thinks(self, response: str) -> bool:
+        return bool(self.thinks_pattern.match(response))
+
+    def well_formed(self, response: str) -> bool:
+        return bool(self.well_formed_pattern.match(response))

@@ -11,7 +11,7 @@ The trace names each needed variable in order, followed by its value: a step is 
 definition reads the variable just computed) and an operation (the value mod 7), both checkable. The
 difficulty is the operation count k, grouped by in every result; the variable count n lengthens the
 prompt. Specs use hop world's keys: a distribution names `n_range` (variables, inclusive) and optionally
-`k_max`; an evaluation cell names `n` and `k`.
+`k_min` and `k_max`; an evaluation cell names `n` and `k`.
 
 Why this task: it shares the response format and the letters of hop world but not its step: each step
 carries an arithmetic result that can be right while the lookup is wrong and the reverse, so it has
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from ..config import check
-from .base import ANSWER_MARK, END, MODES, trace_of
+from .base import ANSWER_MARK, END, MODES, PatternTask, trace_of
 
 LETTERS = "abcdefghijklmnop"
 MOD = 7  # values are digits 0..6; a prime, so * by a nonzero constant loses nothing
@@ -211,21 +211,23 @@ def probes(p: Problem, rng: random.Random) -> dict[str, str]:
             "malformed": p.trace + p.trace}  # never wrote `|`: ran to the length limit
 
 
-class Chains:
+class Chains(PatternTask):
     """The chain task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] variables and an
-    optional `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+    optional `k_min` / `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
 
     name = "chain"
     chars = CHARS
     difficulty = "k"
+    thinks_pattern, well_formed_pattern = THINKS, WELL_FORMED
     failure_types = FAILURE_TYPES
     example_spec = {"n_range": (3, 8), "k_max": 5}  # for the conformance tests (tests/test_tasks.py)
+    example_narrow = {"n_range": (8, 12), "k_min": 5, "k_max": 7}  # a range that starts above difficulty 1
     example_cell = {"n": 7, "k": 4}
 
     def sample(self, rng: random.Random, spec: dict) -> Problem:
         lo, hi = spec["n_range"]
         n = rng.randint(lo, hi)
-        return make_problem(rng, n, rng.randint(1, min(n - 1, spec.get("k_max", n - 1))))
+        return make_problem(rng, n, rng.randint(spec.get("k_min", 1), min(n - 1, spec.get("k_max", n - 1))))
 
     def check_spec(self, spec: dict) -> None:
         if "n_range" in spec:
@@ -236,6 +238,10 @@ class Chains:
             hi = spec["n_range"][1]
             check(1 <= spec["k_max"] < hi, "k_max", f"must be in [1, {hi - 1}] (below the most variables {hi}), "
                   f"got {spec['k_max']}")
+        if "k_min" in spec:  # every chain of the range must hold k_min operations
+            lo, top = spec["n_range"][0], spec.get("k_max", spec["n_range"][0] - 1)
+            check(1 <= spec["k_min"] <= min(lo - 1, top), "k_min", f"must be in [1, {min(lo - 1, top)}] (below the "
+                  f"fewest variables {lo} and at most k_max), got {spec['k_min']}")
         if "n" in spec:
             check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
             for k in spec.get("ks", [spec["k"]] if "k" in spec else []):
@@ -271,12 +277,6 @@ class Chains:
 
     def parse_answer(self, response: str) -> str | None:
         return parse_answer(response)
-
-    def thinks(self, response: str) -> bool:
-        return bool(THINKS.match(response))
-
-    def well_formed(self, response: str) -> bool:
-        return bool(WELL_FORMED.match(response))
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
         return probes(problem, rng)

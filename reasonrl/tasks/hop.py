@@ -7,7 +7,8 @@ lists the n edges `x>y` (shuffled) and asks where k hops from a start letter lea
 
 Chain-of-thought targets spell out the walk (`bda|a$`); direct targets give the answer only (`|a$`).
 The difficulty is the hop count k, grouped by in every result; ring size n lengthens the prompt. A
-distribution spec names `n_range` (inclusive) and optionally `k_max`; an evaluation cell names `n` and `k`.
+distribution spec names `n_range` (inclusive) and optionally `k_min` and `k_max`; an evaluation cell names `n`
+and `k`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ..config import check
-from .base import ANSWER_MARK, END, MODES, trace_of
+from .base import ANSWER_MARK, END, MODES, PatternTask, trace_of
 
 LETTERS = "abcdefghijklmnop"
 DIGITS = "0123456789"
@@ -137,8 +138,8 @@ def make_problem(rng: random.Random, n: int, k: int) -> Problem:
     return build_problem(tuple(edges), rng.choice(letters), k)
 
 
-def sample_problem(rng: random.Random, n_range: tuple[int, int], k_max: int | None = None) -> Problem:
-    """n uniform in n_range (inclusive), then k uniform in 1..min(n - 1, k_max, 9)."""
+def sample_problem(rng: random.Random, n_range: tuple[int, int], k_max: int | None = None, k_min: int = 1) -> Problem:
+    """n uniform in n_range (inclusive), then k uniform in k_min..min(n - 1, k_max, 9)."""
     lo, hi = n_range
     if not 2 <= lo <= hi <= MAX_N:
         raise ValueError(f"n_range={n_range}: need 2 <= lo <= hi <= {MAX_N}")
@@ -146,7 +147,9 @@ def sample_problem(rng: random.Random, n_range: tuple[int, int], k_max: int | No
         raise ValueError(f"k_max={k_max}: must be at least 1")
     n = rng.randint(lo, hi)
     top = min(n - 1, MAX_K, k_max if k_max is not None else MAX_K)
-    return make_problem(rng, n, rng.randint(1, top))
+    if not 1 <= k_min <= top:
+        raise ValueError(f"k_min={k_min}: must be in [1, {top}] for n={n}")
+    return make_problem(rng, n, rng.randint(k_min, top))
 
 
 def problem_key(problem: Problem) -> str:
@@ -297,19 +300,21 @@ def failure_probes(problem: Problem, rng: random.Random) -> dict[str, str]:
             "malformed": walk_from(walk, k + 6)[1:]}  # never wrote `|`: ran to the length limit
 
 
-class HopWorld:
+class HopWorld(PatternTask):
     """The hop task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] and an optional
-    `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+    `k_min` / `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
 
     name = "hop"
     chars = CHARS
     difficulty = "k"
+    thinks_pattern, well_formed_pattern = THINKS, WELL_FORMED
     failure_types = FAILURE_TYPES
     example_spec = {"n_range": (4, 12), "k_max": 6}  # for the conformance tests (tests/test_tasks.py)
+    example_narrow = {"n_range": (9, 12), "k_min": 5, "k_max": 7}  # a range that starts above difficulty 1
     example_cell = {"n": 9, "k": 4}
 
     def sample(self, rng: random.Random, spec: dict) -> Problem:
-        return sample_problem(rng, tuple(spec["n_range"]), spec.get("k_max"))
+        return sample_problem(rng, tuple(spec["n_range"]), spec.get("k_max"), spec.get("k_min", 1))
 
     def check_spec(self, spec: dict) -> None:
         if "n_range" in spec:
@@ -320,6 +325,10 @@ class HopWorld:
             k_max, hi = spec["k_max"], spec["n_range"][1]
             check(1 <= k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}), got {k_max}")
             check(k_max <= MAX_K, "k_max", f"must be at most {MAX_K}, got {k_max}")
+        if "k_min" in spec:  # every ring of the range must hold k_min hops
+            lo, top = spec["n_range"][0], min(spec.get("k_max", MAX_K), MAX_K)
+            check(1 <= spec["k_min"] <= min(lo - 1, top), "k_min", f"must be in [1, {min(lo - 1, top)}] (below the "
+                  f"smallest ring size {lo} and at most k_max), got {spec['k_min']}")
         if "n" in spec:  # evaluation cells: one ring size, the hop counts `ks` (or one, `k`)
             check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
             top = min(MAX_K, spec["n"] - 1)
@@ -342,12 +351,6 @@ class HopWorld:
 
     def parse_answer(self, response: str) -> str | None:
         return parse_answer(response)
-
-    def thinks(self, response: str) -> bool:
-        return bool(THINKS.match(response))
-
-    def well_formed(self, response: str) -> bool:
-        return bool(WELL_FORMED.match(response))
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
         return failure_probes(problem, rng)
