@@ -31,7 +31,8 @@ from .tokens import check_fits, encode_pairs
 class Exposure:
     share: float = 0.0  # share of examples drawn from the range below instead (0: none)
     n_range: tuple[int, int] | None = None  # the task's size range of those examples (required when share > 0)
-    k_max: int | None = None  # ... and their largest difficulty (null: up to n - 1)
+    k_min: int = 1  # ... their smallest difficulty
+    k_max: int | None = None  # ... and their largest (null: up to n - 1)
 
     def __post_init__(self):
         check(0 <= self.share < 1, "share", f"must be in [0, 1), got {self.share}")
@@ -39,7 +40,8 @@ class Exposure:
 
     @property
     def spec(self) -> dict:
-        return {"n_range": self.n_range} | ({"k_max": self.k_max} if self.k_max is not None else {})
+        return ({"n_range": self.n_range} | ({"k_min": self.k_min} if self.k_min > 1 else {})
+                | ({"k_max": self.k_max} if self.k_max is not None else {}))
 
 
 @dataclass

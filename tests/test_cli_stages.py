@@ -39,6 +39,7 @@ def tiny_params() -> dict:
     p["rl"]["lr"] = 1e-3
     p["passk"]["models"] = {"base": "base_cot", "GRPO": "rl_grpo_s0"}
     p["passk"]["arms"] = {"base": ["base"], "GRPO": ["GRPO"]}  # the report's key: the passk@ stages ignore it
+    p["passk"]["pairs"] = []
     p["passk"]["sets"] = ["in"]
     return p
 
@@ -208,7 +209,7 @@ def test_eval_stages(workdir):
 
 def test_passk_stage(workdir):
     for label, model in (("base", "base_cot"), ("GRPO", "rl_grpo_s0")):
-        res = json.loads((workdir / f"reports/metrics/passk_{label}.json").read_text())
+        res = json.loads((workdir / f"reports/passk/data/{label}.json").read_text())
         assert res["model"] == model and res["N"] == 4
         inside = res["sets"]["in"]
         assert inside["difficulties"] == [3, 4, 5, 6] and inside["problems"] == 16

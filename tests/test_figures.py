@@ -397,12 +397,12 @@ def test_passk_figure(caught):
         assert ys == sorted({round(v, 9) for e in effects for v in (e - 0.02, e + 0.03)})
     zero_lines = [line for line in da.get_lines() if list(line.get_ydata()) == [0, 0]]
     assert len(zero_lines) == 1
-    assert da.get_title() == "n12: each method minus the base (paired, 95% CI)"
-    assert db.get_title() == "n8: each method minus the base (paired, 95% CI)"
+    assert da.get_title() == "n12: each arm minus the base (paired, 95% CI)"
+    assert db.get_title() == "n8: each arm minus the base (paired, 95% CI)"
     assert da.get_ylabel() == "pass@k − base's pass@k"
     assert da.get_xscale() == "log" and list(da.get_xticks()) == [1, 2, 4]
     assert caught["passk.png"].get_suptitle() == (
-        "pass@k of the base and each method (unbiased estimator from N = 4 samples per problem; "
+        "pass@k of the base and each arm (unbiased estimator from N = 4 samples per problem; "
         "mean and 95% CI over seeds and problems)")
 
 

@@ -106,7 +106,7 @@ def test_changing_an_eval_set_reruns_data_and_every_model_evaluated_on_it(tiny_r
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data@hop"}
-    assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "passk@base", "eval_base@cot",
+    assert {"base@cot", "base@direct", "mixed_p1@skill", "mixed@think2", "passk@base_s0", "eval_base@cot",
             "eval@grpo_s0", "eval_headline@headline_s0"} <= closure
     assert not closure & {"exact", "report_exact", "data@chain", "base@chain_s0", "eval_base@chain_s0"}
 
@@ -135,7 +135,7 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
         assert list(m[name]["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
         assert 0 <= m[name]["sampled_acc"] <= 1
     csv = (tiny_repo / "reports/eval/passk_base_direct.csv").read_text().splitlines()
-    for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_s0", "plots"):
+    for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_edge_s0", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
     assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
     assert csv[0] == "set,k,pass_at_k,random_baseline" and len(csv) == 1 + 3 * 3
@@ -164,7 +164,7 @@ def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
         assert json.loads((tiny_repo / f"reports/metrics/{study}.json").read_text())
         for fig in manifest["figures"]:
             assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
-    m = json.loads((tiny_repo / "reports/metrics/passk_GRPO_s0.json").read_text())
+    m = json.loads((tiny_repo / "reports/passk/data/GRPO_edge_s0.json").read_text())
     sets = yaml.safe_load((tiny_repo / "params.yaml").read_text())["passk"]["sets"]
     assert set(m["sets"]) == set(sets) and {"edge", "far", "in"} <= set(sets)
     assert list(m["sets"]["edge"]["pass_at_k"]) == ["1", "2", "4"]

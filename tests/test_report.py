@@ -261,7 +261,9 @@ def test_every_report_writes_exactly_its_outputs(studies):
     for study in ("methods", "passk", "zero", "hacking", "ablations"):
         written = {p.relative_to(studies).as_posix() for p in (studies / "reports" / study).iterdir()}
         declared = set(STUDIES[study].outputs(CONFIGS[study]))
-        assert written - {p for p in written if p.startswith("reports/passk/curve_")} <= declared
+        # the passk@ stages' files (curves, the measurements the report reads) sit beside the report's own
+        theirs = {p for p in written if p.startswith(("reports/passk/curve_", "reports/passk/data"))}
+        assert written - theirs <= declared
 
 
 def test_methods_numbers(studies):

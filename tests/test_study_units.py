@@ -178,3 +178,29 @@ def test_passk_rows_metrics_and_answer():
             first.mean, [first.lo, first.hi], last.mean, [last.lo, last.hi])
     assert passk.answer(CFG, rows, sets) == (f"on hard: RL {rows[1]['with 95% CIs']}; "
                                              f"on easy: RL {rows[3]['with 95% CIs']}.")
+
+
+def test_passk_pairs_each_arm_with_its_own_base_seed_and_compares_the_pairs(tmp_path):
+    """The edge study's shape: a base arm with one model per base seed, runs paired with them by position,
+    and a further pair. pass@1 per problem is c / N; by hand, N = 4, two problems."""
+    from reasonrl.io import read_json, write_json
+    from reasonrl.studies.passk import compared
+
+    counts = {"b0": [0, 0], "b1": [4, 4], "x0": [2, 2], "x1": [4, 4], "e0": [1, 1], "e1": [3, 3]}
+    for label, c in counts.items():
+        write_json(tmp_path / passk.data_path(label), {"model": label, "N": 4, "sets": {"edge": {
+            "difficulties": [7], "problems": 2, "pass_at_k": {"1": sum(c) / 8}, "random_baseline": {"1": 0.1},
+            "distinct_answers": 1.0, "entropy": 0.1, "counts": c}}})
+    cfg = passk.Config(base="base", models={k: k for k in counts},
+                       arms={"base": ["b0", "b1"], "X": ["x0", "x1"], "E": ["e0", "e1"]}, pairs=[["E", "X"]])
+    data = {k: read_json(tmp_path / passk.data_path(k)) for k in counts}
+    (x_vs_base,) = compared(cfg, data, "base", "X", "edge", [1])
+    # x0 started from b0 (+0.5 on both problems), x1 from b1 (+0): seed 0 against seed 0, not against b1
+    want = stats.paired(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[0.5, 0.5], [1.0, 1.0]]))
+    assert (x_vs_base.cmp.effect, x_vs_base.cmp.ci_lo, x_vs_base.cmp.ci_hi) == \
+        pytest.approx((0.25, want.ci_lo, want.ci_hi))
+    assert x_vs_base.pair == "x_vs_base_edge_k001" and x_vs_base.cmp.seeds == 2
+    (x_vs_e,) = compared(cfg, data, "E", "X", "edge", [1])  # the pair: X against E, seed by seed
+    assert x_vs_e.pair == "x_vs_e_edge_k001" and x_vs_e.cmp.effect == pytest.approx((0.25 + 0.25) / 2)
+    with pytest.raises(Exception, match="pairs"):
+        passk.Config(base="base", models={"b0": "b"}, arms={"base": ["b0"]}, pairs=[["base", "nope"]])

@@ -73,6 +73,23 @@ def test_difficulty_is_respected(task):
     assert len(excluded) == 20 and not {p.key for p in excluded} & {p.key for p in cells}
 
 
+def test_a_narrow_range_draws_only_its_difficulties(task):
+    spec = task.example_narrow
+    task.check_spec(spec)
+    rng = random.Random(2)
+    drawn = [task.sample(rng, spec) for _ in range(300)]
+    assert {p.difficulty for p in drawn} == set(range(spec["k_min"], spec["k_max"] + 1))
+    assert all(len(p.prompt) + p.budget <= task.longest(spec, "sampled") for p in drawn)
+    with pytest.raises(ConfigError, match="^k_min: must be in"):
+        task.check_spec({**spec, "k_min": spec["k_max"] + 1})
+    with pytest.raises(ConfigError, match="^k_min: must be in"):
+        task.check_spec({**spec, "k_min": spec["n_range"][0]})  # the smallest size cannot hold it
+    # k_min = 1 is the full range: the same draws as a spec without it
+    wide = {k: v for k, v in spec.items() if k != "k_min"}
+    assert [task.sample(random.Random(3), wide) for _ in range(5)] == \
+        [task.sample(random.Random(3), {**wide, "k_min": 1}) for _ in range(5)]
+
+
 def test_the_same_rng_gives_the_same_problems_and_files_round_trip(task):
     assert problems(task, seed=5) == problems(task, seed=5)
     assert problems(task, seed=5) != problems(task, seed=6)

@@ -50,7 +50,8 @@ class Job:
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
     n_range: tuple[int, int] = (4, 16)  # the task's spec: sizes of training problems (hop: ring sizes), inclusive
-    k_max: int = 7  # ... and difficulties (hop counts), uniform in 1..min(n - 1, k_max)
+    k_min: int = 1  # ... and difficulties (hop counts), uniform in k_min..min(n - 1, k_max)
+    k_max: int = 7  # the largest difficulty
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
@@ -83,7 +84,7 @@ class Job:
     @property
     def spec(self) -> dict:
         """The distribution of its training problems, as the task reads it."""
-        return {"n_range": self.n_range, "k_max": self.k_max}
+        return {"n_range": self.n_range, "k_min": self.k_min, "k_max": self.k_max}
 
     @property
     def verifier(self) -> str | None:

@@ -11,3 +11,9 @@ One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `
 
 `passk_eval` is the sampling measurement behind the passk study (stage passk@<model>).
 """
+
+PASSK_DATA = "reports/passk/data"  # stage passk@<label> writes <label>.json here; report_passk reads the folder
+
+
+def passk_data_path(label: str) -> str:
+    return f"{PASSK_DATA}/{label}.json"

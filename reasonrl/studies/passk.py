@@ -1,6 +1,6 @@
-"""Study `passk`: does RL widen or narrow pass@k? The base against each method's run, pass@k for k = 1…N
-on several ring sizes beside the random-guess baseline, with distinct answers and sample entropy, and
-where each method's curve crosses the base's.
+"""Study `passk`, the edge of competence: does RL widen or narrow pass@k, depending on where its data sit?
+Each arm of runs against the bases it started from, pass@k for k = 1…N on several sets beside the
+random-guess baseline, with distinct answers and sample entropy, and where each arm's curve crosses the base's.
 
 An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm).
 pass@k is computed per problem (the unbiased estimator from each problem's correct count) so every
@@ -21,6 +21,7 @@ from .. import stats
 from ..config import check, from_dict
 from ..io import read_json, write_json
 from ..metrics import pass_at_k
+from . import passk_data_path as data_path
 from .common import (
     Answer,
     ArmOutcomes,
@@ -54,6 +55,7 @@ class Config:
     base: str = "base"  # the base's arm label
     models: dict[str, str] = field(default_factory=dict)  # model key -> checkpoint; only the keys are used
     arms: dict[str, list[str]] = field(default_factory=dict)  # arm label -> model keys, one per seed ({}: one each)
+    pairs: list[list[str]] = field(default_factory=list)  # further comparisons [a, b]: b against a
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
@@ -63,18 +65,17 @@ class Config:
         for label, keys in self.arms.items():
             check(bool(keys) and all(k in self.models for k in keys), "arms",
                   f"{label}: {keys} must be keys of passk.models {list(self.models)}")
+        for pair in self.pairs:
+            check(len(pair) == 2 and all(a in self.arms for a in pair) and pair[0] != pair[1], "pairs",
+                  f"{pair}: each pair is two different arms of {list(self.arms)}")
 
 
-READS = ("base", "models", "arms")
+READS = ("base", "models", "arms", "pairs")
 
 
 def load_config(params: dict) -> Config:
     section = params.get(SECTION) or {}
     return from_dict(Config, {k: section[k] for k in READS if k in section}, SECTION)
-
-
-def data_path(label: str) -> str:
-    return f"reports/metrics/passk_{label}.json"
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -112,19 +113,16 @@ def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str
     return out
 
 
+def compared(cfg: Config, data: dict, a: str, b: str, set_name: str, ks: list[int]) -> list[Answer]:
+    """Arm b against arm a at each k, paired by seed (the i-th model of each) and problem."""
+    return [Answer(pair_name(a, b, set_name, f"k{k:03d}"), f"{a} pass@{k}", f"{b} pass@{k}",
+                   compare(arm_passk(cfg, data, a, set_name, k), arm_passk(cfg, data, b, set_name, k)),
+                   cfg.equivalence) for k in ks]
+
+
 def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[Answer]]:
     """{arm: [its paired comparison with the base at each k]}."""
-    out = {}
-    for label in cfg.arms:
-        if label == cfg.base:
-            continue
-        out[label] = []
-        for k in ks:
-            pair = pair_name(cfg.base, label, set_name, f"k{k:03d}")
-            out[label].append(Answer(pair, f"{cfg.base} pass@{k}", f"{label} pass@{k}",
-                                     compare(arm_passk(cfg, data, cfg.base, set_name, k),
-                                             arm_passk(cfg, data, label, set_name, k)), cfg.equivalence))
-    return out
+    return {label: compared(cfg, data, cfg.base, label, set_name, ks) for label in cfg.arms if label != cfg.base}
 
 
 def detected_crossing(ks: list[int], answers: list[Answer]) -> str:
@@ -184,7 +182,7 @@ def base_data(cfg: Config, data: dict) -> dict:
 
 
 def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict, path: Path) -> None:
-    """Top row: every arm's pass@k curve; bottom row: each method minus the base, paired by problem.
+    """Top row: every arm's pass@k curve; bottom row: each arm minus the base, paired by seed and problem.
 
     Near the ceiling the curves overlap within a line's width, so the differences (the study's question)
     get panels of their own, on a scale that shows them.
@@ -222,10 +220,10 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
         ax.set(title=f"{s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
                ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
         ax.ticklabel_format(axis="y", useOffset=False)
-        diff_ax.set(title=f"{s}: each method minus the base (paired, 95% CI)",
+        diff_ax.set(title=f"{s}: each arm minus the base (paired, 95% CI)",
                     ylabel="pass@k − base's pass@k")
     N = base_data(cfg, data)["N"]
-    fig.suptitle(f"pass@k of the base and each method (unbiased estimator from N = {N} samples per problem; "
+    fig.suptitle(f"pass@k of the base and each arm (unbiased estimator from N = {N} samples per problem; "
                  "mean and 95% CI over seeds and problems)")
     legend_below(fig, axes[0][0])
     save_figure(fig, path)
@@ -292,16 +290,18 @@ def report(cfg: Config, root: Path) -> None:
     ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
     cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
     cmps = {s: comparisons(cfg, data, s, ks[s]) for s in sets}
+    extra = {s: [compared(cfg, data, a, b, s, ks[s]) for a, b in cfg.pairs] for s in sets}
     out = root / OUT
     passk_figure(cfg, data, sets, cis, cmps, out / "passk.png")
     diversity_figure(cfg, data, sets, out / "diversity.png")
     rows = table_rows(cfg, data, sets, cis, cmps)
     # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
     files = [x for s in sets for xs in cmps[s].values() for x in (xs[0], xs[-1])]
-    every = [x for s in sets for xs in cmps[s].values() for x in xs]
+    files += [x for s in sets for xs in extra[s] for x in (xs[0], xs[-1])]
+    every = [x for s in sets for xs in [*cmps[s].values(), *extra[s]] for x in xs]
     N = base_data(cfg, data)["N"]
-    write_markdown(out / "table.md", "Study: pass@k of the base and of each method", answer(cfg, rows, sets), [
-        md_table(pd.DataFrame(rows), "pass@k, diversity, and where each method's curve crosses the base's",
+    write_markdown(out / "table.md", "Study: pass@k of the base and of each arm", answer(cfg, rows, sets), [
+        md_table(pd.DataFrame(rows), "pass@k, diversity, and where each arm's curve crosses the base's",
                  f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem, "
                  "averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with the test "
                  "set's problem term). 'mean curve': where "
@@ -329,12 +329,13 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
     ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r['entropy (nats)']:.2f}" for r in rows
                     if r["set"] == s)
     return Manifest(
-        "passk", "pass@k: does RL widen or narrow what the model can solve?",
-        "Does RL raise pass@1 at the cost of pass@k for large k, i.e. does the method's curve cross the base's?",
+        "passk", "pass@k at the edge of competence: where does RL widen or narrow what the model can solve?",
+        "Where RL's data sit against the base's competence: does RL raise pass@1, pass@k at large k, or neither, "
+        "and does its curve cross the base's?",
         answer(cfg, rows, sets),
         [f"{label}: " + ", ".join(f"models/{data[m]['model']}.pt" for m in keys) for label, keys in cfg.arms.items()],
         [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
-          f"with 95% CI bands, and each method minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
+          f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
         ["passk/table.md"], manifest_answers(files))

@@ -10,7 +10,7 @@ from ..config import check
 from ..evaluate import EvalConfig, sampling_report
 from ..tasks import Problem
 
-READS = ("task", "base", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (arms: the report's)
+READS = ("task", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (the rest: the report's)
 
 
 @dataclass
@@ -18,13 +18,11 @@ class Config:
     """The part of the `passk:` params section the passk@ stages read (READS)."""
 
     task: str = "hop"  # the models' task: the sets are data/<task>_<set>.jsonl
-    base: str = "base"  # the label (a key of models) every other curve is compared with
     sets: list[str] = field(default_factory=lambda: ["edge", "far"])  # roles of data.<task>
     eval: EvalConfig = field(default_factory=EvalConfig)  # N, ks, temperature, seed, entropy samples
     models: dict[str, str] = field(default_factory=dict)  # label -> checkpoint models/<name>.pt
 
     def __post_init__(self):
-        check(self.base in self.models, "base", f"{self.base!r} is not one of the models {list(self.models)}")
         check(bool(self.sets), "sets", "must not be empty")
 
 
