@@ -177,11 +177,14 @@ def train_phase(model: TinyReasoner, cfg: PhaseConfig, p_think: float, desc: str
 
 
 def train_base(cfg: BaseConfig, init: TinyReasoner | None = None, device: torch.device | str = "cpu",
-               desc: str = "base") -> tuple[TinyReasoner, dict]:
+               desc: str = "base", where: str = "base") -> tuple[TinyReasoner, dict]:
     """Train one phase: on `init` (the model of cfg.init, trained further in place) or on fresh weights
-    seeded by cfg.train.seed."""
+    seeded by cfg.train.seed. A continued model that does not fit is a ConfigError under `where`."""
     if init is None:
         init = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.train.seed))
-    cfg.check_init(init)
+    try:
+        cfg.check_init(init)
+    except ConfigError as e:
+        raise e.within(where) from None
     model = init.to(device)
     return model, train_phase(model, cfg.train, cfg.trace, desc)

@@ -17,7 +17,7 @@ params, device, _ = stage_setup()
 where, stem = stage_args("<section> <stem>")
 cfg = section(params, where, BaseConfig)
 init = load_checkpoint(f"models/{cfg.init}.pt", device)[0] if cfg.init else None
-model, summary = train_base(cfg, init, device, desc=stem)
+model, summary = train_base(cfg, init, device, desc=stem, where=where)
 timing = summary.pop("timing")  # reports/timing only: the checkpoint is the same bytes on a rerun
 save_checkpoint(f"models/{stem}.pt", model, {"kind": "base", "name": stem, "params": to_dict(cfg),
                                               "summary": summary})

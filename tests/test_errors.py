@@ -131,6 +131,9 @@ CASES = [
     Case("chain longer than max_len", ("base.py", "bases.chain", "base_chain"),
          r"^bases\.chain\.model\.max_len: 60 is shorter than the longest sequence this stage makes, 64 tokens "
          r"\(chain: n_range \[4, 8\]\)", {"bases.chain.model.max_len": 60}),
+    Case("a continued base's task is not its init's", ("base.py", "bases.cont", "base_cont"),
+         r"^bases\.cont\.task: 'chain', but models/base_cot\.pt learned 'hop' \(write task: hop\)",
+         {"bases.cont": {"task": "chain", "init": "base_cot", "trace": 1.0, "train": TINY_PHASE}}),
     Case("a run's task is not its init's", RL, r"^runs\.grpo_s0\.task: 'chain', but models/base_cot\.pt is a 'hop' "
          r"model \(write task: hop\)", {"runs.grpo_s0.task": "chain"}),
     Case("n > 16 in an RL range", RL, r"^rl\.n_range: need 2 <= lo <= hi <= 16", {"rl.n_range": [4, 17]}),
