@@ -45,8 +45,8 @@ class EvalSetConfig:
         return [{"n": n, "k": k} for n in self.ns for k in self.ks]
 
 
-def data_path(task: str, role: str) -> str:
-    return f"data/{task}_{role}.jsonl"
+def data_path(task: str, role: str, folder: str | Path = "data") -> str:
+    return f"{Path(folder).as_posix()}/{task}_{role}.jsonl"
 
 
 def data_config(params: dict, task: str) -> dict[str, EvalSetConfig]:

@@ -180,11 +180,12 @@ def train_base(cfg: BaseConfig, init: TinyReasoner | None = None, device: torch.
                desc: str = "base", where: str = "base") -> tuple[TinyReasoner, dict]:
     """Train one phase: on `init` (the model of cfg.init, trained further in place) or on fresh weights
     seeded by cfg.train.seed. A continued model that does not fit is a ConfigError under `where`."""
-    if init is None:
+    if init is None:  # a fresh model of cfg.model: its task and max_len were checked with the params
         init = TinyReasoner(cfg.model, generator=torch.Generator().manual_seed(cfg.train.seed))
-    try:
-        cfg.check_init(init)
-    except ConfigError as e:
-        raise e.within(where) from None
+    else:
+        try:
+            cfg.check_init(init)
+        except ConfigError as e:
+            raise e.within(where) from None
     model = init.to(device)
     return model, train_phase(model, cfg.train, cfg.trace, desc)

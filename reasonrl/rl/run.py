@@ -14,7 +14,7 @@ from ..config import ConfigError, check
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, save_checkpoint
-from ..pipeline import read_problems, stage_setup, write_timing
+from ..pipeline import data_path, read_problems, stage_setup, write_timing
 from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
@@ -135,7 +135,7 @@ def run(args) -> int:
         if e.where.startswith("--set."):
             raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
         raise
-    files = {role: Path(args.data) / f"{job.task}_{role}.jsonl" for role in (*GREEDY_EVALS, "think")}
+    files = {role: Path(data_path(job.task, role, args.data)) for role in (*GREEDY_EVALS, "think")}
     sets = {role: read_problems(path) for role, path in files.items() if path.exists()}
     check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {files.get(job.eval)}",
           f"run `dvc repro data@{job.task}` or pass --data")
