@@ -21,7 +21,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl import evaluate as ev  # noqa: E402
 from reasonrl.stats import Comparison, Interval  # noqa: E402
-from reasonrl.studies import ablations, common, figures, hacking, methods, passk, zero  # noqa: E402
+from reasonrl.studies import PasskModel, ablations, common, figures, hacking, methods, passk, zero  # noqa: E402
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
@@ -329,8 +329,8 @@ def _passk_data():
     return {m: one(m) for m in COUNTS}
 
 
-PASSK_CFG = dict(base="base", models={"base": "base_cot", "grpo": "rl_grpo", "sft_a": "rl_sft_s0",
-                                      "sft_b": "rl_sft_s1"},
+PASSK_CFG = dict(bases=["base"], models={k: PasskModel("hop", v) for k, v in {
+                     "base": "base_cot", "grpo": "rl_grpo", "sft_a": "rl_sft_s0", "sft_b": "rl_sft_s1"}.items()},
                  arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
 
 
@@ -342,7 +342,8 @@ def test_passk_curve_cis_are_the_per_problem_pass_at_k_by_hand():
             assert [iv.mean for iv in cis[arm]] == pytest.approx(means[s]), (arm, s)
             assert all(iv.lo <= iv.mean + 1e-12 and iv.mean <= iv.hi + 1e-12 for iv in cis[arm])
     # every problem the same: nothing to resample but identical values, so the interval is the point
-    (iv,) = passk.curve_cis(passk.Config(base="base", models={"base": "x"}), {"base": data["sft_b"]}, "n8", [2])["base"]
+    one = passk.Config(models={"base": PasskModel("hop", "x")})
+    (iv,) = passk.curve_cis(one, {"base": data["sft_b"]}, "n8", [2])["base"]
     assert (iv.lo, iv.mean, iv.hi) == pytest.approx((5 / 6, 5 / 6, 5 / 6))
 
 
@@ -377,8 +378,8 @@ def test_passk_figure(caught):
         ys = sorted({round(float(y), 9) for y in band.get_paths()[0].vertices[:, 1]})
         want = sorted({round(v, 9) for iv in cis["n12"][arm] for v in (iv.lo, iv.hi)})
         assert ys == want, arm
-    assert a.get_title() == "n12: difficulty 12, 4 problems"
-    assert b.get_title() == "n8: difficulty 8, 4 problems"
+    assert a.get_title() == "hop, n12: difficulty 12, 4 problems"
+    assert b.get_title() == "hop, n8: difficulty 8, 4 problems"
     assert a.get_xlabel() == "k (samples per problem, log scale)"
     assert a.get_ylabel() == "pass@k (fraction of problems solved)"
     for ax in (a, b):  # k on a log-2 axis, ticked and labelled at the measured k only
@@ -397,12 +398,12 @@ def test_passk_figure(caught):
         assert ys == sorted({round(v, 9) for e in effects for v in (e - 0.02, e + 0.03)})
     zero_lines = [line for line in da.get_lines() if list(line.get_ydata()) == [0, 0]]
     assert len(zero_lines) == 1
-    assert da.get_title() == "n12: each arm minus the base (paired, 95% CI)"
-    assert db.get_title() == "n8: each arm minus the base (paired, 95% CI)"
+    assert da.get_title() == "hop, n12: each arm minus its base (paired, 95% CI)"
+    assert db.get_title() == "hop, n8: each arm minus its base (paired, 95% CI)"
     assert da.get_ylabel() == "pass@k − base's pass@k"
     assert da.get_xscale() == "log" and list(da.get_xticks()) == [1, 2, 4]
     assert caught["passk.png"].get_suptitle() == (
-        "pass@k of the base and each arm (unbiased estimator from N = 4 samples per problem; "
+        "pass@k of each task's base and arms (unbiased estimator from N = 4 samples per problem; "
         "mean and 95% CI over seeds and problems)")
 
 

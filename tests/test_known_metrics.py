@@ -20,7 +20,7 @@ from torch import nn
 
 import reasonrl.evaluate as ev
 from reasonrl.stats import Comparison, word
-from reasonrl.studies import hacking, methods, passk, zero
+from reasonrl.studies import PasskModel, hacking, methods, passk, zero
 from reasonrl.studies.common import Answer
 from reasonrl.tasks import STOI, get_task, trace_of, vocab_size
 from reasonrl.tasks.hop import build_problem
@@ -306,14 +306,21 @@ def test_zero_and_passk_configs_check_each_bound():
             f"studies.zero.pairs: each pair is two arms of `runs`, got {pair}"
     from_dict(zero.Config, one | {"pairs": [["a", "b"]]}, "studies.zero")
 
-    models = {"b": "x", "m": "y"}
-    assert error(passk.Config, {"base": "z", "models": models}, "passk") == \
-        "passk.base: 'z' is not one of the arms ['b', 'm']"
-    assert error(passk.Config, {"base": "b", "models": models, "arms": {"b": ["b"], "c": []}}, "passk") == \
+    models = {"b": {"task": "hop", "model": "x"}, "m": {"task": "hop", "model": "y"}}
+    assert error(passk.Config, {"bases": ["z"], "models": models}, "passk") == \
+        "passk.bases: 'z' is not one of the arms ['b', 'm']"
+    assert error(passk.Config, {"bases": ["b"], "models": models, "arms": {"b": ["b"], "c": []}}, "passk") == \
         "passk.arms: c: [] must be keys of passk.models ['b', 'm']"
-    assert error(passk.Config, {"base": "b", "models": models, "arms": {"b": ["b"], "c": ["m", "q"]}}, "passk") == \
+    assert error(passk.Config, {"bases": ["b"], "models": models, "arms": {"b": ["b"], "c": ["m", "q"]}}, "passk") == \
         "passk.arms: c: ['m', 'q'] must be keys of passk.models ['b', 'm']"
-    assert from_dict(passk.Config, {"base": "b", "models": models}, "passk").arms == {"b": ["b"], "m": ["m"]}
+    two = models | {"c": {"task": "chain", "model": "z"}}
+    assert error(passk.Config, {"bases": ["b"], "models": two, "arms": {"b": ["b"], "m": ["m", "c"]}}, "passk") == \
+        "passk.arms: m: its models are of tasks ['chain', 'hop']; an arm holds one task"
+    assert error(passk.Config, {"bases": ["b"], "models": two}, "passk") == \
+        "passk.bases: need one base arm per task of the arms, got {'b': 'hop'}"
+    assert error(passk.Config, {"bases": ["b", "c"], "models": two, "pairs": [["m", "c"]]}, "passk") == \
+        "passk.pairs: ['m', 'c']: the two arms' tasks differ"
+    assert from_dict(passk.Config, {"bases": ["b"], "models": models}, "passk").arms == {"b": ["b"], "m": ["m"]}
 
 
 # ----------------------------------------------------------------------------- passk helpers at their bounds
@@ -332,7 +339,8 @@ def test_passk_arm_outcomes_and_intervals():
 
     from reasonrl import stats
 
-    cfg = passk.Config(base="b", models={"b": "x", "m0": "y", "m1": "z"}, arms={"b": ["b"], "m": ["m0", "m1"]})
+    cfg = passk.Config(bases=["b"], models={k: PasskModel("hop", v) for k, v in {"b": "x", "m0": "y", "m1": "z"}.items()},
+                       arms={"b": ["b"], "m": ["m0", "m1"]})
     data = {key: {"N": 2, "sets": {"s": {"counts": counts}}}
             for key, counts in (("b", [0, 1, 2]), ("m0", [2, 2, 0]), ("m1", [1, 0, 0]))}
     base = passk.arm_passk(cfg, data, "b", "s", 1)  # one model: seedless, pairs with every seed

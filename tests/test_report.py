@@ -16,7 +16,7 @@ from reasonrl.evaluate import outcomes_csv
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
-from reasonrl.studies import ablations, common, hacking, headline, index, methods, passk, zero
+from reasonrl.studies import PasskModel, ablations, common, hacking, headline, index, methods, passk, zero
 from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +121,8 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
 CONFIGS = {
     "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["edge"]),
     "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
-    "passk": passk.Config(base="base", models={"base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3",
-                                               "GRPO": "y"},
+    "passk": passk.Config(models={k: PasskModel("hop", v) for k, v in {
+                              "base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3", "GRPO": "y"}.items()},
                           arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b", "SFT_c"], "GRPO": ["GRPO"]}),
     "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
     "hacking": hacking.Config(base="cot", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
@@ -246,8 +246,8 @@ def test_configs_reject_bad_values():
 
     with pytest.raises(ConfigError, match="studies.hacking.random_pair"):
         from_dict(hacking.Config, {"runs": {"a": "r1"}, "random_pair": ["r1", "r2"]}, "studies.hacking")
-    with pytest.raises(ConfigError, match="passk.base"):
-        load_config(passk, {"passk": {"base": "nope", "models": {"base": "base_cot"}}})
+    with pytest.raises(ConfigError, match="passk.bases"):
+        load_config(passk, {"passk": {"bases": ["nope"], "models": {"base": {"task": "hop", "model": "base_cot"}}}})
     with pytest.raises(ConfigError, match="studies.methods.colour"):
         load_config(methods, {"studies": {"methods": {"colour": 1}}})
 
@@ -424,12 +424,12 @@ def test_passk_stage_reads_the_sets_and_models_params_name():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["passk"]
     assert stage["foreach"] == "${passk.models}"
     deps = stage_files(stage["do"], "deps")
-    assert {d for d in deps if d.startswith("data/")} == {f"data/{params['task']}_{s}.jsonl" for s in params["sets"]}
+    assert {d for d in deps if d.startswith("data/")} == {f"data/${{item.task}}_{s}.jsonl" for s in params["sets"]}
     assert params["eval"]["passk_ks"][-1] == params["eval"]["passk_N"]
     assert all(math.log2(k).is_integer() for k in params["eval"]["passk_ks"])
     runs = {f"rl_{r}" for group in ("runs", "runs_noeval", "runs_orm", "runs_prm")
             for r in yaml.safe_load((ROOT / "params.yaml").read_text())[group]}
-    assert all(m in runs or m.startswith("base_") for m in params["models"].values())
+    assert all(m["model"] in runs or m["model"].startswith("base_") for m in params["models"].values())
 
 
 def test_every_study_run_is_defined_with_the_eval_it_needs():
@@ -463,7 +463,7 @@ def test_claims_verdicts_by_hand():
     claims = {k: claim(k) for k in answers} | {"missing": claim("missing"), "against": claim("up", expect=-1),
                                                "length": claim("length", ceiling=None, equivalence=0.5),
                                                "edge": claim("edge", equivalence=0.25)}
-    rows = index.judge_all(claims, {"ablations": answers}, 0.01)
+    rows = {k: r for (k, task), r in index.judge_all(claims, {"ablations": answers}, 0.01).items()}
     verdict = {k: (r["verdict"], r["why"]) for k, r in rows.items()}
     # Each claim's p is for |effect| beyond its region: (|d| - e) / se on t. Ten in the family (flat and same
     # have no variance, missing no answer): top_down 1.3e-4, up = down = against 6.8e-4 (x 10, 9, 8, 7:
@@ -498,6 +498,7 @@ def test_claims_verdicts_by_hand():
     assert rows["middle"]["lo"] > 0 and verdict["middle"] == (
         "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")
     assert verdict["missing"][0] == "not testable here" and index.result_text(rows["missing"]) == "—"
+
     assert "was not computed" in verdict["missing"][1]
     # the result is worded with the claim's own region: the length claim with +-0.5, not the study's 0.01
     assert index.result_text(rows["length"]).startswith("B > A by 2.850 [")
@@ -505,6 +506,34 @@ def test_claims_verdicts_by_hand():
     assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "holds exactly"
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
     assert index.exact_claim(None)[1] == "not testable here"
+
+def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_column_each():
+    def ans(effect, se):
+        return {"a": 0.5, "b": 0.5 + effect, "effect": effect, "ci_lo": effect, "ci_hi": effect, "se": se, "df": 4,
+                "p": 0.5, "mde": 3.7 * se, "seeds": 5, "problems": 100, "constant": None}
+
+    answers = {"up_hop": ans(0.2, 0.02), "up_chain": ans(0.2, 0.02), "flat_hop": ans(0.2, 0.02),
+               "flat_chain": ans(0.004, 0.0005), "solo": ans(0.2, 0.02)}
+    claims = {"up": index.Claim("P", "c", "passk", "up_hop", 1, tasks={"chain": "up_chain"}),
+              "flat": index.Claim("P", "c", "passk", "flat_hop", 1, tasks={"chain": "flat_chain"}),
+              "solo": index.Claim("P", "c", "passk", "solo", 1)}
+    rows = index.judge_all(claims, {"passk": answers}, 0.01)
+    assert list(rows) == [("up", "hop"), ("up", "chain"), ("flat", "hop"), ("flat", "chain"), ("solo", "hop")]
+    p = 2 * sps_t_sf((0.2 - 0.01) / 0.02, 4)
+    assert rows["up", "chain"]["p_holm"] == pytest.approx(5 * p)  # five tests in the family, all at the smallest p
+    assert rows["flat", "chain"]["verdict"] == "not reproduced" and rows["flat", "hop"]["verdict"] == "reproduced"
+    manifests = [{"study": "passk", "answers": [{"pair": k, **a} for k, a in answers.items()]}]
+    table = index.by_task_table(index.Config(claims=claims), manifests)
+    assert table.splitlines()[:4] == ["| claim | hop | chain |", "|---|---|---|",
+                                      "| up | reproduced | reproduced |", "| flat | reproduced | not reproduced |"]
+    assert table.splitlines()[-1] == "The tasks agree on up; they differ on flat."
+    assert index.by_task_table(index.Config(claims={"solo": claims["solo"]}), manifests) == ""
+
+
+def sps_t_sf(x: float, df: int) -> float:
+    from scipy import stats as sps
+
+    return float(sps.t.sf(x, df))
 
 
 def test_slug_and_pair_names():
@@ -558,13 +587,14 @@ def test_index_reads_the_exact_stage_metrics_file():
 def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
     # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
-    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_edge_correct"))
+    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_hop_edge_correct"))
     assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
     assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
-    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_edge_sampled"))
+    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_hop_edge_sampled"))
     assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
     assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
-        "headline_vs_base_edge_correct.json", "headline_vs_base_edge_sampled.json"]  # per-base answers: manifest only
+        "headline_vs_base_hop_edge_correct.json",
+        "headline_vs_base_hop_edge_sampled.json"]  # per-base answers: manifest only
     m = read_json(studies / common.manifest_path("headline"))
     per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
     assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_edge_sampled", "hl_b_vs_base_cot_b_edge_sampled",
@@ -572,7 +602,7 @@ def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     assert all(a["effect"] == pytest.approx(0.05) and a["seeds"] == 1 for a in per_base[:3])
     assert "on every base" in m["answer"]
     metrics = read_json(studies / common.study_metrics_path("headline"))
-    assert metrics["edge_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
+    assert metrics["hop_edge_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
 
 
 def test_headline_config_checks():

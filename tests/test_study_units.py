@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from reasonrl import stats
-from reasonrl.studies import passk, zero
+from reasonrl.studies import PasskModel, passk, zero
 from reasonrl.studies.common import Run, evals_frame
 
 
@@ -125,7 +125,7 @@ def passk_data(model: str, counts: dict[str, list[int]], N: int = 4, distinct: f
 DATA = {"base": passk_data("base_cot", {"hard": [2, 2, 1, 0], "easy": [4, 4, 4, 4]}, distinct=2.0),
         "rl_0": passk_data("rl_a", {"hard": [4, 4, 0, 0], "easy": [4, 4, 4, 4]}, distinct=1.0),
         "rl_1": passk_data("rl_b", {"hard": [4, 3, 0, 0], "easy": [4, 4, 4, 3]}, distinct=1.5)}
-CFG = passk.Config(base="base", models={k: d["model"] for k, d in DATA.items()},
+CFG = passk.Config(models={k: PasskModel("hop", d["model"]) for k, d in DATA.items()},
                    arms={"base": ["base"], "RL": ["rl_0", "rl_1"]})
 
 
@@ -191,7 +191,7 @@ def test_passk_pairs_each_arm_with_its_own_base_seed_and_compares_the_pairs(tmp_
         write_json(tmp_path / passk.data_path(label), {"model": label, "N": 4, "sets": {"edge": {
             "difficulties": [7], "problems": 2, "pass_at_k": {"1": sum(c) / 8}, "random_baseline": {"1": 0.1},
             "distinct_answers": 1.0, "entropy": 0.1, "counts": c}}})
-    cfg = passk.Config(base="base", models={k: k for k in counts},
+    cfg = passk.Config(models={k: PasskModel("hop", k) for k in counts},
                        arms={"base": ["b0", "b1"], "X": ["x0", "x1"], "E": ["e0", "e1"]}, pairs=[["E", "X"]])
     data = {k: read_json(tmp_path / passk.data_path(k)) for k in counts}
     (x_vs_base,) = compared(cfg, data, "base", "X", "edge", [1])
@@ -203,4 +203,25 @@ def test_passk_pairs_each_arm_with_its_own_base_seed_and_compares_the_pairs(tmp_
     (x_vs_e,) = compared(cfg, data, "E", "X", "edge", [1])  # the pair: X against E, seed by seed
     assert x_vs_e.pair == "x_vs_e_edge_k001" and x_vs_e.cmp.effect == pytest.approx((0.25 + 0.25) / 2)
     with pytest.raises(Exception, match="pairs"):
-        passk.Config(base="base", models={"b0": "b"}, arms={"base": ["b0"]}, pairs=[["base", "nope"]])
+        passk.Config(models={"b0": PasskModel("hop", "b")}, arms={"base": ["b0"]}, pairs=[["base", "nope"]])
+
+
+def test_passk_compares_each_arm_with_its_own_tasks_base():
+    """Two tasks in one study: the chain arm is compared with the chain base, never with hop's; by hand,
+    N = 4, pass@1 = c / 4 per problem."""
+    data = {"hb": passk_data("base_cot", {"edge": [0, 4]}), "hx": passk_data("rl_hop", {"edge": [4, 4]}),
+            "cb": passk_data("base_chain", {"edge": [2, 2]}), "cx": passk_data("rl_chain", {"edge": [3, 3]})}
+    tasks = {"hb": "hop", "hx": "hop", "cb": "chain", "cx": "chain"}
+    cfg = passk.Config(bases=["hop base", "chain base"],
+                       models={k: PasskModel(t, data[k]["model"]) for k, t in tasks.items()},
+                       arms={"hop base": ["hb"], "hop RL": ["hx"], "chain base": ["cb"], "chain RL": ["cx"]})
+    assert cfg.tasks() == {"hop": ["hop base", "hop RL"], "chain": ["chain base", "chain RL"]}
+    cmps = passk.comparisons(cfg, data, "edge", [1])
+    assert list(cmps) == ["hop RL", "chain RL"]
+    (hop,), (chain,) = cmps["hop RL"], cmps["chain RL"]
+    assert hop.pair == "hop_rl_vs_hop_base_edge_k001" and hop.cmp.effect == pytest.approx(0.5)  # (1 + 0) / 2
+    assert chain.pair == "chain_rl_vs_chain_base_edge_k001" and chain.cmp.effect == pytest.approx(0.25)
+    rows = passk.table_rows(cfg, data, ["edge"], {"edge": passk.curve_cis(cfg, data, "edge", [1])},
+                            {"edge": cmps})
+    assert [(r["task"], r["arm"]) for r in rows] == [("hop", "hop base"), ("hop", "hop RL"), ("chain", "chain base"),
+                                                      ("chain", "chain RL")]

@@ -12,8 +12,18 @@ One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `
 `passk_eval` is the sampling measurement behind the passk study (stage passk@<model>).
 """
 
+from dataclasses import dataclass
+
 PASSK_DATA = "reports/passk/data"  # stage passk@<label> writes <label>.json here; report_passk reads the folder
 
 
 def passk_data_path(label: str) -> str:
     return f"{PASSK_DATA}/{label}.json"
+
+
+@dataclass
+class PasskModel:
+    """One entry of passk.models: a checkpoint and its task (stage passk@ reads data/<task>_<set>.jsonl)."""
+
+    task: str  # key of reasonrl/tasks; checked against the checkpoint's own task
+    model: str  # checkpoint models/<model>.pt

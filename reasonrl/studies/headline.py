@@ -1,5 +1,6 @@
 """Study `headline`: the headline run (the `rl:` defaults with the top-level `method`) from each of several
-independently trained bases, against its own base.
+independently trained bases, against its own base, on each task the runs train (each run's task is its
+base's; one pooled answer per task).
 
 Each base seed is one pairing unit: base i and the run started from it share a seed index, so the pooled
 answer resamples base seeds and problems together (reports/headline/answers/), and each base's own
@@ -83,17 +84,25 @@ def method_of(cfg: Config, root: Path) -> str:
     return methods.pop().upper()
 
 
-def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: str):
+def by_task(cfg: Config, root: Path) -> dict[str, list[tuple[str, str]]]:
+    """{task: [(run, base), ...]}: the runs grouped by the task they trained on, in params order."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for run, base in cfg.runs.items():
+        out.setdefault(read_json(root / summary_path(run, OUT))["job"]["task"], []).append((run, base))
+    return out
+
+
+def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tuple[str, str]], set_name: str,
+                measure: str):
     """(pooled answer, per-base answers, pooled base and run intervals, per-base (base, run) intervals):
-    the runs against their bases, paired by base index and problem. The pooled interval's unit is the base
-    (df = bases - 1); a per-base one has a single run and is over problems only."""
-    pairs = list(cfg.runs.items())
+    one task's runs against their bases, paired by base index and problem. The pooled interval's unit is the
+    base (df = bases - 1); a per-base one has a single run and is over problems only."""
     before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
                           set_name, measure)
     after = arm_outcomes(root, method, {i: run_outcomes_path(r, OUT) for i, (r, _) in enumerate(pairs)},
                          set_name, measure)
     # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
-    name = pair_name("base", "headline", set_name, measure)
+    name = pair_name("base", "headline", task, set_name, measure)
     pooled = Answer(name, "base", method, compare(before, after), cfg.equivalence)
     per_base, per_base_ivs = [], []
     for i, (run, base) in enumerate(pairs):
@@ -106,17 +115,17 @@ def comparisons(cfg: Config, root: Path, method: str, set_name: str, measure: st
 
 
 def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
-    """One panel per (set, measure): base and run accuracy per base seed and pooled, with 95% CIs."""
+    """One panel per (task, set, measure): base and run accuracy per base seed and pooled, with 95% CIs."""
     keys = list(cells)
     ncols = min(2, len(keys))
     nrows = -(-len(keys) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.2 * ncols, 4.4 * nrows), squeeze=False)
-    labels = [*cfg.runs.values(), "pooled"]
-    x = np.arange(len(labels))
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
     for ax, key in zip(axes.flat, keys):
         pooled, per_base, iv_a, iv_b, per_base_ivs = cells[key]
+        labels = [*(c.a.removeprefix("base ") for c in per_base), "pooled"]
+        x = np.arange(len(labels))
         pts_a = [(a.mean, a.lo, a.hi) for a, _ in per_base_ivs] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
         pts_b = [(b.mean, b.lo, b.hi) for _, b in per_base_ivs] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
         for shift, pts, name, color in ((-0.15, pts_a, "base", "#999999"), (0.15, pts_b, method, "#0072B2")):
@@ -127,11 +136,11 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
         for xi, c in zip(x, effects):
             ax.annotate(f"{c.effect:+.3f}", (xi, max(c.a, c.b)), textcoords="offset points", xytext=(0, 8),
                         ha="center", fontsize=8)
-        set_name, measure = key
+        task, set_name, measure = key
         lo = min(p[1] for p in pts_a + pts_b)
         hi = max(p[2] for p in pts_a + pts_b)
         pad = max(0.004, 0.15 * (hi - lo))
-        ax.set(title=f"{set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
+        ax.set(title=f"{task}, {set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
                ylabel="accuracy (fraction correct)", ylim=(lo - pad, min(1.0 + pad, hi + 2 * pad)),
                xlim=(-0.6, len(labels) - 0.4))
         ax.ticklabel_format(axis="y", useOffset=False)
@@ -145,22 +154,24 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
 
 def answer(method: str, cells: dict) -> str:
     parts = []
-    for (set_name, measure), (pooled, per_base, *_) in cells.items():
+    for (task, set_name, measure), (pooled, per_base, *_) in cells.items():
         signs = {c.side for c in per_base}
         held = "on every base" if signs == {1} else f"per base: {', '.join(c.text for c in per_base)}"
-        parts.append(f"{MEASURES[measure]} on {set_name}: {pooled.text} ({held})")
-    return f"{method} from each of {len(next(iter(cells.values()))[1])} bases — " + "; ".join(parts) + "."
+        parts.append(f"{task}, {MEASURES[measure]} on {set_name} ({len(per_base)} bases): {pooled.text} ({held})")
+    return f"{method} from each base — " + "; ".join(parts) + "."
 
 
 def report(cfg: Config, root: Path) -> None:
     method = method_of(cfg, root)
-    cells = {(s, m): comparisons(cfg, root, method, s, m) for s in cfg.sets for m in cfg.measures}
+    cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
+             for t, pairs in by_task(cfg, root).items() for s in cfg.sets for m in cfg.measures}
     figure(cfg, method, cells, root / OUT / "before_after.png")
     pooled = [c[0] for c in cells.values()]
     per_base = [a for c in cells.values() for a in c[1]]
-    rows = [{"set": s, "measure": MEASURES[m], "base": b, "run": r, "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
+    rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),
+             "run": c.b.removeprefix(f"{method} "), "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
              "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True)}
-            for (s, m), (_, pb, *_) in cells.items() for (r, b), c in zip(cfg.runs.items(), pb)]
+            for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
     write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [
         answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
@@ -168,13 +179,14 @@ def report(cfg: Config, root: Path) -> None:
         md_table(pd.DataFrame(rows), "Per base",
                  "Each base's own comparison, its interval over problems only.")])
     write_json(root / study_metrics_path("headline"), {
-        f"{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean, "run_ci": [iv_b.lo, iv_b.hi],
-                     "per_base_gain": [c.cmp.effect for c in pb]}
-        for (s, m), (_, pb, iv_a, iv_b, _) in cells.items()})
+        f"{t}_{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean,
+                         "run_ci": [iv_b.lo, iv_b.hi], "per_base_gain": [c.cmp.effect for c in pb]}
+        for (t, s, m), (_, pb, iv_a, iv_b, _) in cells.items()})
     write_answers(root, "headline", pooled)
     Manifest("headline", f"Headline: {method} from {len(cfg.runs)} bases",
              "Does the headline method improve on its starting base, and does that hold from every base seed?",
              text, [f"{r} from base {b}" for r, b in cfg.runs.items()],
              [("headline/before_after.png", f"{method} against its base per base seed and pooled; pooled: "
-               + "; ".join(f"{s} {MEASURES[m]} {c[0].cmp.a:.3f} → {c[0].cmp.b:.3f}" for (s, m), c in cells.items()))],
+               + "; ".join(f"{t}, {s} {MEASURES[m]} {c[0].cmp.a:.3f} → {c[0].cmp.b:.3f}"
+                           for (t, s, m), c in cells.items()))],
              ["headline/table.md"], manifest_answers(pooled + per_base)).write(root)

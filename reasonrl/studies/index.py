@@ -32,11 +32,18 @@ class Claim:
     expect: int
     ceiling: float | None = 1.0
     equivalence: float | None = None
+    task: str = "hop"  # the task `primary` is measured on
+    tasks: dict[str, str] = field(default_factory=dict)  # the same claim's primary on further tasks: task -> pair
+
+    def primaries(self) -> dict[str, str]:
+        """{task: its primary answer file}: each is one test of the Holm family."""
+        return {self.task: self.primary, **self.tasks}
 
     def __post_init__(self):
         check(self.study in STUDIES, "study", f"{self.study!r} is not one of {list(STUDIES)}")
         check(self.expect in (1, -1), "expect", f"{self.expect!r} must be +1 (b > a) or -1 (a > b)")
         check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
+        check(self.task not in self.tasks, "tasks", f"{self.task!r} is the task of `primary` already")
 
 
 @dataclass
@@ -96,10 +103,10 @@ def comparison(answer: dict) -> stats.Comparison:
     return stats.Comparison(**{k: answer.get(k) for k in fields})
 
 
-def no_variance(answer: dict | None, claim: Claim) -> str | None:
+def no_variance(answer: dict | None, claim: Claim, primary: str) -> str | None:
     """Why the claim's primary comparison cannot be computed or carries no interval, else None."""
     if answer is None:
-        return f"its primary comparison {claim.study}/{claim.primary} was not computed (no such arms in this run)"
+        return f"its primary comparison {claim.study}/{primary} was not computed (no such arms in this run)"
     if answer.get("constant") is not None:
         return "neither arm varies (both at the same value on every problem and run)"
     if answer["se"] == 0:
@@ -121,8 +128,9 @@ def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
 
 
 def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], equivalence: float,
-              alpha: float = 1 - stats.CONFIDENCE) -> dict[str, dict]:
-    """Each claim's row: its primary answer, Holm-adjusted across the claims whose answer has an interval.
+              alpha: float = 1 - stats.CONFIDENCE) -> dict[tuple[str, str], dict]:
+    """A row per claim and task, {(claim id, task): row}: its primary answer on that task, Holm-adjusted
+    across every (claim, task) whose answer has an interval.
 
     Each claim tests whether its effect lies beyond the equivalence region (|effect| > e, two-sided: p of
     `stats.p_value` with margin e), and Holm adjusts those p-values across the claims. A claim is
@@ -132,14 +140,16 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
     with the reason: equivalent (the adjusted interval inside ±e), or no difference shown beyond ±e."""
     rows, family = {}, {}
     for cid, c in claims.items():
-        ans = by_study.get(c.study, {}).get(c.primary)
-        eq = c.equivalence if c.equivalence is not None else equivalence
-        why = no_variance(ans, c)
-        rows[cid] = {"claim": c, "answer": ans, "equivalence": eq, "why": why}
-        if why is None:
-            family[cid] = ans
-        else:
-            rows[cid]["verdict"] = NOT_TESTABLE
+        for task, primary in c.primaries().items():
+            ans = by_study.get(c.study, {}).get(primary)
+            eq = c.equivalence if c.equivalence is not None else equivalence
+            why = no_variance(ans, c, primary)
+            rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
+                               "why": why}
+            if why is None:
+                family[cid, task] = ans
+            else:
+                rows[cid, task]["verdict"] = NOT_TESTABLE
     ids = list(family)
     pvals = [stats.p_value(family[i]["effect"], family[i]["se"], family[i]["df"], rows[i]["equivalence"])
              for i in ids]
@@ -204,12 +214,33 @@ def claims_rows(cfg: Config, manifests: list[dict], exact_metrics: dict | None) 
     rows = []
     for r in judged.values():
         c = r["claim"]
-        rows.append({"paper": c.paper, "claim": c.claim, "primary comparison": f"{c.study}/{c.primary}",
-                     "our result [95% CI]": result_text(r), "verdict": r["verdict"], "why": r.get("why") or ""})
+        rows.append({"paper": c.paper, "claim": c.claim, "task": r["task"], "primary comparison":
+                     f"{c.study}/{r['primary']}", "our result [95% CI]": result_text(r), "verdict": r["verdict"],
+                     "why": r.get("why") or ""})
     result, verdict, why = exact_claim(exact_metrics)
-    rows.append({"paper": EXACT_CLAIM[0], "claim": EXACT_CLAIM[1], "primary comparison": "exact/final_kl_opt",
-                 "our result [95% CI]": result, "verdict": verdict, "why": why})
+    rows.append({"paper": EXACT_CLAIM[0], "claim": EXACT_CLAIM[1], "task": "—", "primary comparison":
+                 "exact/final_kl_opt", "our result [95% CI]": result, "verdict": verdict, "why": why})
     return rows
+
+
+def by_task_table(cfg: Config, manifests: list[dict]) -> str:
+    """The verdicts of the claims tested on more than one task, a column per task, and one line saying
+    where the tasks agree and where they do not ("" when no claim is tested on two tasks)."""
+    by_study = {m["study"]: {a["pair"]: a for a in m.get("answers", [])} for m in manifests}
+    judged = judge_all(cfg.claims, by_study, cfg.equivalence)
+    several = [cid for cid, c in cfg.claims.items() if c.tasks]
+    if not several:
+        return ""
+    tasks = list(dict.fromkeys(t for cid in several for t in cfg.claims[cid].primaries()))
+    lines = ["| claim | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
+    agree, differ = [], []
+    for cid in several:
+        verdicts = {t: judged[cid, t]["verdict"] for t in cfg.claims[cid].primaries()}
+        lines.append(f"| {cid} | " + " | ".join(verdicts.get(t, "—") for t in tasks) + " |")
+        (agree if len(set(verdicts.values())) == 1 else differ).append(cid)
+    said = [f"the tasks agree on {', '.join(agree)}" if agree else "the tasks agree on no claim",
+            f"they differ on {', '.join(differ)}" if differ else "they differ on none"]
+    return "\n".join(lines) + "\n\n" + "; ".join(said).capitalize() + ".\n"
 
 
 def claims_table(cfg: Config, manifests: list[dict], exact_metrics: dict | None) -> str:
@@ -236,5 +267,7 @@ def report(cfg: Config, root: Path) -> None:
               "other) direction: the adjusted interval then lies beyond the region. Not testable here when the "
               "design leaves no room for the difference. Every other answer below is exploratory: unadjusted.", "",
               claims_table(cfg, manifests, exact)]
+    if table := by_task_table(cfg, manifests):
+        claims += ["", "### The claims tested on more than one task", "", table]
     body = ["\n".join(claims)] + [study_section(m) for m in manifests]
     write_text(root / INDEX, "\n".join(head + body))

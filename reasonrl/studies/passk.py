@@ -2,10 +2,10 @@
 Each arm of runs against the bases it started from, pass@k for k = 1…N on several sets beside the
 random-guess baseline, with distinct answers and sample entropy, and where each arm's curve crosses the base's.
 
-An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm).
-pass@k is computed per problem (the unbiased estimator from each problem's correct count) so every
-curve carries a 95% band whose unit is the seed (reasonrl.stats), and each arm is compared with the base at
-every k, paired by problem (the base, one checkpoint, pairs with every seed). A curve "crosses" the
+An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm), all
+of one task. pass@k is computed per problem (the unbiased estimator from each problem's correct count) so
+every curve carries a 95% band whose unit is the seed (reasonrl.stats), and each arm is compared with its
+task's base arm (`passk.bases`) at every k, paired by seed position and problem. A curve "crosses" the
 base's only when the interval excludes 0 on both sides: above at some k and below at another."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .. import stats
 from ..config import check, from_dict
 from ..io import read_json, write_json
 from ..metrics import pass_at_k
+from . import PasskModel
 from . import passk_data_path as data_path
 from .common import (
     Answer,
@@ -49,11 +50,11 @@ TIE = 1e-9  # differences of pass@k below this count as equal (no side of the ba
 
 @dataclass
 class Config:
-    """The part of the `passk:` section the report reads (stage params passk.base, passk.models,
-    passk.arms; and studies.equivalence)."""
+    """The part of the `passk:` section the report reads (stage params passk.bases, passk.models,
+    passk.arms, passk.pairs; and studies.equivalence)."""
 
-    base: str = "base"  # the base's arm label
-    models: dict[str, str] = field(default_factory=dict)  # model key -> checkpoint; only the keys are used
+    bases: list[str] = field(default_factory=lambda: ["base"])  # each task's base arm: the others' reference
+    models: dict[str, PasskModel] = field(default_factory=dict)  # model key -> checkpoint and task
     arms: dict[str, list[str]] = field(default_factory=dict)  # arm label -> model keys, one per seed ({}: one each)
     pairs: list[list[str]] = field(default_factory=list)  # further comparisons [a, b]: b against a
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
@@ -61,16 +62,35 @@ class Config:
     def __post_init__(self):
         if not self.arms:
             self.arms = {key: [key] for key in self.models}
-        check(self.base in self.arms, "base", f"{self.base!r} is not one of the arms {list(self.arms)}")
         for label, keys in self.arms.items():
             check(bool(keys) and all(k in self.models for k in keys), "arms",
                   f"{label}: {keys} must be keys of passk.models {list(self.models)}")
+            check(len({self.models[k].task for k in keys}) == 1, "arms", f"{label}: its models are of "
+                  f"tasks {sorted({self.models[k].task for k in keys})}; an arm holds one task")
+        for b in self.bases:
+            check(b in self.arms, "bases", f"{b!r} is not one of the arms {list(self.arms)}")
+        tasks = [self.task_of(b) for b in self.bases]
+        check(len(set(tasks)) == len(tasks) and set(tasks) == {self.task_of(a) for a in self.arms}, "bases",
+              f"need one base arm per task of the arms, got {dict(zip(self.bases, tasks))}")
         for pair in self.pairs:
             check(len(pair) == 2 and all(a in self.arms for a in pair) and pair[0] != pair[1], "pairs",
                   f"{pair}: each pair is two different arms of {list(self.arms)}")
+            check(self.task_of(pair[0]) == self.task_of(pair[1]), "pairs", f"{pair}: the two arms' tasks differ")
+
+    def task_of(self, arm: str) -> str:
+        return self.models[self.arms[arm][0]].task
+
+    def base_of(self, arm: str) -> str:
+        """The base arm of `arm`'s task."""
+        return next(b for b in self.bases if self.task_of(b) == self.task_of(arm))
+
+    def tasks(self) -> dict[str, list[str]]:
+        """{task: its arms, base first}, tasks in the order of `bases`."""
+        return {self.task_of(b): [b] + [a for a in self.arms if a != b and self.task_of(a) == self.task_of(b)]
+                for b in self.bases}
 
 
-READS = ("base", "models", "arms", "pairs")
+READS = ("bases", "models", "arms", "pairs")
 
 
 def load_config(params: dict) -> Config:
@@ -121,8 +141,9 @@ def compared(cfg: Config, data: dict, a: str, b: str, set_name: str, ks: list[in
 
 
 def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[Answer]]:
-    """{arm: [its paired comparison with the base at each k]}."""
-    return {label: compared(cfg, data, cfg.base, label, set_name, ks) for label in cfg.arms if label != cfg.base}
+    """{arm: [its paired comparison with its task's base at each k]}."""
+    return {label: compared(cfg, data, cfg.base_of(label), label, set_name, ks)
+            for label in cfg.arms if label not in cfg.bases}
 
 
 def detected_crossing(ks: list[int], answers: list[Answer]) -> str:
@@ -177,62 +198,75 @@ def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> fl
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
 
 
-def base_data(cfg: Config, data: dict) -> dict:
-    return data[cfg.arms[cfg.base][0]]
+def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
+    """The data of the first model of `task`'s base arm (the first task's when None): sets, ks and N."""
+    return data[cfg.arms[cfg.bases[0] if task is None else cfg.base_of(cfg.tasks()[task][0])][0]]
+
+
+def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
+                 ax, diff_ax, colors: dict) -> None:
+    """One set of one task: each arm's pass@k curve on `ax`, each arm minus the base on `diff_ax`."""
+    ks, _ = curve(base_data(cfg, data, task), s)
+    for label in arms:
+        ivs = cis[s][label]
+        style = {"color": "k", "lw": 2.2} if label in cfg.bases else {"color": colors[label]}
+        name = f"{label} ({seed_count(len(cfg.arms[label]))})"
+        ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
+        ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
+    for label in arms[1:]:
+        answers = cmps[s][label]
+        diff_ax.plot(ks, [x.cmp.effect for x in answers], marker="o", ms=3, color=colors[label], label=label)
+        diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
+                             color=colors[label], alpha=0.18, lw=0)
+    diff_ax.axhline(0, color="k", lw=1)
+    lo = min(iv.lo for label in arms for iv in cis[s][label])
+    hi = max(iv.hi for label in arms for iv in cis[s][label])
+    pad = max(0.002, 0.08 * (hi - lo))
+    ks, ys = curve(base_data(cfg, data, task), s, "random_baseline")
+    shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
+    guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
+                                               f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
+    ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", label=guess)
+    info = base_data(cfg, data, task)["sets"][s]
+    for a in (ax, diff_ax):
+        a.set_xscale("log", base=2)
+        a.set_xticks(ks, [str(k) for k in ks], minor=False)
+        a.minorticks_off()
+        a.set_xlabel("k (samples per problem, log scale)")
+        a.grid(alpha=0.3)
+    ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
+           ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
+    ax.ticklabel_format(axis="y", useOffset=False)
+    diff_ax.set(title=f"{task}, {s}: each arm minus its base (paired, 95% CI)", ylabel="pass@k − base's pass@k")
 
 
 def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict, path: Path) -> None:
-    """Top row: every arm's pass@k curve; bottom row: each arm minus the base, paired by seed and problem.
-
-    Near the ceiling the curves overlap within a line's width, so the differences (the study's question)
-    get panels of their own, on a scale that shows them.
-    """
+    """Per task, a row of every arm's pass@k curve and a row of each arm minus the base, paired by seed and
+    problem: near the ceiling the curves overlap within a line's width, so the differences (the study's
+    question) get panels of their own, on a scale that shows them."""
     colors = palette(cfg.arms)
-    fig, axes = plt.subplots(2, len(sets), figsize=(5.2 * len(sets), 8.2), squeeze=False)
-    for ax, diff_ax, s in zip(axes[0], axes[1], sets):
-        ks, _ = curve(base_data(cfg, data), s)
-        for label in cfg.arms:
-            ivs = cis[s][label]
-            style = {"color": "k", "lw": 2.2} if label == cfg.base else {"color": colors[label]}
-            name = f"{label} ({seed_count(len(cfg.arms[label]))})"
-            ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
-            ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
-        for label, answers in cmps[s].items():
-            diff_ax.plot(ks, [x.cmp.effect for x in answers], marker="o", ms=3, color=colors[label], label=label)
-            diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
-                                 color=colors[label], alpha=0.18, lw=0)
-        diff_ax.axhline(0, color="k", lw=1)
-        lo = min(iv.lo for label in cfg.arms for iv in cis[s][label])
-        hi = max(iv.hi for label in cfg.arms for iv in cis[s][label])
-        pad = max(0.002, 0.08 * (hi - lo))
-        ks, ys = curve(base_data(cfg, data), s, "random_baseline")
-        shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
-        guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
-                                                   f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
-        ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", label=guess)
-        info = base_data(cfg, data)["sets"][s]
-        for a in (ax, diff_ax):
-            a.set_xscale("log", base=2)
-            a.set_xticks(ks, [str(k) for k in ks], minor=False)
-            a.minorticks_off()
-            a.set_xlabel("k (samples per problem, log scale)")
-            a.grid(alpha=0.3)
-        ax.set(title=f"{s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
-               ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
-        ax.ticklabel_format(axis="y", useOffset=False)
-        diff_ax.set(title=f"{s}: each arm minus the base (paired, 95% CI)",
-                    ylabel="pass@k − base's pass@k")
+    tasks = cfg.tasks()
+    fig, axes = plt.subplots(2 * len(tasks), len(sets), figsize=(5.2 * len(sets), 8.2 * len(tasks)), squeeze=False)
+    for row, (task, arms) in enumerate(tasks.items()):
+        for col, s in enumerate(sets):
+            curve_panels(cfg, data, task, arms, s, cis, cmps, axes[2 * row][col], axes[2 * row + 1][col], colors)
     N = base_data(cfg, data)["N"]
-    fig.suptitle(f"pass@k of the base and each arm (unbiased estimator from N = {N} samples per problem; "
+    fig.suptitle(f"pass@k of each task's base and arms (unbiased estimator from N = {N} samples per problem; "
                  "mean and 95% CI over seeds and problems)")
-    legend_below(fig, axes[0][0])
+    handles = {}
+    for row in range(len(tasks)):
+        for h, label in zip(*axes[2 * row][0].get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    fig.tight_layout(rect=(0, 0.08 / len(tasks), 1, 0.98))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncols=min(len(handles), 4), fontsize=9,
+               frameon=False)
     save_figure(fig, path)
 
 
 def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     width = 0.8 / len(cfg.arms)
-    colors = palette(cfg.arms) | {cfg.base: "k"}
+    colors = palette(cfg.arms) | {b: "k" for b in cfg.bases}
     for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
                             (axes[1], "entropy", "token entropy of own samples (nats)")):
         for i, label in enumerate(cfg.arms):
@@ -254,17 +288,17 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
     rows = []
     for s in sets:
         ks, _ = curve(base_data(cfg, data), s)
-        base = [iv.mean for iv in cis[s][cfg.base]]
         for label in cfg.arms:
             ivs = cis[s][label]
-            rows.append({"set": s, "arm": label, "seeds": len(cfg.arms[label]),
+            base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
+            rows.append({"set": s, "task": cfg.task_of(label), "arm": label, "seeds": len(cfg.arms[label]),
                          "pass@1 [95% CI]": stats.fmt_ci(ivs[0].mean, ivs[0].lo, ivs[0].hi),
                          f"pass@{ks[-1]} [95% CI]": stats.fmt_ci(ivs[-1].mean, ivs[-1].lo, ivs[-1].hi),
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
                          "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
-                         "mean curve vs base": "—" if label == cfg.base else
+                         "mean curve vs base": "—" if label in cfg.bases else
                          describe_crossing(ks, base, [iv.mean for iv in ivs]),
-                         "with 95% CIs": "—" if label == cfg.base else detected_crossing(ks, cmps[s][label])})
+                         "with 95% CIs": "—" if label in cfg.bases else detected_crossing(ks, cmps[s][label])})
     return rows
 
 
@@ -277,8 +311,8 @@ def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict)
             out[label][s] = {"pass_at_1": ivs[0].mean, "pass_at_1_ci": [ivs[0].lo, ivs[0].hi],
                              "pass_at_max": ivs[-1].mean, "pass_at_max_ci": [ivs[-1].lo, ivs[-1].hi],
                              "k_max": ks[s][-1], "seeds": len(cfg.arms[label])}
-            if label != cfg.base:
-                base = [iv.mean for iv in cis[s][cfg.base]]
+            if label not in cfg.bases:
+                base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
                 out[label][s]["first_crossing_k"] = first_crossing(ks[s], base, [iv.mean for iv in ivs])
                 out[label][s]["with_cis"] = detected_crossing(ks[s], cmps[s][label])
     return out
@@ -318,7 +352,7 @@ def headline_set(sets: list[str]) -> str:
 
 
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:
-    parts = [f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] != cfg.base]
+    parts = [f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] not in cfg.bases]
     return "; ".join(parts) + "."
 
 

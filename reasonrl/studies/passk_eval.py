@@ -9,18 +9,18 @@ from dataclasses import dataclass, field
 from ..config import check
 from ..evaluate import EvalConfig, sampling_report
 from ..tasks import Problem
+from . import PasskModel
 
-READS = ("task", "sets", "eval", "models")  # the keys of `passk:` the measurement reads (the rest: the report's)
+READS = ("sets", "eval", "models")  # the keys of `passk:` the measurement reads (the rest: the report's)
 
 
 @dataclass
 class Config:
     """The part of the `passk:` params section the passk@ stages read (READS)."""
 
-    task: str = "hop"  # the models' task: the sets are data/<task>_<set>.jsonl
     sets: list[str] = field(default_factory=lambda: ["edge", "far"])  # roles of data.<task>
     eval: EvalConfig = field(default_factory=EvalConfig)  # N, ks, temperature, seed, entropy samples
-    models: dict[str, str] = field(default_factory=dict)  # label -> checkpoint models/<name>.pt
+    models: dict[str, PasskModel] = field(default_factory=dict)  # label -> checkpoint and task
 
     def __post_init__(self):
         check(bool(self.sets), "sets", "must not be empty")
