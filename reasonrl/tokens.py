@@ -38,3 +38,13 @@ def check_fits(max_len: int, key: str, task: Task, spec: dict, response: str, of
     where = ", ".join(f"{k} {list(v) if isinstance(v, tuple) else v}" for k, v in spec.items())
     check(max_len >= need, key, f"{max_len} is shorter than the longest sequence this stage makes, {need} tokens "
           f"({task.name}: {where}) with a {response} response", f"set it to at least {need}")
+
+
+def check_sets_fit(max_len: int, model: str, sets: dict[str, list]) -> None:
+    """ConfigError naming the data set (`data.<task>.<role>`) whose longest prompt + sampling budget
+    (`Problem.budget`) a model of `max_len` positions cannot hold: before any sampling starts."""
+    for role, problems in sets.items():
+        need = max((len(p.prompt) + p.budget for p in problems), default=0)
+        task = problems[0].task.name if problems else "?"
+        check(max_len >= need, f"data.{task}.{role}", f"its longest prompt + sampling budget is {need} tokens, "
+              f"more than the max_len {max_len} of {model}", "raise the base's model.max_len or shorten the set")

@@ -3,7 +3,7 @@
 sampled pass@1 and pass@32 at T = 1 on validation cells (n, k) beyond it, and pass@256 on the far cells.
 
     python scripts/edge_probe.py seed=0 n=4,8 edge=12:3-6,14:3-6 far=16:7,16:9 [steps=1000] [count=100]
-        [task=hop] [k_max=K] [max_len=96] [share=0.01 beyond=9,16 beyond_k=7]
+        [task=hop] [k_max=K] [max_len=96] [share=0.01 beyond=9,16 beyond_k=7 [beyond_kmin=7]]
 
 Cells are fresh problems (seed 9100, which no test or validation set of the pipeline uses). Prints one
 JSON line per cell; writes nothing. The design of the edge study is chosen from these lines
@@ -44,6 +44,7 @@ def main(kv: dict[str, str]) -> None:
     k_max = int(kv["k_max"]) if "k_max" in kv else None
     exposure = Exposure(share=float(kv.get("share", 0)),
                         n_range=tuple(map(int, kv["beyond"].split(","))) if "beyond" in kv else None,
+                        k_min=int(kv.get("beyond_kmin", 1)),
                         k_max=int(kv["beyond_k"]) if "beyond_k" in kv else None)
     cfg = PhaseConfig(steps=steps, batch_size=64, lr=1e-3, warmup=100, weight_decay=0.01, n_range=(lo, hi),
                       k_max=k_max, exposure=exposure, seed=seed)

@@ -13,6 +13,7 @@ from reasonrl.evaluate import EvalConfig, outcomes_csv, set_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import data_path, read_problems, section, stage_args, stage_setup, write_timing
+from reasonrl.tokens import check_sets_fit
 
 SETS = ("in", "edge", "far")  # roles against the bases' training range (params.yaml, data:)
 
@@ -21,9 +22,11 @@ params, device, _ = stage_setup()
 stem, out = stage_args("<stem> <out>")
 cfg = section(params, "eval", EvalConfig)
 model, _ = load_checkpoint(f"models/{stem}.pt", device)
+sets = {name: read_problems(data_path(model.cfg.task, name)) for name in SETS}
+check_sets_fit(model.cfg.max_len, f"models/{stem}.pt", sets)
 summaries, rows, curve = {}, [], ["set,k,pass_at_k,random_baseline"]
 for name in SETS:
-    summaries[name], set_rows = set_report(model, read_problems(data_path(model.cfg.task, name)), name, cfg)
+    summaries[name], set_rows = set_report(model, sets[name], name, cfg)
     rows += set_rows
     curve += [f"{name},{k},{v:.6f},{summaries[name]['random_baseline'][k]:.6f}"
               for k, v in summaries[name]["pass_at_k"].items()]

@@ -10,6 +10,7 @@ from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import data_path, read_problems, stage_args, stage_setup, write_timing
 from reasonrl.studies import passk_data_path
 from reasonrl.studies.passk_eval import READS, Config, curve_csv, measure
+from reasonrl.tokens import check_sets_fit
 
 t0 = time.perf_counter()
 params, device, _ = stage_setup()
@@ -20,7 +21,9 @@ entry = cfg.models[label]
 model, _ = load_checkpoint(f"models/{entry.model}.pt", device)
 check(model.cfg.task == entry.task, f"passk.models.{label}.task", f"models/{entry.model}.pt is a "
       f"{model.cfg.task!r} model, not {entry.task!r}", "name the checkpoint's own task (dvc.yaml reads its sets by it)")
-result = measure(model, {s: read_problems(data_path(entry.task, s)) for s in cfg.sets}, cfg.eval)
+sets = {s: read_problems(data_path(entry.task, s)) for s in cfg.sets}
+check_sets_fit(model.cfg.max_len, f"models/{entry.model}.pt", sets)
+result = measure(model, sets, cfg.eval)
 write_json(passk_data_path(label), {"model": entry.model, "task": entry.task, **result})
 write_text(f"reports/passk/curve_{label}.csv", curve_csv(result))
 write_timing(f"reports/timing/passk_{label}.json", {"seconds": round(time.perf_counter() - t0, 2)})

@@ -75,6 +75,12 @@ def _evil(path: Path) -> None:
     torch.save({"format": "reasonrl-checkpoint-v1", "state_dict": {}, "x": Evil()}, path)
 
 
+def _short_chain(path: Path) -> None:
+    """a chain model of 64 positions"""
+    model = TinyReasoner(ModelConfig(**{**TINY_MODEL, "max_len": 64}, task="chain"), torch.Generator().manual_seed(0))
+    save_checkpoint(path, model, {"kind": "base"})
+
+
 @dataclass
 class Case:
     name: str  # what is wrong, for the table
@@ -134,6 +140,10 @@ CASES = [
     Case("a continued base's task is not its init's", ("base.py", "bases.cont", "base_cont"),
          r"^bases\.cont\.task: 'chain', but models/base_cot\.pt learned 'hop' \(write task: hop\)",
          {"bases.cont": {"task": "chain", "init": "base_cot", "trace": 1.0, "train": TINY_PHASE}}),
+    Case("a test set longer than the model", ("eval.py", "base_chain", "reports/eval"),
+         r"^data\.chain\.in: its longest prompt \+ sampling budget is 69 tokens, more than the max_len 64 of "
+         r"models/base_chain\.pt \(raise the base's model\.max_len", {"eval": {"passk_N": 2, "passk_ks": [1, 2]}},
+         make=("models/base_chain.pt", _short_chain)),
     Case("a run's task is not its init's", RL, r"^runs\.grpo_s0\.task: 'chain', but models/base_cot\.pt is a 'hop' "
          r"model \(write task: hop\)", {"runs.grpo_s0.task": "chain"}),
     Case("n > 16 in an RL range", RL, r"^rl\.n_range: need 2 <= lo <= hi <= 16", {"rl.n_range": [4, 17]}),

@@ -73,7 +73,7 @@ def test_smoke_repro_builds_everything(tiny_repo):
     assert {s.split("@")[0] for s in all_stages(tiny_repo)} == {s.split("@")[0] for s in all_stages(ROOT)}
     m = json.loads((tiny_repo / "reports/metrics/base_cot.json").read_text())
     assert 0 <= m["in"]["acc"] <= 1 and set(m["in"]["by_k"]) == {"3", "4", "5", "6"}
-    assert set(json.loads((tiny_repo / "reports/metrics/base_chain_s0.json").read_text())["edge"]["by_k"]) == {"6", "7"}
+    assert set(json.loads((tiny_repo / "reports/metrics/base_chain_s0.json").read_text())["edge"]["by_k"]) == {"7"}
 
 
 def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
@@ -118,10 +118,16 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data@chain", "base@chain_s0"}
-    # the studies that read the reports/eval folder see a new file in it and rerun (their answers, which
-    # read hop runs only, come out the same); no hop-world data, base, run or evaluation reruns
-    assert closure == {"data@chain", "base@chain_s0", "eval_base@chain_s0", "report_methods", "report_hacking",
-                       "report_ablations", "report_index"}
+    # the chain base's own chain: its evaluation, verifiers, headline run, edge-study runs and their pass@k;
+    # the reports of the studies that hold chain arms (headline, passk), and those that read the reports/eval
+    # folder, which sees a new file (their answers, which read hop runs only, come out the same). No hop-world
+    # data, base, run or evaluation reruns
+    chain = {f"rl_noeval@chainedge_{p}_s0" for p in ("in", "edge", "far")} | {
+        f"passk@{m}" for m in ("cbase_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
+    assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
+                               "verifier@chain_prm", "rl_headline@headline_chain_s0",
+                               "eval_headline@headline_chain_s0", "report_headline", "report_passk",
+                               "report_methods", "report_hacking", "report_ablations", "report_index"}
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
