@@ -339,8 +339,8 @@ def test_passk_arm_outcomes_and_intervals():
 
     from reasonrl import stats
 
-    cfg = passk.Config(bases=["b"], models={k: PasskModel("hop", v) for k, v in {"b": "x", "m0": "y", "m1": "z"}.items()},
-                       arms={"b": ["b"], "m": ["m0", "m1"]})
+    models = {k: PasskModel("hop", v) for k, v in {"b": "x", "m0": "y", "m1": "z"}.items()}
+    cfg = passk.Config(bases=["b"], models=models, arms={"b": ["b"], "m": ["m0", "m1"]})
     data = {key: {"N": 2, "sets": {"s": {"counts": counts}}}
             for key, counts in (("b", [0, 1, 2]), ("m0", [2, 2, 0]), ("m1", [1, 0, 0]))}
     base = passk.arm_passk(cfg, data, "b", "s", 1)  # one model: seedless, pairs with every seed

@@ -357,6 +357,21 @@ def test_dynamic_sampling_runs_end_at_the_rollout_budget(monkeypatch):
     assert [r["rollout/count"] for r in hist["steps"]] == [24, 12]
 
 
+def test_dynamic_sampling_with_a_larger_rollout_budget_takes_every_step(monkeypatch):
+    # rollouts = 72 pays for two rounds in each of the 3 steps, where the default 36 stops after 2 steps: the
+    # equal-updates arm
+    fixed = Fixed(ROUND1, ROUND2, ROUND1, ROUND2, ROUND1, ROUND2)
+    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+    job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=3, dynamic_sampling=True, lr=1e-3, rollouts=72))
+    hist = T.train_rl(job, _model(), progress=False)
+    assert fixed.calls == 6
+    assert [r["step"] for r in hist["steps"]] == [1, 2, 3]
+    assert [r["rollout/count"] for r in hist["steps"]] == [24, 24, 24]
+    with pytest.raises(Exception, match="rollouts: must pay for one step of B x G = 12 samples, got 11"):
+        make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, rollouts=11))
+
+
 # ---------------------------------------------------------------------------------------------------- KL in the reward
 
 KL_BY_HAND = {"k1": lambda d: -d, "k2": lambda d: 0.5 * d * d, "k3": lambda d: d.exp() - d - 1}

@@ -54,9 +54,10 @@ def response_budget(job: Job) -> int:
 
 
 def rollout_budget(job: Job) -> int:
-    """Policy samples a run may draw: what `steps` steps of B x G take. Dynamic sampling spends it faster and so
-    takes fewer steps, which keeps its arm at the same rollout cost as the others."""
-    return job.steps * job.B * job.G
+    """Policy samples a run may draw: `rollouts`, by default what `steps` steps of B x G take. Dynamic sampling
+    spends it faster and so takes fewer steps (equal rollouts); a larger `rollouts` lets it take every step
+    (equal updates)."""
+    return job.rollouts if job.rollouts is not None else job.steps * job.B * job.G
 
 
 def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: int):

@@ -44,6 +44,7 @@ class Job:
     kl_in: str = "loss"  # one of KL_PLACEMENTS: where the KL penalty goes
     dynamic_sampling: bool = False  # drop zero-variance groups and resample prompts
     max_resample: int = 4  # extra sampling rounds allowed per step to fill the batch
+    rollouts: int | None = None  # policy samples the run may draw; null: steps x B x G (equal rollouts)
     optimizer: str = "adam"  # key of variants.OPTIMIZERS: adam (AdamW, no weight decay) | sgd (plain); constant lr
     lr: float = 1e-4  # learning rate of the optimizer, constant
     steps: int = 80  # updates
@@ -78,6 +79,8 @@ class Job:
         check(self.temperature > 0, "temperature", f"must be positive for sampling, got {self.temperature}")
         check(self.eval_every >= 1, "eval_every", f"must be at least 1, got {self.eval_every}")
         check(self.max_resample >= 0, "max_resample", f"must be >= 0, got {self.max_resample}")
+        check(self.rollouts is None or self.rollouts >= self.B * self.G, "rollouts",
+              f"must pay for one step of B x G = {self.B * self.G} samples, got {self.rollouts}")
         check(self.method == "grpo" or self.reward == "true", "reward",
               f"{self.method} trains on correct/gold answers and uses the true reward only")
 
