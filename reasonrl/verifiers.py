@@ -57,7 +57,7 @@ class VerifierConfig:
     temperature: float = 1.0  # sampling temperature of the training data (1: the distribution RL samples)
     gold_frac: float = 0.0  # share of examples replaced by the gold response
     holdout: float = 0.2  # share of problems held out for the metrics
-    n_range: tuple[int, int] = (4, 16)  # the spec of its base's task: sizes of the problems (RL's)
+    n_range: tuple[int, int] = (15, 16)  # the spec of its base's task: sizes of the problems (hop: the edge rings)
     k_max: int = 7  # ... and the largest difficulty
     steps: int = 600  # optimizer steps
     batch_size: int = 64  # responses per step, half correct and half wrong

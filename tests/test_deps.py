@@ -137,7 +137,8 @@ def test_no_two_stages_train_the_same_job():
 
 def test_a_headline_run_equal_to_a_study_run_is_caught():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["headline"]["headline_s0"] = {"task": "hop", "init": "base_cot", "seed": 0}  # the rl: defaults = grpo_s0
+    params["headline"]["headline_s0"] = {"task": "hop", "init": "base_cot", "seed": 0, "n_range": [15, 16], "k_min": 7,
+                                         "k_max": 7}  # grpo_s0's job (the headline runs take `method`: grpo)
     resolved = jobs(params)
     assert resolved["rl_headline@headline_s0"] == resolved["rl@grpo_s0"]
 

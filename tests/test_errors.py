@@ -135,7 +135,7 @@ CASES = [
     Case("difficulty beyond a chain", ("data.py", "chain"), r"^data\.chain\.far\.ks: each k must be in \[1, 15\], "
          r"got 16", {"data.chain.far.ks": [9, 16]}),
     Case("chain longer than max_len", ("base.py", "bases.chain", "base_chain"),
-         r"^bases\.chain\.model\.max_len: 60 is shorter than the longest sequence this stage makes, 64 tokens "
+         r"^bases\.chain\.model\.max_len: 60 is shorter than the longest sequence this stage makes, 80 tokens "
          r"\(chain: n_range \[4, 8\]\)", {"bases.chain.model.max_len": 60}),
     Case("a continued base's task is not its init's", ("base.py", "bases.cont", "base_cont"),
          r"^bases\.cont\.task: 'chain', but models/base_cot\.pt learned 'hop' \(write task: hop\)",

@@ -153,13 +153,13 @@ def _zero_setup():
     cfg = zero.Config(runs={"think0": "z0", "think2": "z2"})
     runs = {"z0": make_run("z0", 0.0), "z2": make_run("z2", 0.05)}
     prof = {"think0": {"before": {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
-                                  "by_k": {1: 0.0, 2: 0.0, 3: 0.0}},
+                                  "by_difficulty": {1: 0.0, 2: 0.0, 3: 0.0}},
                        "after": {"think": 0.005, "acc": 0.3, "acc_think": 0.5, "acc_direct": 0.25,
-                                 "by_k": {1: 0.01, 2: 0.0, 3: 0.005}}},
+                                 "by_difficulty": {1: 0.01, 2: 0.0, 3: 0.005}}},
             "think2": {"before": {"think": 0.02, "acc": 0.4, "acc_think": 0.75, "acc_direct": 0.375,
-                                  "by_k": {1: 0.03, 2: 0.02, 3: 0.01}},
+                                  "by_difficulty": {1: 0.03, 2: 0.02, 3: 0.01}},
                        "after": {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
-                                 "by_k": {1: 1.0, 2: 1.0, 3: 1.0}}}}
+                                 "by_difficulty": {1: 1.0, 2: 1.0, 3: 1.0}}}}
     return cfg, runs, prof
 
 
@@ -202,7 +202,8 @@ def whiskers(container) -> list[tuple[float, float]]:
 
 def test_zero_by_hops_figure(caught):
     cfg, _, prof = _zero_setup()
-    prof["think2"]["after"]["by_k_ci"] = {1: (0.875, 1.0), 2: (0.75, 1.0), 3: (0.5, 1.0)}  # an arm of several seeds
+    # an arm of several seeds
+    prof["think2"]["after"]["by_difficulty_ci"] = {1: (0.875, 1.0), 2: (0.75, 1.0), 3: (0.5, 1.0)}
     zero.by_hops_figure(cfg, prof, Path("by_hops.png"))
     a, b = panels(caught["by_hops.png"])
     assert errorbars(a) == {"before RL": ([1, 2, 3], [0.0, 0.0, 0.0]), "after RL": ([1, 2, 3], [0.01, 0.0, 0.005])}

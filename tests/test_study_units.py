@@ -18,24 +18,25 @@ def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
     for step, e in ((0, before), (80, after)):
         evals.append({"step": step, "think": e["think"], "acc": e["acc"], "acc_think": e.get("acc_think", 0.0),
                       "acc_direct": e.get("acc_direct", 0.0),
-                      "by_k": {str(k): {"think": v, "acc": 0.5} for k, v in e["by_k"].items()}})
+                      "by_difficulty": {str(k): {"think": v, "acc": 0.5} for k, v in e["by_difficulty"].items()}})
     return Run(name, pd.DataFrame(), evals_frame(evals), {"job": {"seed": seed}, "evals": evals}, None)
 
 
-A0 = think_run("a0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_k": {1: 0.0, 2: 0.1}},
-               {"think": 0.6, "acc": 0.9, "acc_think": 1.0, "acc_direct": 0.75, "by_k": {1: 0.5, 2: 0.7}})
-A1 = think_run("a1", 1, {"think": 0.02, "acc": 0.4, "acc_think": 0.5, "acc_direct": 0.3, "by_k": {1: 0.0, 2: 0.0}},
-               {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "by_k": {1: 0.4, 2: 0.6}})
-B1 = think_run("b1", 1, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}},
-               {"think": 0.01, "acc": 0.1, "acc_think": 0.0, "acc_direct": 0.1, "by_k": {1: 0.2, 2: 0.1}})
-B2 = think_run("b2", 2, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}},
-               {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_k": {1: 0.0, 2: 0.0}})
+A0 = think_run("a0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_difficulty": {1: 0.0, 2: 0.1}},
+               {"think": 0.6, "acc": 0.9, "acc_think": 1.0, "acc_direct": 0.75, "by_difficulty": {1: 0.5, 2: 0.7}})
+A1 = think_run("a1", 1, {"think": 0.02, "acc": 0.4, "acc_think": 0.5, "acc_direct": 0.3,
+                         "by_difficulty": {1: 0.0, 2: 0.0}},
+               {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "by_difficulty": {1: 0.4, 2: 0.6}})
+B1 = think_run("b1", 1, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}},
+               {"think": 0.01, "acc": 0.1, "acc_think": 0.0, "acc_direct": 0.1, "by_difficulty": {1: 0.2, 2: 0.1}})
+B2 = think_run("b2", 2, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}},
+               {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}})
 RUNS = {r.name: r for r in (A0, A1, B1, B2)}
 
 
-def test_zero_think_by_k_and_pairing_by_seed():
-    assert {k: v.tolist() for k, v in zero.think_by_k(A0, 0).items()} == {0: [0.0, 0.1]}
-    assert {k: v.tolist() for k, v in zero.think_by_k(A1, -1).items()} == {1: [0.4, 0.6]}
+def test_zero_think_by_difficulty_and_pairing_by_seed():
+    assert {k: v.tolist() for k, v in zero.think_by_difficulty(A0, 0).items()} == {0: [0.0, 0.1]}
+    assert {k: v.tolist() for k, v in zero.think_by_difficulty(A1, -1).items()} == {1: [0.4, 0.6]}
     xa, xb = zero.paired_think([A1, A0], [A0, A1], 0, -1)  # rows in seed order, whatever the run order
     assert xa.tolist() == [[0.0, 0.1], [0.0, 0.0]] and xb.tolist() == [[0.5, 0.7], [0.4, 0.6]]
     xa, xb = zero.paired_think([A0, A1], [B1, B2], -1, -1)  # only seed 1 is shared
@@ -46,9 +47,9 @@ def test_zero_think_by_k_and_pairing_by_seed():
 
 def test_zero_profile_leaves_out_conditional_accuracies_without_such_responses():
     assert zero.profile(A0, 0) == {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
-                                   "by_k": {1: 0.0, 2: 0.1}}
+                                   "by_difficulty": {1: 0.0, 2: 0.1}}
     assert zero.profile(A1, -1) == {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
-                                    "by_k": {1: 0.4, 2: 0.6}}
+                                    "by_difficulty": {1: 0.4, 2: 0.6}}
     assert zero.profile(B1, -1)["acc_think"] == 0.0 and zero.profile(B1, -1)["acc_direct"] == 0.1
 
 
@@ -57,14 +58,14 @@ def test_zero_arm_profile_averages_over_seeds():
     assert before["think"] == pytest.approx(0.01) and before["acc"] == pytest.approx(0.3)
     assert before["acc_think"] == 0.5  # only seed 1 has thinking responses before RL
     assert before["acc_direct"] == pytest.approx(0.25)
-    assert before["by_k"] == pytest.approx({1: 0.0, 2: 0.05})
+    assert before["by_difficulty"] == pytest.approx({1: 0.0, 2: 0.05})
     after = zero.arm_profile([A0, A1], -1)
-    assert after["acc_direct"] == 0.75 and after["by_k"] == pytest.approx({1: 0.45, 2: 0.65})
-    lo, hi = after["by_k_ci"][2]
+    assert after["acc_direct"] == 0.75 and after["by_difficulty"] == pytest.approx({1: 0.45, 2: 0.65})
+    lo, hi = after["by_difficulty_ci"][2]
     # two seeds 0.6 and 0.7: se 0.05, t_0.975 with 1 df = 12.706, so 0.65 +- 0.635: two seeds say little
     assert (lo, hi) == pytest.approx((0.65 - 0.6353, 0.65 + 0.6353), abs=1e-4)
-    assert zero.arm_profile([A0, A1], -1)["by_k_ci"] == after["by_k_ci"]  # analytic: the same again
-    assert "by_k_ci" not in zero.arm_profile([A0], -1)  # one seed: no interval
+    assert zero.arm_profile([A0, A1], -1)["by_difficulty_ci"] == after["by_difficulty_ci"]  # analytic: the same again
+    assert "by_difficulty_ci" not in zero.arm_profile([A0], -1)  # one seed: no interval
     nothing = zero.arm_profile([B2], 0)
     assert nothing["acc_think"] is None
 

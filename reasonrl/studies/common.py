@@ -118,7 +118,8 @@ class Run:
 
 
 def evals_frame(evals: list[dict]) -> pd.DataFrame:
-    """In-training evaluations as a frame indexed by step ({"by_k": {"3": x}} -> column "by_k.3")."""
+    """In-training evaluations as a frame indexed by step ({"by_k": {"3": x}} -> column "by_k.3", for a task
+    whose difficulty is k)."""
     if not evals:
         return pd.DataFrame(index=pd.Index([], name="step"))
     return pd.json_normalize(evals, sep=".").set_index("step").sort_index()

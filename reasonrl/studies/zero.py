@@ -84,15 +84,15 @@ def outputs(cfg: Config) -> list[str]:
             manifest_path("zero"), study_metrics_path("zero"), answers_dir("zero")]
 
 
-def think_by_k(run: Run, which: int) -> dict[int, np.ndarray]:
+def think_by_difficulty(run: Run, which: int) -> dict[int, np.ndarray]:
     """{seed: think rate per hop count} of one evaluation (which = 0: the base, -1: after RL)."""
-    return {int(run.job["seed"]): np.array([v for _, v in sorted(profile(run, which)["by_k"].items())])}
+    return {int(run.job["seed"]): np.array([v for _, v in sorted(profile(run, which)["by_difficulty"].items())])}
 
 
 def paired_think(a_runs: list[Run], b_runs: list[Run], wa: int, wb: int) -> tuple[np.ndarray, np.ndarray]:
     """(seeds, hop counts) think rates of two arms (evaluation wa of a, wb of b) on their common seeds."""
-    a = {k: v for r in a_runs for k, v in think_by_k(r, wa).items()}
-    b = {k: v for r in b_runs for k, v in think_by_k(r, wb).items()}
+    a = {k: v for r in a_runs for k, v in think_by_difficulty(r, wa).items()}
+    b = {k: v for r in b_runs for k, v in think_by_difficulty(r, wb).items()}
     seeds = sorted(set(a) & set(b))
     if not seeds:
         raise ValueError(f"runs {[r.name for r in a_runs]} and {[r.name for r in b_runs]} share no seed")
@@ -121,7 +121,7 @@ def profile(run: Run, which: int) -> dict:
     think = float(eval_column(run, "think").iloc[which])
     return {"think": think, "acc": float(row["acc"]), "acc_think": float(row["acc_think"]) if think > 0 else None,
             "acc_direct": float(row["acc_direct"]) if think < 1 else None,
-            "by_k": {int(c.split(".")[1]): float(row[c]) for c in run.evals if c.endswith(".think")}}
+            "by_difficulty": {int(c.split(".")[1]): float(row[c]) for c in run.evals if c.endswith(".think")}}
 
 
 def verdict(before: float, after: float, cfg: Config) -> tuple[str, str]:
@@ -158,9 +158,9 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
     for ax, b in zip(axes[0], cfg.runs):
         drawn = []
         for when, style in (("before", {"ls": "--", "marker": "o", "mfc": "none"}), ("after", {"marker": "o"})):
-            ks = sorted(prof[b][when]["by_k"])
-            ys = [prof[b][when]["by_k"][k] for k in ks]
-            err = prof[b][when].get("by_k_ci")
+            ks = sorted(prof[b][when]["by_difficulty"])
+            ys = [prof[b][when]["by_difficulty"][k] for k in ks]
+            err = prof[b][when].get("by_difficulty_ci")
             # a rate lies in [0, 1]: a t-interval of few seeds that overshoots is cut there
             yerr = None if err is None else [[max(0.0, y - max(0.0, err[k][0])) for k, y in zip(ks, ys)],
                                              [max(0.0, min(1.0, err[k][1]) - y) for k, y in zip(ks, ys)]]
@@ -246,16 +246,16 @@ def arm_profile(arm: list[Run], which: int) -> dict:
         vals = [p[key] for p in profs if p[key] is not None]
         return sum(vals) / len(vals) if vals else None
 
-    ks = sorted(profs[0]["by_k"])
+    ks = sorted(profs[0]["by_difficulty"])
     out = {key: avg(key) for key in ("think", "acc", "acc_think", "acc_direct")}
     for key in ("acc_think", "acc_direct"):  # over the seeds that have such responses (the seed is the unit)
         vals = [[p[key]] for p in profs if p[key] is not None]
         iv = stats.mean_ci(vals) if len(vals) > 1 else None
         out[f"{key}_ci"] = None if iv is None else (iv.lo, iv.hi)
-    out["by_k"] = {k: sum(p["by_k"][k] for p in profs) / len(profs) for k in ks}
+    out["by_difficulty"] = {k: sum(p["by_difficulty"][k] for p in profs) / len(profs) for k in ks}
     if len(profs) > 1:
-        ivs = {k: stats.mean_ci([[p["by_k"][k]] for p in profs]) for k in ks}
-        out["by_k_ci"] = {k: (iv.lo, iv.hi) for k, iv in ivs.items()}
+        ivs = {k: stats.mean_ci([[p["by_difficulty"][k]] for p in profs]) for k in ks}
+        out["by_difficulty_ci"] = {k: (iv.lo, iv.hi) for k, iv in ivs.items()}
     return out
 
 
@@ -292,7 +292,7 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer
     think = ", ".join(f"{b} {p['before']['think']:.2f} → {p['after']['think']:.2f}" for b, p in prof.items())
     acc = ", ".join(f"{b} {p['before']['acc']:.2f} → {p['after']['acc']:.2f}" for b, p in prof.items())
     last = list(cfg.runs)[-1]
-    hops = prof[last]["after"]["by_k"]
+    hops = prof[last]["after"]["by_difficulty"]
     return Manifest(
         "zero", "R1-Zero: does RL create thinking or select it?",
         "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
