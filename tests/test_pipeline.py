@@ -119,15 +119,14 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data@chain", "base@chain_s0"}
     # the chain base's own chain: its evaluation, verifiers, headline run, edge-study runs and their pass@k;
-    # the reports of the studies that hold chain arms (headline, passk), and those that read the reports/eval
-    # folder, which sees a new file (their answers, which read hop runs only, come out the same). No hop-world
-    # data, base, run or evaluation reruns
+    # the reports of the studies that hold chain arms (headline, passk), and the readers of the reports/rl and
+    # reports/eval folders, which see new files (their answers, which read hop runs only, come out the same).
+    # No hop-world data, base, run or evaluation reruns
     chain = {f"rl_noeval@chainedge_{p}_s0" for p in ("in", "edge", "far")} | {
         f"passk@{m}" for m in ("cbase_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
     assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
                                "verifier@chain_prm", "rl_headline@headline_chain_s0",
-                               "eval_headline@headline_chain_s0", "report_headline", "report_passk",
-                               "report_methods", "report_hacking", "report_ablations", "report_index"}
+                               "eval_headline@headline_chain_s0", "report_headline", "report_passk"} | READERS
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
