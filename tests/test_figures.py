@@ -408,6 +408,29 @@ def test_passk_figure(caught):
         "mean and 95% CI over seeds and problems)")
 
 
+def test_passk_figure_gives_each_task_its_rows_and_its_base(caught):
+    # the same data read as two tasks: base and grpo on hop, the two sft seeds as chain's base arm
+    models = {k: PasskModel("chain" if k.startswith("sft") else "hop", k) for k in COUNTS}
+    cfg = passk.Config(bases=["base", "sft"], models=models,
+                       arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
+    data = _passk_data()
+    cis = {s: passk.curve_cis(cfg, data, s, [1, 2, 4]) for s in ("n12", "n8")}
+    cmps = {s: passk.comparisons(cfg, data, s, [1, 2, 4]) for s in ("n12", "n8")}
+    assert list(cmps["n12"]) == ["grpo"]  # sft is chain's base: compared with nothing
+    passk.passk_figure(cfg, data, ["n12", "n8"], cis, cmps, Path("passk.png"))
+    axes = panels(caught["passk.png"])
+    assert [ax.get_title() for ax in axes] == [
+        "hop, n12: difficulty 12, 4 problems", "hop, n8: difficulty 8, 4 problems",
+        "hop, n12: each arm minus its base (paired, 95% CI)", "hop, n8: each arm minus its base (paired, 95% CI)",
+        "chain, n12: difficulty 12, 4 problems", "chain, n8: difficulty 8, 4 problems",
+        "chain, n12: each arm minus its base (paired, 95% CI)", "chain, n8: each arm minus its base (paired, 95% CI)"]
+    assert set(series(axes[0])) >= {"base (1 seed)", "grpo (1 seed)"} and "sft (2 seeds)" not in series(axes[0])
+    assert "sft (2 seeds)" in series(axes[4]) and "grpo (1 seed)" not in series(axes[4])
+    assert series(axes[6]) == {}  # chain has no arm beside its base
+    assert [t.get_text() for t in caught["passk.png"].legends[0].get_texts()][:3] == [
+        "base (1 seed)", "grpo (1 seed)", "random guess 1 − (1 − 1/n)^k"]
+
+
 def test_passk_diversity_figure(caught):
     cfg, data = passk.Config(**PASSK_CFG), _passk_data()
     passk.diversity_figure(cfg, data, ["n12", "n8"], Path("diversity.png"))
