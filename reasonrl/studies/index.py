@@ -240,7 +240,8 @@ def by_task_table(cfg: Config, manifests: list[dict]) -> str:
         (agree if len(set(verdicts.values())) == 1 else differ).append(cid)
     said = [f"the tasks agree on {', '.join(agree)}" if agree else "the tasks agree on no claim",
             f"they differ on {', '.join(differ)}" if differ else "they differ on none"]
-    return "\n".join(lines) + "\n\n" + "; ".join(said).capitalize() + ".\n"
+    line = "; ".join(said)
+    return "\n".join(lines) + "\n\n" + line[0].upper() + line[1:] + ".\n"
 
 
 def claims_table(cfg: Config, manifests: list[dict], exact_metrics: dict | None) -> str:
