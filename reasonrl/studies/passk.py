@@ -200,7 +200,7 @@ def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> fl
 
 def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
     """The data of the first model of `task`'s base arm (the first task's when None): sets, ks and N."""
-    return data[cfg.arms[cfg.bases[0] if task is None else cfg.base_of(cfg.tasks()[task][0])][0]]
+    return data[cfg.arms[cfg.bases[0] if task is None else cfg.tasks()[task][0]][0]]
 
 
 def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
