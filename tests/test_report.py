@@ -124,7 +124,8 @@ CONFIGS = {
     "passk": passk.Config(models={k: PasskModel("hop", v) for k, v in {
                               "base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3", "GRPO": "y"}.items()},
                           arms={"base": ["base"], "SFT": ["SFT_a", "SFT_b", "SFT_c"], "GRPO": ["GRPO"]}),
-    "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"}),
+    "zero": zero.Config(runs={"noskill": "z_noskill", "think0": "z_think0", "think2": "z_think2"},
+                        controls={"think2": {"random": "z_think2_rand"}}),
     "hacking": hacking.Config(base="cot", runs={"true": "grpo_a", "orm": "h_orm", "random": "h_rand",
                                                    "random, μ = 2": "h_rand2"},
                               random_pair=["random", "random, μ = 2"]),
@@ -167,6 +168,7 @@ def build_studies(root: Path, steps: int = 60) -> None:
     fake_run(root, "h_rand2", steps, (0.4, 0.1), reward="random", num_iterations=2, clip=0.04, fooled=3)
     for name, th in (("z_noskill", (0.0, 0.0)), ("z_think0", (0.0, 0.6)), ("z_think2", (0.02, 0.95))):
         fake_run(root, name, steps, (0.3, 0.5), think=th, init=f"mixed_{name[2:]}")
+    fake_run(root, "z_think2_rand", steps, (0.3, 0.35), think=(0.02, 0.1), init="mixed_think2", reward="random")
     # base: 2 of 16 right on every problem (pass@k .125 .242 .450 .767 1); SFT: all or nothing on half the
     # problems (0.5 at every k: above the base up to k = 4, below from k = 8); GRPO: 4 of 16 (above, then equal)
     fake_passk(root, "base", [2] * PROBLEMS)
@@ -306,11 +308,16 @@ def test_passk_table_states_crossings(studies):
 def test_zero_answers_create_or_select(studies):
     m = read_json(studies / "reports/metrics/zero.json")
     assert {b: v["verdict"] for b, v in m.items()} == {"noskill": "neither", "think0": "created",
-                                                       "think2": "selected"}
+                                                       "think2": "selected", "think2, random reward": "selected"}
     assert m["think2"]["think_before"] == 0.02 and m["think2"]["think_after"] == 0.95
     assert m["noskill"]["acc_think_after"] == 0.9 or m["noskill"]["think_after"] == 0.0
     table = (studies / "reports/zero/table.md").read_text()
-    assert "RL selects thinking in think2 (2.0% → 95.0%)" in table and "n/a" in table
+    assert "RL selects thinking in think2 (2.0% → 95.0%), think2, random reward (2.0% → 10.0%)" in table
+    assert "n/a" in table and "### Paired comparisons of the accuracy" in table
+    # the random reward's control, one seed: accuracy 0.35 after against the true reward's 0.5 on every hop count
+    rand = read_json(studies / "reports/zero/answers/think2_random_reward_vs_think2_after_accuracy.json")
+    assert rand["effect"] == pytest.approx(-0.15) and rand["seeds"] == 1
+    assert m["think2, random reward"]["acc_before"] == 0.3 and m["think2, random reward"]["seeds"] == 1
 
 
 def test_hacking_fooled_examples_and_random_clip(studies):

@@ -7,42 +7,54 @@ import pandas as pd
 import pytest
 
 from reasonrl import stats
+from reasonrl.config import ConfigError
 from reasonrl.studies import PasskModel, passk, zero
 from reasonrl.studies.common import Run, evals_frame
 
 
 def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
     """A zero-study run: two in-training evaluations (step 0: the base, step 80: after RL) with think rate,
-    accuracy, conditional accuracies and the think rate per hop count."""
+    accuracy, conditional accuracies and the think rate and accuracy (`acc_by`, else 0.5) per hop count."""
     evals = []
     for step, e in ((0, before), (80, after)):
+        acc_by = e.get("acc_by", {})
         evals.append({"step": step, "think": e["think"], "acc": e["acc"], "acc_think": e.get("acc_think", 0.0),
                       "acc_direct": e.get("acc_direct", 0.0),
-                      "by_difficulty": {str(k): {"think": v, "acc": 0.5} for k, v in e["by_difficulty"].items()}})
+                      "by_difficulty": {str(k): {"think": v, "acc": acc_by.get(k, 0.5)}
+                                        for k, v in e["by_difficulty"].items()}})
     return Run(name, pd.DataFrame(), evals_frame(evals), {"job": {"seed": seed}, "evals": evals}, None)
 
 
-A0 = think_run("a0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_difficulty": {1: 0.0, 2: 0.1}},
-               {"think": 0.6, "acc": 0.9, "acc_think": 1.0, "acc_direct": 0.75, "by_difficulty": {1: 0.5, 2: 0.7}})
+A0 = think_run("a0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_difficulty": {1: 0.0, 2: 0.1},
+                         "acc_by": {1: 0.3, 2: 0.1}},
+               {"think": 0.6, "acc": 0.9, "acc_think": 1.0, "acc_direct": 0.75, "by_difficulty": {1: 0.5, 2: 0.7},
+                "acc_by": {1: 1.0, 2: 0.8}})
 A1 = think_run("a1", 1, {"think": 0.02, "acc": 0.4, "acc_think": 0.5, "acc_direct": 0.3,
-                         "by_difficulty": {1: 0.0, 2: 0.0}},
-               {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "by_difficulty": {1: 0.4, 2: 0.6}})
+                         "by_difficulty": {1: 0.0, 2: 0.0}, "acc_by": {1: 0.5, 2: 0.3}},
+               {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "by_difficulty": {1: 0.4, 2: 0.6},
+                "acc_by": {1: 0.9, 2: 0.7}})
+# a reward control from a's base (seed 0): a random reward barely moves it
+C0 = think_run("c0", 0, {"think": 0.0, "acc": 0.2, "acc_direct": 0.2, "by_difficulty": {1: 0.0, 2: 0.1},
+                         "acc_by": {1: 0.3, 2: 0.1}},
+               {"think": 0.15, "acc": 0.3, "acc_think": 0.5, "acc_direct": 0.25, "by_difficulty": {1: 0.1, 2: 0.2},
+                "acc_by": {1: 0.4, 2: 0.2}})
 B1 = think_run("b1", 1, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}},
                {"think": 0.01, "acc": 0.1, "acc_think": 0.0, "acc_direct": 0.1, "by_difficulty": {1: 0.2, 2: 0.1}})
 B2 = think_run("b2", 2, {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}},
                {"think": 0.0, "acc": 0.1, "acc_direct": 0.1, "by_difficulty": {1: 0.0, 2: 0.0}})
-RUNS = {r.name: r for r in (A0, A1, B1, B2)}
+RUNS = {r.name: r for r in (A0, A1, B1, B2, C0)}
 
 
-def test_zero_think_by_difficulty_and_pairing_by_seed():
-    assert {k: v.tolist() for k, v in zero.think_by_difficulty(A0, 0).items()} == {0: [0.0, 0.1]}
-    assert {k: v.tolist() for k, v in zero.think_by_difficulty(A1, -1).items()} == {1: [0.4, 0.6]}
-    xa, xb = zero.paired_think([A1, A0], [A0, A1], 0, -1)  # rows in seed order, whatever the run order
+def test_zero_rates_by_difficulty_and_pairing_by_seed():
+    assert {k: v.tolist() for k, v in zero.by_difficulty(A0, 0).items()} == {0: [0.0, 0.1]}
+    assert {k: v.tolist() for k, v in zero.by_difficulty(A0, -1, "acc").items()} == {0: [1.0, 0.8]}
+    assert {k: v.tolist() for k, v in zero.by_difficulty(A1, -1).items()} == {1: [0.4, 0.6]}
+    xa, xb = zero.paired_rates([A1, A0], [A0, A1], 0, -1)  # rows in seed order, whatever the run order
     assert xa.tolist() == [[0.0, 0.1], [0.0, 0.0]] and xb.tolist() == [[0.5, 0.7], [0.4, 0.6]]
-    xa, xb = zero.paired_think([A0, A1], [B1, B2], -1, -1)  # only seed 1 is shared
+    xa, xb = zero.paired_rates([A0, A1], [B1, B2], -1, -1)  # only seed 1 is shared
     assert xa.tolist() == [[0.4, 0.6]] and xb.tolist() == [[0.2, 0.1]]
     with pytest.raises(ValueError, match="share no seed"):
-        zero.paired_think([A0], [B1], 0, 0)
+        zero.paired_rates([A0], [B1], 0, 0)
 
 
 def test_zero_profile_leaves_out_conditional_accuracies_without_such_responses():
@@ -75,9 +87,9 @@ def test_zero_answers_pair_each_arm_with_its_base_and_the_pairs_after_rl():
     answers = zero.study_answers(cfg, RUNS)
     # analytic intervals: the same inputs give the same intervals
     assert [x.cmp for x in zero.study_answers(cfg, RUNS)] == [x.cmp for x in answers]
-    assert [(x.pair, x.a, x.b) for x in answers] == [("a_after_vs_before", "a before", "a after"),
-                                                     ("b_after_vs_before", "b before", "b after"),
-                                                     ("b_vs_a_after", "a after", "b after")]
+    assert [(x.pair, x.a, x.b) for x in answers[:3]] == [("a_after_vs_before", "a before", "a after"),
+                                                         ("b_after_vs_before", "b before", "b after"),
+                                                         ("b_vs_a_after", "a after", "b after")]
     # a: after - before = (0.5, 0.6) for seed 0 and (0.4, 0.6) for seed 1: mean 0.525; seed means 0.55 and
     # 0.5, se 0.025 (+ the problem term) with 1 df: the interval covers 0, two seeds cannot exclude it
     assert answers[0].cmp.effect == pytest.approx(0.525) and answers[0].cmp.df == 1
@@ -86,6 +98,35 @@ def test_zero_answers_pair_each_arm_with_its_base_and_the_pairs_after_rl():
     assert answers[1].cmp.effect == pytest.approx(0.075)
     # seed 1 after: b (0.2, 0.1) - a (0.4, 0.6) = -0.35
     assert answers[2].cmp.effect == pytest.approx(-0.35) and answers[2].cmp.seeds == 1
+    # the accuracy per hop count: a's after - before = (0.7, 0.7) for seed 0 and (0.4, 0.4) for seed 1
+    assert [x.pair for x in answers[3:]] == ["a_accuracy_after_vs_before", "b_accuracy_after_vs_before",
+                                             "b_vs_a_after_accuracy"]
+    assert answers[3].cmp.effect == pytest.approx(0.55) and answers[4].cmp.effect == pytest.approx(0.0)
+    assert answers[5].cmp.effect == pytest.approx(-0.3)  # b after (0.5, 0.5) against a after (0.9, 0.7): seed 1
+    assert zero.study_answers(cfg, RUNS, ("think",)) == answers[:3]
+
+
+def test_zero_reward_controls_against_their_base_before_and_the_true_reward_after():
+    cfg = zero.Config(runs={"a": ["a0", "a1"]}, controls={"a": {"random": "c0"}})
+    assert zero.arms_of(cfg) == {"a": ["a0", "a1"], "a, random reward": ["c0"]}
+    assert zero.all_runs(cfg) == ["a0", "a1", "c0"]
+    answers = zero.study_answers(cfg, RUNS)
+    assert [(x.pair, x.a, x.b) for x in answers] == [
+        ("a_after_vs_before", "a before", "a after"),
+        ("a_random_reward_after_vs_before", "a, random reward before", "a, random reward after"),
+        ("a_random_reward_vs_a_after", "a after", "a, random reward after"),
+        ("a_accuracy_after_vs_before", "a before", "a after"),
+        ("a_random_reward_accuracy_after_vs_before", "a, random reward before", "a, random reward after"),
+        ("a_random_reward_vs_a_after_accuracy", "a after", "a, random reward after")]
+    # think: the control's (0.1, 0.2) - (0.0, 0.1) = 0.1; against a after on seed 0: (0.1, 0.2) - (0.5, 0.7)
+    assert [x.cmp.effect for x in answers[1:3]] == pytest.approx([0.1, -0.45])
+    # accuracy: (0.4, 0.2) - (0.3, 0.1) = 0.1; against a after on seed 0: (0.4, 0.2) - (1.0, 0.8) = -0.6
+    assert [x.cmp.effect for x in answers[4:]] == pytest.approx([0.1, -0.6])
+    assert answers[2].cmp.seeds == 1 and zero.outputs(cfg)[3] == "reports/zero/rewards.png"
+    assert "reports/zero/rewards.png" not in zero.outputs(zero.Config(runs={"a": ["a0"]}))
+    for controls, what in (({"x": {"random": "c0"}}, "not an arm"), ({"a": {}}, "names no reward")):
+        with pytest.raises(ConfigError, match=what):
+            zero.Config(runs={"a": ["a0"]}, controls=controls)
 
 
 def test_zero_table_and_answer_sentence():

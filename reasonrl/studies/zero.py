@@ -6,9 +6,11 @@ step, the think rate per hop count before and after, accuracy when thinking vs w
 
 An arm is one run or a list of runs (one per seed) from one base; an exploration control (say, a higher
 sampling temperature from the same base) is another arm, compared with its reference through `pairs`.
-Each arm's think rate after RL is compared with its own before (step 0, the base), and each pair's after
-with each other, paired by seed; the in-training evaluation keeps the think rate per hop count, so the
-intervals resample seeds and hop counts (reports/zero/answers/)."""
+Reward controls (`controls`: a spurious reward, random or shuffled, from a base whose thinking answers beat
+its direct ones) ask whether the reward or the updates alone elicit the thinking the base already has.
+Each arm's think rate and accuracy after RL are compared with its own before (step 0, the base), each
+pair's and each control's after with its reference's after, paired by seed; the in-training evaluation
+keeps both per hop count, so the intervals resample seeds and hop counts (reports/zero/answers/)."""
 
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ OUT = "reports/zero"
 class Config:
     runs: dict[str, list[str] | str] = field(default_factory=dict)  # arm label -> GRPO runs (one per seed)
     pairs: list[list[str]] = field(default_factory=list)  # [a, b]: arm b's think rate after RL against arm a's
+    controls: dict[str, dict[str, list[str] | str]] = field(default_factory=dict)  # arm -> {reward -> runs}
     present: float = 0.01  # a base "already thinks" when its think rate before RL is at least this
     rise: float = 0.05  # RL "acted" when the think rate rose by at least this (absolute)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
@@ -69,10 +72,23 @@ class Config:
         for pair in self.pairs:
             check(len(pair) == 2 and all(p in self.runs for p in pair), "pairs",
                   f"each pair is two arms of `runs`, got {pair}")
+        for base, rewards in self.controls.items():
+            check(base in self.runs, "controls", f"{base!r} is not an arm of `runs` (the true reward from that base)")
+            check(bool(rewards), "controls", f"{base!r} names no reward")
+            self.controls[base] = {r: as_runs(rs) for r, rs in rewards.items()}
+
+
+def control_label(base: str, reward: str) -> str:
+    return f"{base}, {reward} reward"
+
+
+def arms_of(cfg: Config) -> dict[str, list[str]]:
+    """Every arm label -> its runs: the true-reward arms, then each base's reward controls."""
+    return {**cfg.runs, **{control_label(b, r): rs for b, rewards in cfg.controls.items() for r, rs in rewards.items()}}
 
 
 def all_runs(cfg: Config) -> list[str]:
-    return list(dict.fromkeys(r for rs in cfg.runs.values() for r in rs))
+    return list(dict.fromkeys(r for rs in arms_of(cfg).values() for r in rs))
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -80,37 +96,47 @@ def inputs(cfg: Config) -> list[str]:
 
 
 def outputs(cfg: Config) -> list[str]:
-    return [f"{OUT}/training.png", f"{OUT}/by_hops.png", f"{OUT}/think_vs_direct.png", f"{OUT}/table.md",
-            manifest_path("zero"), study_metrics_path("zero"), answers_dir("zero")]
+    figures = [f"{OUT}/training.png", f"{OUT}/by_hops.png", f"{OUT}/think_vs_direct.png"]
+    figures += [f"{OUT}/rewards.png"] if cfg.controls else []
+    return [*figures, f"{OUT}/table.md", manifest_path("zero"), study_metrics_path("zero"), answers_dir("zero")]
 
 
-def think_by_difficulty(run: Run, which: int) -> dict[int, np.ndarray]:
-    """{seed: think rate per hop count} of one evaluation (which = 0: the base, -1: after RL)."""
-    return {int(run.job["seed"]): np.array([v for _, v in sorted(profile(run, which)["by_difficulty"].items())])}
+MEASURES = {"think": "", "acc": "_accuracy"}  # per-hop-count measure -> its answers' name suffix
 
 
-def paired_think(a_runs: list[Run], b_runs: list[Run], wa: int, wb: int) -> tuple[np.ndarray, np.ndarray]:
-    """(seeds, hop counts) think rates of two arms (evaluation wa of a, wb of b) on their common seeds."""
-    a = {k: v for r in a_runs for k, v in think_by_difficulty(r, wa).items()}
-    b = {k: v for r in b_runs for k, v in think_by_difficulty(r, wb).items()}
+def by_difficulty(run: Run, which: int, measure: str = "think") -> dict[int, np.ndarray]:
+    """{seed: think rate (or accuracy) per hop count} of one evaluation (which = 0: the base, -1: after RL)."""
+    cols = sorted((int(c.split(".")[1]), c) for c in run.evals if c.endswith(f".{measure}"))
+    return {int(run.job["seed"]): np.array([float(run.evals[c].iloc[which]) for _, c in cols])}
+
+
+def paired_rates(a_runs: list[Run], b_runs: list[Run], wa: int, wb: int,
+                 measure: str = "think") -> tuple[np.ndarray, np.ndarray]:
+    """(seeds, hop counts) rates of two arms (evaluation wa of a, wb of b) on their common seeds."""
+    a = {k: v for r in a_runs for k, v in by_difficulty(r, wa, measure).items()}
+    b = {k: v for r in b_runs for k, v in by_difficulty(r, wb, measure).items()}
     seeds = sorted(set(a) & set(b))
     if not seeds:
         raise ValueError(f"runs {[r.name for r in a_runs]} and {[r.name for r in b_runs]} share no seed")
     return np.stack([a[s] for s in seeds]), np.stack([b[s] for s in seeds])
 
 
-def study_answers(cfg: Config, runs: dict[str, Run]) -> list[Answer]:
-    arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
+def study_answers(cfg: Config, runs: dict[str, Run], measures=tuple(MEASURES)) -> list[Answer]:
+    """Per measure (think rate, accuracy): each arm after RL vs before, each pair and reward control vs its
+    reference after RL."""
+    arms = {label: [runs[r] for r in rs] for label, rs in arms_of(cfg).items()}
+    refs = [*cfg.pairs, *([b, control_label(b, r)] for b, rewards in cfg.controls.items() for r in rewards)]
     out = []
-    for label, arm in arms.items():
-        pair = f"{slug(label)}_after_vs_before"
-        xa, xb = paired_think(arm, arm, 0, -1)
-        out.append(Answer(pair, f"{label} before", f"{label} after",
-                          stats.paired(xa, xb), cfg.equivalence))
-    for a, b in cfg.pairs:
-        pair = pair_name(a, b, "after")
-        xa, xb = paired_think(arms[a], arms[b], -1, -1)
-        out.append(Answer(pair, f"{a} after", f"{b} after", stats.paired(xa, xb), cfg.equivalence))
+    for measure in measures:
+        suffix = MEASURES[measure]
+        for label, arm in arms.items():
+            xa, xb = paired_rates(arm, arm, 0, -1, measure)
+            out.append(Answer(f"{slug(label)}{suffix}_after_vs_before", f"{label} before", f"{label} after",
+                              stats.paired(xa, xb), cfg.equivalence))
+        for a, b in refs:
+            xa, xb = paired_rates(arms[a], arms[b], -1, -1, measure)
+            out.append(Answer(pair_name(a, b, f"after{suffix}"), f"{a} after", f"{b} after",
+                              stats.paired(xa, xb), cfg.equivalence))
     return out
 
 
@@ -151,6 +177,21 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
               curves(smoothed, "reward/true", False)),
     ], "GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; per-step curves: "
        "10-step moving average)", path)
+
+
+def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
+    """Per base with reward controls: think rate and accuracy against step, the true reward beside each control."""
+    panels = []
+    for base, rewards in cfg.controls.items():
+        arms = {"true reward": cfg.runs[base], **{f"{r} reward": rs for r, rs in rewards.items()}}
+        colors = palette(arms)
+        for column, what, ylabel in (("think", "think rate", "share of responses with a trace"),
+                                     ("acc", "accuracy", "accuracy (fraction correct)")):
+            panels.append(Panel(f"Base {base}: {what} on the thinking set", ylabel,
+                                [evaluated(label, [eval_column(runs[r], column) for r in rs], colors[label])
+                                 for label, rs in arms.items()]))
+    panel_figure(panels, "Reward controls: GRPO with the true reward and with each control reward from the same base "
+                 "(mean and 95% CI over seeds)", path)
 
 
 def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
@@ -226,7 +267,7 @@ def table_rows(cfg: Config, prof: dict) -> list[dict]:
     return rows
 
 
-def answer(cfg: Config, prof: dict, answers: list[Answer]) -> str:
+def answer(cfg: Config, prof: dict, answers: list[Answer], acc: list[Answer] = ()) -> str:
     kinds = {b: verdict(p["before"]["think"], p["after"]["think"], cfg) for b, p in prof.items()}
     parts = []
     for kind, phrase in (("selected", "RL selects thinking in"), ("created", "creates it in"),
@@ -234,7 +275,8 @@ def answer(cfg: Config, prof: dict, answers: list[Answer]) -> str:
         bases = [f"{b} ({p['before']['think']:.1%} → {p['after']['think']:.1%})" for b, p in prof.items()
                  if kinds[b][0] == kind]
         parts.append(f"{phrase} {', '.join(bases) if bases else 'none'}")
-    return "; ".join(parts) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
+    text = "; ".join(parts) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
+    return text + (" Accuracy: " + "; ".join(x.text for x in acc) + "." if acc else "")
 
 
 def arm_profile(arm: list[Run], which: int) -> dict:
@@ -261,47 +303,54 @@ def arm_profile(arm: list[Run], which: int) -> dict:
 
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg), metrics=False)
-    arms = {b: [runs[r] for r in rs] for b, rs in cfg.runs.items()}
+    arms = {b: [runs[r] for r in rs] for b, rs in arms_of(cfg).items()}
     prof = {b: {"before": arm_profile(arm, 0), "after": arm_profile(arm, -1)}
             for b, arm in arms.items()}
-    answers = study_answers(cfg, runs)
+    think, acc = study_answers(cfg, runs, ("think",)), study_answers(cfg, runs, ("acc",))
+    answers = think + acc
     out = root / OUT
     training_figure(cfg, runs, out / "training.png")
     by_hops_figure(cfg, prof, out / "by_hops.png")
     think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png")
-    write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, answers), [
+    if cfg.controls:
+        rewards_figure(cfg, runs, out / "rewards.png")
+    write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, think, acc), [
         md_table(pd.DataFrame(table_rows(cfg, prof)), "Thinking before (the mixed base) and after GRPO",
                  f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem; means over each arm's seeds. "
                  f"'created': the base thought in under {cfg.present:.0%} of its responses and RL raised that by at "
                  f"least {cfg.rise:.0%} (absolute); 'selected': the base already thought at least that often; "
                  f"'neither': the rate rose by less than {cfg.rise:.0%}."),
-        answers_table(answers, "Paired comparisons of the think rate",
+        answers_table(think, "Paired comparisons of the think rate",
                       "Think rate per hop count (seeds x hop counts: the in-training evaluation keeps no per-problem "
-                      "record).")])
+                      "record)."),
+        answers_table(acc, "Paired comparisons of the accuracy",
+                      "Sampled accuracy per hop count on the thinking set (seeds x hop counts).")])
     metrics = {b: {"think_before": p["before"]["think"], "think_after": p["after"]["think"],
                    "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
                    "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
-                   "seeds": len(cfg.runs[b]),
+                   "seeds": len(arms[b]),
                    "verdict": verdict(p["before"]["think"], p["after"]["think"], cfg)[0]} for b, p in prof.items()}
     write_json(root / study_metrics_path("zero"), metrics)
     write_answers(root, "zero", answers)
-    manifest(cfg, runs, prof, answers).write(root)
+    manifest(cfg, runs, prof, think, acc).write(root)
 
 
-def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer]) -> Manifest:
+def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer], acc: list[Answer]) -> Manifest:
     think = ", ".join(f"{b} {p['before']['think']:.2f} → {p['after']['think']:.2f}" for b, p in prof.items())
-    acc = ", ".join(f"{b} {p['before']['acc']:.2f} → {p['after']['acc']:.2f}" for b, p in prof.items())
+    accuracy = ", ".join(f"{b} {p['before']['acc']:.2f} → {p['after']['acc']:.2f}" for b, p in prof.items())
     last = list(cfg.runs)[-1]
     hops = prof[last]["after"]["by_difficulty"]
+    controls = [("zero/rewards.png", f"Think rate and accuracy against step from {', '.join(cfg.controls)} under "
+                 "the true reward and each control reward (mean and 95% CI over seeds).")] if cfg.controls else []
     return Manifest(
         "zero", "R1-Zero: does RL create thinking or select it?",
         "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
-        answer(cfg, prof, answers), [describe(runs[r], ("init", "method", "seed", "temperature"))
+        answer(cfg, prof, answers, acc), [describe(runs[r], ("init", "method", "reward", "seed", "temperature"))
                                    for r in all_runs(cfg)],
         [("zero/training.png", f"Think rate and accuracy against step from each mixed base (mean and 95% CI over "
           f"seeds); think rate {think}."),
          ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "
-          f"overall accuracy {acc}.")],
-        ["zero/table.md"], manifest_answers(answers))
+          f"overall accuracy {accuracy}.")] + controls,
+        ["zero/table.md"], manifest_answers(answers + acc))
