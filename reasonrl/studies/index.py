@@ -22,8 +22,8 @@ class Claim:
     """A published claim and its one primary comparison, fixed in params (studies.claims) before the run:
     the answer file `primary` of `study`, expected in direction `expect` (+1: b > a, -1: a > b).
     `ceiling`: the largest value the measure can take (1 for accuracies; None when unbounded, as for a
-    length), which says whether the claimed direction has room to show a difference; `equivalence`
-    overrides studies.equivalence for a measure on another scale."""
+    length), which says whether the claimed direction has room to show a difference; `equivalence` and
+    `mde_target` override studies.equivalence and studies.mde_target for a measure on another scale."""
 
     paper: str
     claim: str
@@ -32,6 +32,7 @@ class Claim:
     expect: int
     ceiling: float | None = 1.0
     equivalence: float | None = None
+    mde_target: float | None = None  # overrides studies.mde_target for a measure on another scale
     task: str = "hop"  # the task `primary` is measured on
     tasks: dict[str, str] = field(default_factory=dict)  # the same claim's primary on further tasks: task -> pair
 
@@ -50,17 +51,24 @@ class Claim:
 class Config:
     claims: dict[str, Claim] = field(default_factory=dict)  # claim id -> its primary comparison
     equivalence: float = stats.EQUIVALENCE  # set from params studies.equivalence
+    mde_target: float = 0.05  # the MDE each primary comparison should reach: how many seeds would it take?
 
     def __post_init__(self):
         self.claims = {k: v if isinstance(v, Claim) else from_dict(Claim, v, f"{SECTION}.{k}")
                        for k, v in self.claims.items()}
+        check(0 < self.mde_target < 1, MDE_TARGET, f"{self.mde_target!r} is not a number in (0, 1)")
 
 
 SECTION = "studies.claims"
+SEEDS_COLUMN = "MDE (seeds); seeds for the target MDE"
+MDE_TARGET = "studies.mde_target"
 
 
 def load_config(params: dict) -> Config:
-    return Config(claims=dict(node_at(params, SECTION) or {}))
+    target = (params.get("studies") or {}).get("mde_target")
+    check(target is None or (isinstance(target, (int, float)) and not isinstance(target, bool)), MDE_TARGET,
+          f"{target!r} is not a number")
+    return Config(claims=dict(node_at(params, SECTION) or {}), **({} if target is None else {"mde_target": target}))
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -100,7 +108,23 @@ HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sa
 def comparison(answer: dict) -> stats.Comparison:
     """The stats.Comparison an answer dict of a manifest was written from."""
     fields = [f.name for f in dataclasses.fields(stats.Comparison)]
-    return stats.Comparison(**{k: answer.get(k) for k in fields})
+    return stats.Comparison(**{k: answer[k] for k in fields if k in answer})
+
+
+def seeds_text(answer: dict | None, target: float) -> str:
+    """The primary comparison's MDE with its seeds, and the seeds per arm an MDE of `target` would take."""
+    if answer is None or answer["mde"] is None:
+        return "—"
+    now = f"{answer['mde']:.3g} ({answer['seeds']})"
+    if "se_run" not in answer:  # written before answers kept their run term
+        return f"{now}; run term not recorded"
+    if answer["mde"] <= target:
+        return f"{now}, ≤ {target:g}"
+    need = stats.seeds_for(comparison(answer), target)
+    if need is None:
+        return f"{now}; {target:g}: " + ("one seed measures no run term" if answer["seeds"] < 2 else
+                                         "not by seeds alone (the test set's problem term)")
+    return f"{now}; {target:g}: {need} seeds"
 
 
 def no_variance(answer: dict | None, claim: Claim, primary: str) -> str | None:
@@ -216,10 +240,12 @@ def claims_rows(cfg: Config, manifests: list[dict], exact_metrics: dict | None) 
         c = r["claim"]
         rows.append({"paper": c.paper, "claim": c.claim, "task": r["task"], "primary comparison":
                      f"{c.study}/{r['primary']}", "our result [95% CI]": result_text(r), "verdict": r["verdict"],
-                     "why": r.get("why") or ""})
+                     "why": r.get("why") or "", SEEDS_COLUMN:
+                     seeds_text(r["answer"], c.mde_target if c.mde_target is not None else cfg.mde_target)})
     result, verdict, why = exact_claim(exact_metrics)
     rows.append({"paper": EXACT_CLAIM[0], "claim": EXACT_CLAIM[1], "task": "—", "primary comparison":
-                 "exact/final_kl_opt", "our result [95% CI]": result, "verdict": verdict, "why": why})
+                 "exact/final_kl_opt", "our result [95% CI]": result, "verdict": verdict, "why": why,
+                 SEEDS_COLUMN: "—"})
     return rows
 
 
@@ -266,7 +292,10 @@ def report(cfg: Config, root: Path) -> None:
               f"{cfg.equivalence:g} unless the claim sets its own), both Holm-adjusted across the claims that can be "
               "tested. Reproduced (or contradicted) only when that adjusted p is below 0.05 in the claimed (or the "
               "other) direction: the adjusted interval then lies beyond the region. Not testable here when the "
-              "design leaves no room for the difference. Every other answer below is exploratory: unadjusted.", "",
+              "design leaves no room for the difference. The last column gives the primary comparison's MDE (80% "
+              "power, unadjusted) with its seeds per arm, and the seeds per arm that would bring it to the target "
+              f"({cfg.mde_target:g} unless the claim sets its own), projected from its run term (docs/studies.md). "
+              "Every other answer below is exploratory: unadjusted.", "",
               claims_table(cfg, manifests, exact)]
     if table := by_task_table(cfg, manifests):
         claims += ["", "### The claims tested on more than one task", "", table]
