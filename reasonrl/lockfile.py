@@ -9,6 +9,12 @@ keeps its bytes. The result is the file DVC itself would write, byte for byte (t
 checks this against DVC's full dump); any change this cannot splice (a stage removed, keys reordered,
 another top-level key changed) falls back to DVC's full dump.
 
+Reading it costs as much: DVC parses the whole lock with ruamel (1.2 s of CPU at 46,000 lines) when it
+loads the pipeline and again before each update, so every `dvc repro -s` paid that twice or more. The
+parse is therefore kept beside the lock (.dvc/tmp, one entry keyed by the SHA-256 of the text it came
+from): whoever writes or first reads a text stores what DVC parses from it, and a read of the same text
+loads that instead. A text it has not seen (an edit, a checkout, another revision) is parsed as before.
+
 Only dvc.lock files are touched; dvc.yaml and params.yaml go through DVC unchanged. `dvc` itself is
 pinned (pyproject.toml); `install` imports the DVC internals it relies on first, so a DVC that moved them
 fails at once with an ImportError rather than writing a different lock.
@@ -18,13 +24,56 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import io
 import os
+import pickle
 import re
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 _ANCHOR = re.compile(r"&id\d+")
+PARSED = "reasonrl-lock.pickle"  # in the repository's .dvc/tmp: (SHA-256 of a lock's text, DVC's parse of it)
+
+
+def _parsed_path(path: str) -> str | None:
+    """Where the parse of lock file `path` is kept: its repository's .dvc/tmp (None when there is none, as
+    for a lock read from another revision)."""
+    tmp = os.path.join(os.path.dirname(os.path.abspath(os.fspath(path))), ".dvc", "tmp")
+    return os.path.join(tmp, PARSED) if os.path.isdir(tmp) else None
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _store(path: str, text: str, data: dict) -> None:
+    """Keep `data` as the parse of `text` (atomically: another worker may be reading it)."""
+    kept = _parsed_path(path)
+    if kept is None:
+        return
+    with contextlib.suppress(OSError):
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(kept), prefix=PARSED)
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump((_key(text), data), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, kept)
+
+
+def parse_lock(text: str, path: str) -> dict:
+    """DVC's parse of a lock file's text: the kept one when it is of this very text, else DVC's parser's."""
+    from dvc.utils.serialize._yaml import parse_yaml
+
+    kept = _parsed_path(path)
+    if kept is not None:
+        with contextlib.suppress(Exception):  # unreadable or torn: parse as DVC does
+            with open(kept, "rb") as f:
+                key, data = pickle.load(f)
+            if key == _key(text):
+                return data
+    data = parse_yaml(text, path)
+    _store(path, text, data)
+    return data
 
 
 def _emit(name: str, entry: Any) -> str | None:
@@ -85,7 +134,7 @@ def splice(text: str, before: dict, after: dict) -> str | None:
 @contextlib.contextmanager
 def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
     """DVC's `modify_yaml` for a lock file: the same data in, the same bytes out, without the round trip."""
-    from dvc.utils.serialize._yaml import _dump, parse_yaml
+    from dvc.utils.serialize._yaml import _dump
 
     open_fn = fs.open if fs else open
     exists = fs.exists(os.fspath(path)) if fs else os.path.exists(path)
@@ -93,7 +142,8 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
     if exists:
         with open_fn(path, encoding="utf-8") as fd:
             text = fd.read()
-    data = parse_yaml(text, path) if text else {}
+    local = fs is None or getattr(fs, "protocol", None) == "local"
+    data = (parse_lock(text, path) if local else _parse(text, path)) if text else {}
     before = copy.deepcopy(data)
     yield data
     new_text = splice(text, before, data) if text else None
@@ -103,14 +153,24 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
         new_text = buf.getvalue()
     with open_fn(path, "w+", encoding="utf-8") as fd:
         fd.write(new_text)
+    if local:  # DVC's dumper round-trips: the text just written parses to `data` (tests/test_lockfile.py)
+        _store(path, new_text, data)
+
+
+def _parse(text: str, path: str) -> dict:
+    from dvc.utils.serialize._yaml import parse_yaml
+
+    return parse_yaml(text, path)
 
 
 def install() -> None:
-    """Make DVC's dvcfile module update lock files with `modify_lock` (dvc.yaml keeps DVC's own path)."""
+    """Make DVC update lock files with `modify_lock` and read them through `parse_lock` (dvc.yaml and
+    params.yaml keep DVC's own paths)."""
     import dvc.dvcfile as dvcfile
+    import dvc.utils.strictyaml as strictyaml
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401  (fails loudly if they move)
 
-    original = dvcfile.modify_yaml
+    original, original_parse = dvcfile.modify_yaml, strictyaml.parse_yaml
     if getattr(original, "__wrapped_by_reasonrl__", False):
         return
 
@@ -119,5 +179,10 @@ def install() -> None:
             return modify_lock(path, fs=fs)
         return original(path, fs=fs)
 
+    def read_yaml(text, path, typ="safe"):  # strictyaml.load's parser: DVC reads lock files through it
+        if typ == "safe" and os.fspath(path).endswith(".lock"):
+            return parse_lock(text, path)
+        return original_parse(text, path, typ=typ)
+
     modify_yaml.__wrapped_by_reasonrl__ = True  # type: ignore[attr-defined]
-    dvcfile.modify_yaml = modify_yaml
+    dvcfile.modify_yaml, strictyaml.parse_yaml = modify_yaml, read_yaml

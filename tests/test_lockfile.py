@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import os
+import pickle
 import subprocess
 import sys
 
@@ -105,15 +107,73 @@ def test_a_new_lock_file(tmp_path):
 
 def test_install_patches_lock_files_only(monkeypatch):
     import dvc.dvcfile as dvcfile
+    import dvc.utils.strictyaml as strictyaml
 
     calls = []
     monkeypatch.setattr(dvcfile, "modify_yaml", lambda path, fs=None: calls.append(("dvc", path)))
     monkeypatch.setattr(lockfile, "modify_lock", lambda path, fs=None: calls.append(("ours", path)))
+    monkeypatch.setattr(strictyaml, "parse_yaml", lambda text, path, typ="safe": calls.append(("parse", path, typ)))
+    monkeypatch.setattr(lockfile, "parse_lock", lambda text, path: calls.append(("ours", path)))
     lockfile.install()
     lockfile.install()  # a second call does not wrap twice
     dvcfile.modify_yaml("dir/dvc.lock")
     dvcfile.modify_yaml("dir/dvc.yaml")
-    assert calls == [("ours", "dir/dvc.lock"), ("dvc", "dir/dvc.yaml")]
+    strictyaml.parse_yaml("", "dir/dvc.lock")
+    strictyaml.parse_yaml("", "dir/dvc.lock", typ="rt")  # a round-trip read keeps DVC's parser
+    strictyaml.parse_yaml("", "dir/dvc.yaml")
+    assert calls == [("ours", "dir/dvc.lock"), ("dvc", "dir/dvc.yaml"), ("ours", "dir/dvc.lock"),
+                     ("parse", "dir/dvc.lock", "rt"), ("parse", "dir/dvc.yaml", "safe")]
+
+
+@pytest.fixture
+def repo_lock(lock, tmp_path) -> tuple[object, str, dict]:
+    """A dvc.lock in a folder with .dvc/tmp, where its parse is kept."""
+    (tmp_path / ".dvc" / "tmp").mkdir(parents=True)
+    path = tmp_path / "dvc.lock"
+    path.write_text(lock[0])
+    return path, *lock
+
+
+def test_a_lock_text_is_parsed_once_then_read_from_the_kept_parse(repo_lock, monkeypatch):
+    path, text, data = repo_lock
+    assert lockfile.parse_lock(text, str(path)) == dvc_yaml.parse_yaml(text, str(path)) == data
+    kept = path.parent / ".dvc" / "tmp" / lockfile.PARSED
+    assert kept.exists()
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(dvc_yaml, "parse_yaml", no_parse)
+    assert lockfile.parse_lock(text, str(path)) == data  # the same text: the kept parse
+    other = text.replace("stages/rl.py runs s1", "stages/rl.py runs other")
+    with pytest.raises(AssertionError, match="parsed again"):  # another text is parsed, never looked up
+        lockfile.parse_lock(other, str(path))
+    monkeypatch.undo()
+    kept.write_bytes(b"torn")
+    assert lockfile.parse_lock(text, str(path)) == data  # an unreadable kept parse: DVC's parser
+
+
+def test_no_kept_parse_without_a_dvc_tmp_folder(lock, tmp_path):
+    text, data = lock
+    assert lockfile.parse_lock(text, str(tmp_path / "dvc.lock")) == data
+    assert not list(tmp_path.rglob(lockfile.PARSED))
+
+
+def test_an_update_keeps_the_parse_of_the_text_it_wrote(repo_lock, monkeypatch):
+    path, text, _ = repo_lock
+    new = _modify(lockfile.modify_lock, path, lambda d: d["stages"].update({"new@x": _entry(3)}))
+    monkeypatch.setattr(dvc_yaml, "parse_yaml", lambda *a, **k: pytest.fail("parsed again"))
+    kept = lockfile.parse_lock(new, str(path))
+    monkeypatch.undo()
+    assert kept == dvc_yaml.parse_yaml(new, str(path)) and "new@x" in kept["stages"]
+
+
+def test_dvcs_dump_of_the_committed_lock_parses_back_to_the_same_data():
+    # what an update keeps rests on this: the text DVC's dumper writes parses to the data it dumped
+    from pipeline_util import ROOT
+
+    data = dvc_yaml.parse_yaml((ROOT / "dvc.lock").read_text(), "dvc.lock")
+    assert len(data["stages"]) > 100 and dvc_yaml.parse_yaml(_dvc_text(data), "dvc.lock") == data
 
 
 @pytest.mark.slow
@@ -136,3 +196,5 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
                            capture_output=True)
         locks.append((repo / "dvc.lock").read_text())
     assert locks[0] == locks[1] and "s2:" in locks[0]
+    key, kept = pickle.loads((tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.PARSED).read_bytes())
+    assert key == hashlib.sha256(locks[1].encode()).hexdigest() and kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock")
