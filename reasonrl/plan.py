@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPORT_PREFIX = "report"  # a stage named report... (the project's report_<study>) is a result
 
 
@@ -139,9 +137,22 @@ class Schedule:
 # ---- what a stage did, from DVC's files ----------------------------------------------------------------
 
 
+def _dvc_parse(text: str, path: str) -> Any:
+    """DVC's own reading of a YAML file it wrote (YAML 1.2: `3e-06` is a number), so that a dvc.lock entry
+    and a run-cache entry compare as DVC would compare them."""
+    from dvc.utils.serialize._yaml import parse_yaml
+
+    return parse_yaml(text, path)
+
+
 def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
-    stage finishes, so the file is read until two reads agree."""
+    stage finishes, so the file is read until two reads agree; the text is parsed once per version
+    (reasonrl.lockfile.parse_lock: the lock's kept parse)."""
+    from dvc.utils.serialize._yaml import YAMLFileCorruptedError
+
+    from .lockfile import parse_lock
+
     prev = None
     for _ in range(20):
         try:
@@ -152,8 +163,8 @@ def read_lock_entry(path: str, key: str) -> dict | None:
             break
         prev = text
         time.sleep(0.05)
-    with contextlib.suppress(yaml.YAMLError, AttributeError, TypeError):
-        return (yaml.safe_load(prev or "") or {}).get("stages", {}).get(key)
+    with contextlib.suppress(YAMLFileCorruptedError, AttributeError, TypeError):
+        return ((parse_lock(prev, path) if prev else None) or {}).get("stages", {}).get(key)
     return None
 
 
@@ -166,10 +177,12 @@ def _entry_is(path: str, entry: dict) -> bool:
     # A run-cache entry holds the same fields as the stage's dvc.lock entry (cmd, deps, params, outs).
     # The outputs' hashes appear verbatim in its YAML (a long cmd may be folded or escaped): only the files
     # that hold them all are parsed.
+    from dvc.utils.serialize._yaml import YAMLFileCorruptedError
+
     hashes = [str(o["md5"]) for o in entry.get("outs") or [] if isinstance(o, dict) and "md5" in o]
-    with contextlib.suppress(OSError, yaml.YAMLError):
+    with contextlib.suppress(OSError, YAMLFileCorruptedError):
         text = Path(path).read_text()
-        return all(h in text for h in hashes) and yaml.safe_load(text) == entry
+        return all(h in text for h in hashes) and _dvc_parse(text, path) == entry
     return False
 
 

@@ -231,6 +231,28 @@ def test_read_lock_entry(tmp_path):
     lock.write_text("schema: '2.0'\nstages:\n  s@a:\n    cmd: echo\n")
     assert P.read_lock_entry(str(lock), "s@a") == {"cmd": "echo"}
     assert P.read_lock_entry(str(lock), "s@b") is None
+    lock.write_text("stages: [unclosed\n")
+    assert P.read_lock_entry(str(lock), "s@a") is None
+
+
+def test_a_restored_entry_is_recognised_as_dvc_reads_it(tmp_path):
+    # DVC writes a learning rate 3e-06 unquoted: YAML 1.2 (DVC's reader) says a number, YAML 1.1 a string;
+    # the lock entry and the run-cache entry must be read alike or a restore reads as a run
+    from dvc.utils.serialize._yaml import _dump
+
+    entry = {"cmd": "python stages/rl.py runs a", "params": {"params.yaml": {"runs.a": {"lr": 3e-06}}},
+             "outs": [{"path": "out", "md5": "2" * 32}]}
+    (tmp_path / ".dvc" / "tmp").mkdir(parents=True)
+    with open(tmp_path / "dvc.lock", "w") as f:
+        _dump({"schema": "2.0", "stages": {"rl@a": entry}}, f)
+    assert "lr: 3e-06" in (tmp_path / "dvc.lock").read_text()
+    read = P.read_lock_entry(str(tmp_path / "dvc.lock"), "rl@a")
+    assert read == entry and P.read_lock_entry(str(tmp_path / "dvc.lock"), "rl@a") == entry  # the kept parse
+    cached = tmp_path / "runs" / "aa" / "aa" / "v"
+    cached.parent.mkdir(parents=True)
+    with open(cached, "w") as f:
+        _dump(entry, f)
+    assert P.stage_status(None, read, {str(cached)}, str(tmp_path / "runs")) == "restored"
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # from dvc internals, in this process
