@@ -12,8 +12,10 @@ another top-level key changed) falls back to DVC's full dump.
 Reading it costs as much: DVC parses the whole lock with ruamel (1.2 s of CPU at 46,000 lines) when it
 loads the pipeline and again before each update, so every `dvc repro -s` paid that twice or more. The
 parse is therefore kept beside the lock (.dvc/tmp, one entry keyed by the SHA-256 of the text it came
-from): whoever writes or first reads a text stores what DVC parses from it, and a read of the same text
-loads that instead. A text it has not seen (an edit, a checkout, another revision) is parsed as before.
+from and the parsers' versions): whoever writes or first reads a text stores what DVC parses from it, and
+a read of the same text loads that instead. A text it has not seen (an edit, a checkout, another revision)
+is parsed as before. With one entry, two workers can replace each other's: that costs a parse, never a
+wrong one.
 
 Only dvc.lock files are touched; dvc.yaml and params.yaml go through DVC unchanged. `dvc` itself is
 pinned (pyproject.toml); `install` imports the DVC internals it relies on first, so a DVC that moved them
@@ -45,19 +47,32 @@ def _parsed_path(path: str) -> str | None:
 
 
 def _key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The text's SHA-256, with the versions of the parsers behind DVC's reading (an upgrade parses anew)."""
+    from importlib.metadata import version
+
+    parsers = ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml"))
+    return parsers + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _store(path: str, text: str, data: dict) -> None:
-    """Keep `data` as the parse of `text` (atomically: another worker may be reading it)."""
+    """Keep `data` as the parse of `text`, atomically (another worker may be reading it); keeping it is an
+    optimisation, so any failure leaves nothing behind and is not an error."""
     kept = _parsed_path(path)
     if kept is None:
         return
-    with contextlib.suppress(OSError):
+    tmp = None
+    try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(kept), prefix=PARSED)
         with os.fdopen(fd, "wb") as f:
             pickle.dump((_key(text), data), f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, kept)
+        tmp = None
+    except Exception:  # noqa: BLE001  (a full disk, an unpicklable value: DVC's parser next time)
+        pass
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def parse_lock(text: str, path: str) -> dict:

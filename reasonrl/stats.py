@@ -45,7 +45,8 @@ CONFIDENCE = 0.95
 POWER = 0.8
 EQUIVALENCE = 0.01  # default half-width of the region of practical equivalence (params: studies.equivalence)
 # The keys of every answer file reports/<study>/answers/<pair>.json: one schema, so `dvc metrics show` is a table
-ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems", "se_run")
+ANSWER_KEYS = ("a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems", "se_run",
+               "run_sd")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Comparison:
     problems: int
     constant: float | None = None  # the one value every cell of both arms takes (no variance at all), else None
     se_run: float = 0.0  # the run term's part of se (sqrt of its variance): the part more seeds would shrink
+    run_sd: float = 0.0  # sqrt of the variance one run per arm adds: the run term with n runs per arm is run_sd^2 / n
 
     def excludes_zero(self) -> bool:
         return self.ci_lo > 0 or self.ci_hi < 0
@@ -181,14 +183,16 @@ def mde(se: float, df: float = math.inf, alpha: float = 1 - CONFIDENCE, power: f
 
 
 def _compare(a: np.ndarray, b: np.ndarray, iv: Interval, confidence: float, units: int, v_run: float,
-             means: tuple[float, float] | None = None) -> Comparison:
-    """`v_run`: the run term's variance in iv.se^2; `means`: the arms' means as the effect weighs them
-    (group-averaged), when not the cells' means."""
+             per_run: float, means: tuple[float, float] | None = None) -> Comparison:
+    """`v_run`: the run term's variance in iv.se^2; `per_run`: what one run per arm adds to it (v_run times
+    the runs, per arm); `means`: the arms' means as the effect weighs them (group-averaged), when not the
+    cells' means."""
     both = np.concatenate([a.ravel(), b.ravel()])
     constant = float(both[0]) if np.all(both == both[0]) else None
     mean_a, mean_b = means or (float(a.mean()), float(b.mean()))
     return Comparison(mean_a, mean_b, iv.mean, iv.lo, iv.hi, iv.se, iv.df, p_value(iv.mean, iv.se, iv.df),
-                      mde(iv.se, iv.df, 1 - confidence), units, a.shape[1], constant, math.sqrt(v_run))
+                      mde(iv.se, iv.df, 1 - confidence), units, a.shape[1], constant, math.sqrt(v_run),
+                      math.sqrt(per_run))
 
 
 def p_value(effect: float, se: float, df: float, margin: float = 0.0) -> float:
@@ -213,7 +217,7 @@ def paired(a, b, rng=None, confidence: float = CONFIDENCE, groups=None) -> Compa
     v_run, v_prob, df = _terms(d)
     means = (float(by_group(a, groups).mean()), float(by_group(b, groups).mean()))
     iv = _t_interval(float(d.mean()), v_run + v_prob, df, confidence)
-    return _compare(a, b, iv, confidence, d.shape[0], v_run, means)
+    return _compare(a, b, iv, confidence, d.shape[0], v_run, v_run * d.shape[0], means)
 
 
 def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bool = True) -> Comparison:
@@ -240,20 +244,22 @@ def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bo
     else:  # a single run on each side: conditional on the two runs, over problems
         df = min(d for _, _, d in terms)
     iv = _t_interval(float(b.mean() - a.mean()), var, df, confidence)
-    return _compare(a, b, iv, confidence, min(a.shape[0], b.shape[0]), sum(v for v, _ in runs))
+    per_run = sum(v * x.shape[0] for x, (v, _, _) in zip((a, b), terms) if x.shape[0] > 1 and v > 0)
+    return _compare(a, b, iv, confidence, min(a.shape[0], b.shape[0]), sum(v for v, _ in runs), per_run)
 
 
 def seeds_for(cmp: Comparison, target: float, most: int = 100) -> int | None:
-    """Seeds per arm that would bring the design's MDE to `target`, projected from one comparison: the
-    run term of se^2 shrinks as 1 / seeds while the test set's problem term stays, and df = seeds - 1 (a
-    paired design's; an unpaired one's Welch df is larger, so this errs towards more seeds). None when
+    """Seeds per arm that would bring the design's (unadjusted) MDE to `target`, projected from one
+    comparison: the run term becomes run_sd^2 / n with n runs per arm while the test set's problem term
+    stays, and df = n - 1 (a paired design's; an unpaired one's Welch df is larger, so this errs towards
+    more seeds). The run spread is the one measured on the comparison's seeds, taken as known. None when
     nothing can be projected (one seed measures no run term; no variance) or when `most` seeds do not
     reach it (the problem term alone is too large: a larger test set would)."""
     if cmp.seeds < 2 or cmp.se == 0:
         return None
-    per_run = cmp.se_run ** 2 * cmp.seeds
     v_prob = max(0.0, cmp.se ** 2 - cmp.se_run ** 2)
-    return next((n for n in range(2, most + 1) if mde(math.sqrt(per_run / n + v_prob), n - 1) <= target), None)
+    return next((n for n in range(2, most + 1) if mde(math.sqrt(cmp.run_sd ** 2 / n + v_prob), n - 1) <= target),
+                None)
 
 
 # ----------------------------------------------------------------------------- wording

@@ -151,6 +151,10 @@ def test_a_lock_text_is_parsed_once_then_read_from_the_kept_parse(repo_lock, mon
     monkeypatch.undo()
     kept.write_bytes(b"torn")
     assert lockfile.parse_lock(text, str(path)) == data  # an unreadable kept parse: DVC's parser
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    kept.write_bytes(pickle.dumps((f"dvc=0.1,ruamel.yaml=0.1:{digest}", {"stages": {}})))
+    assert lockfile.parse_lock(text, str(path)) == data  # kept by other parsers' versions: parsed anew
+    assert [p.name for p in kept.parent.iterdir()] == [lockfile.PARSED]  # no temporary file left behind
 
 
 def test_no_kept_parse_without_a_dvc_tmp_folder(lock, tmp_path):
@@ -197,4 +201,5 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
         locks.append((repo / "dvc.lock").read_text())
     assert locks[0] == locks[1] and "s2:" in locks[0]
     key, kept = pickle.loads((tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.PARSED).read_bytes())
-    assert key == hashlib.sha256(locks[1].encode()).hexdigest() and kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock")
+    assert key.endswith(":" + hashlib.sha256(locks[1].encode()).hexdigest())
+    assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock")

@@ -83,8 +83,9 @@ def test_changing_one_mixed_phase_2_reruns_only_it_and_what_reads_it(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"mixed@think2"}
     # not the shared phase 1, not the other phase-2 bases
-    # the zero runs have no eval@ stage: the zero study reads only their training records
-    assert closure == {"mixed@think2"} | {f"rl_noeval@zero_think2_s{i}" for i in SEEDS} | READERS
+    # the zero runs, the reward controls' too, have no eval@ stage: the zero study reads only their training records
+    runs = {f"zero_think2{r}_s{i}" for r in ("", "_rand", "_shuf") for i in SEEDS}
+    assert closure == {"mixed@think2"} | {f"rl_noeval@{r}" for r in runs} | READERS
 
 
 def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_repo):
@@ -95,6 +96,7 @@ def test_changing_the_shared_mixed_phase_1_reruns_every_base_built_on_it(tiny_re
     assert direct == {"mixed_p1@skill"}
     built_on = {"think0", "think2", "think10"}
     runs = {f"zero_{b}_s{i}" for b in (*built_on, "think0_hot") for i in SEEDS}  # the hot control starts at think0
+    runs |= {f"zero_{b}_{r}_s{i}" for b in ("think2", "think10") for r in ("rand", "shuf") for i in SEEDS}
     assert closure == ({"mixed_p1@skill"} | {f"mixed@{b}" for b in built_on} | {f"rl_noeval@{r}" for r in runs}
                        | READERS)
     assert "base@direct" not in closure and "rl_noeval@zero_noskill_s0" not in closure

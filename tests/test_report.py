@@ -280,7 +280,7 @@ def test_methods_numbers(studies):
     # paired with the base (0.4, seedless) on all three seeds: 140, 160, 180 of 200 right vs 80
     vs_base = read_json(studies / "reports/methods/answers/grpo_vs_base.json")
     assert list(vs_base) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems",
-                             "se_run"]
+                             "se_run", "run_sd"]
     assert (vs_base["a"], vs_base["b"], vs_base["seeds"], vs_base["problems"]) == (0.4, 0.8, 3, 200)
     assert vs_base["effect"] == pytest.approx(0.4) and 0 < vs_base["ci_lo"] < 0.4 < vs_base["ci_hi"]
     # against the reference (SFT, the first arm) on the common seeds 0 and 1: (0.7 + 0.8) / 2 - 0.6
@@ -311,16 +311,16 @@ def test_passk_table_states_crossings(studies):
 def test_zero_answers_create_or_select(studies):
     m = read_json(studies / "reports/metrics/zero.json")
     assert {b: v["verdict"] for b, v in m.items()} == {"noskill": "neither", "think0": "created",
-                                                       "think2": "selected", "think2, random reward": "selected"}
+                                                       "think2": "selected", "think2 with random reward": "selected"}
     assert m["think2"]["think_before"] == 0.02 and m["think2"]["think_after"] == 0.95
     assert m["noskill"]["acc_think_after"] == 0.9 or m["noskill"]["think_after"] == 0.0
     table = (studies / "reports/zero/table.md").read_text()
-    assert "RL selects thinking in think2 (2.0% → 95.0%), think2, random reward (2.0% → 10.0%)" in table
+    assert "RL selects thinking in think2 (2.0% → 95.0%), think2 with random reward (2.0% → 10.0%)" in table
     assert "n/a" in table and "### Paired comparisons of the accuracy" in table
     # the random reward's control, one seed: accuracy 0.35 after against the true reward's 0.5 on every hop count
-    rand = read_json(studies / "reports/zero/answers/think2_random_reward_vs_think2_after_accuracy.json")
+    rand = read_json(studies / "reports/zero/answers/think2_with_random_reward_vs_think2_after_accuracy.json")
     assert rand["effect"] == pytest.approx(-0.15) and rand["seeds"] == 1
-    assert m["think2, random reward"]["acc_before"] == 0.3 and m["think2, random reward"]["seeds"] == 1
+    assert m["think2 with random reward"]["acc_before"] == 0.3 and m["think2 with random reward"]["seeds"] == 1
 
 
 def test_hacking_fooled_examples_and_random_clip(studies):
@@ -541,32 +541,35 @@ def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_colum
 
 
 def test_the_index_says_how_many_seeds_each_primary_needs_for_the_target_mde():
-    def ans(se, se_run, seeds=5):
+    def ans(se, v_run, seeds=5):
         return {"a": 0.5, "b": 0.55, "effect": 0.05, "ci_lo": 0.0, "ci_hi": 0.1, "se": se, "df": seeds - 1,
                 "p": 0.1, "mde": stats.mde(se, seeds - 1), "seeds": seeds, "problems": 300, "constant": None,
-                "se_run": se_run}
+                "se_run": v_run ** 0.5, "run_sd": (v_run * seeds) ** 0.5}
 
     # se 0.03 of which the run term 0.0008 (test_stats: 22 seeds reach 0.05); se 0.01: mde 0.037 already
-    assert index.seeds_text(ans(0.03, 0.0008 ** 0.5), 0.05) == "0.112 (5); 0.05: 22 seeds"
-    assert index.seeds_text(ans(0.01, 0.008), 0.05) == "0.0372 (5), ≤ 0.05"
-    assert index.seeds_text(ans(0.03, 0.0005 ** 0.5), 0.05) == (
+    assert index.seeds_text(ans(0.03, 0.0008), 0.05) == "0.112 (5); 0.05: 22 seeds"
+    assert index.seeds_text(ans(0.01, 0.00006), 0.05) == "0.0372 (5), ≤ 0.05"
+    assert index.seeds_text(ans(0.03, 0.0005), 0.05) == (
         "0.112 (5); 0.05: not by seeds alone (the test set's problem term)")
     assert index.seeds_text(ans(0.03, 0.0, seeds=1), 0.05).endswith("0.05: one seed measures no run term")
     assert index.seeds_text(None, 0.05) == "—" and index.seeds_text({**ans(0, 0), "mde": None}, 0.05) == "—"
-    old = ans(0.03, 0.01)
-    del old["se_run"]
-    assert index.seeds_text(old, 0.05) == "0.112 (5); run term not recorded"
+    old = ans(0.03, 0.0008)
+    del old["se_run"], old["run_sd"]
+    assert index.seeds_text(old, 0.05) == "0.112 (5); run spread not recorded"
+    assert index.seeds_text({**old, "mde": 0.04}, 0.05) == "0.04 (5), ≤ 0.05"  # reached needs no run spread
     # a claim's own target overrides studies.mde_target; the exact toy's claim has no MDE
     claims = {"acc": index.Claim("P", "c", "passk", "acc", 1), "len": index.Claim("P", "c", "passk", "len", 1,
                                                                                ceiling=None, mde_target=0.1)}
-    manifests = [{"study": "passk", "answers": [{"pair": "acc", **ans(0.03, 0.0008 ** 0.5)},
-                                                {"pair": "len", **ans(0.03, 0.0008 ** 0.5)}]}]
+    manifests = [{"study": "passk", "answers": [{"pair": "acc", **ans(0.03, 0.0008)},
+                                                {"pair": "len", **ans(0.03, 0.0008)}]}]
     rows = index.claims_rows(index.Config(claims=claims), manifests, None)
     assert [r[index.SEEDS_COLUMN] for r in rows] == ["0.112 (5); 0.05: 22 seeds", "0.112 (5); 0.1: 6 seeds", "—"]
     with pytest.raises(ConfigError, match="studies.mde_target"):
         index.load_config({"studies": {"mde_target": "many"}})
     with pytest.raises(ConfigError, match="studies.mde_target"):
-        index.Config(mde_target=1.5)
+        index.Config(mde_target=0)
+    with pytest.raises(ConfigError, match="mde_target: -1 must be > 0"):
+        index.Claim("P", "c", "passk", "acc", 1, mde_target=-1)
 
 
 def sps_t_sf(x: float, df: int) -> float:

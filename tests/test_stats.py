@@ -188,7 +188,8 @@ def test_at_level_widens_with_the_level():  # the index's Holm-adjusted interval
 
 def test_answer_json_has_exactly_the_shared_keys():
     d = cmp(0.1, 0.05, 0.15, mde=0.0712345678).to_json()
-    assert list(d) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems", "se_run"]
+    assert list(d) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems", "se_run",
+                       "run_sd"]
     assert d["mde"] == 0.071235 and d["seeds"] == 5 and isinstance(d["problems"], int)
 
 
@@ -276,13 +277,14 @@ def test_unpaired_cell_noise_scalar_arms_and_mixed_run_counts():
 def test_seeds_for_projects_the_run_term_and_keeps_the_problem_term():
     # se 0.03 from 5 seeds: run term 0.0008 of se^2 = 0.0009 (0.004 per run), problem term 0.0001. With n
     # seeds se = sqrt(0.004 / n + 0.0001); (t_0.975 + t_0.8)(n - 1 df) * se first reaches 0.05 at n = 22
-    c = stats.Comparison(0.5, 0.55, 0.05, 0.0, 0.1, 0.03, 4, 0.1, stats.mde(0.03, 4), 5, 300, None, math.sqrt(0.0008))
+    c = stats.Comparison(0.5, 0.55, 0.05, 0.0, 0.1, 0.03, 4, 0.1, stats.mde(0.03, 4), 5, 300, None, math.sqrt(0.0008),
+                         math.sqrt(0.004))
     assert stats.seeds_for(c, 0.05) == 22
     assert stats.mde(math.sqrt(0.004 / 21 + 0.0001), 20) > 0.05 >= stats.mde(math.sqrt(0.004 / 22 + 0.0001), 21)
     # 3 seeds: se = sqrt(0.004 / 3 + 0.0001) = 0.0379, (4.303 + 1.061) x se = 0.203; 4 seeds: 4.160 x 0.0332
     assert stats.seeds_for(c, 0.2) == 4 and stats.seeds_for(c, 0.21) == 3
     # a problem term of 0.0004 alone gives mde >= 2.8 x 0.02 = 0.056: no number of seeds reaches 0.05
-    assert stats.seeds_for(replace(c, se_run=math.sqrt(0.0005)), 0.05) is None
+    assert stats.seeds_for(replace(c, se_run=math.sqrt(0.0005), run_sd=math.sqrt(0.0025)), 0.05) is None
     assert stats.seeds_for(replace(c, seeds=1), 0.05) is None and stats.seeds_for(replace(c, se=0.0), 0.05) is None
 
 
@@ -291,5 +293,17 @@ def test_comparisons_carry_their_run_term():
     b = a + np.array([[0.1], [0.3], [0.2]])  # b - a: run means 0.1, 0.3, 0.2 on every problem
     cmp = stats.paired(a, b)
     assert cmp.se_run == pytest.approx(math.sqrt(0.01 / 3)) and cmp.se == pytest.approx(cmp.se_run)
-    assert cmp.to_json()["se_run"] == round(cmp.se_run, 6)
+    assert cmp.run_sd == pytest.approx(0.1) and cmp.to_json()["se_run"] == round(cmp.se_run, 6)
     assert stats.paired(a[:1], b[:1]).se_run == 0.0  # one run: no run term
+
+
+def test_an_unpaired_comparison_keeps_each_arms_run_spread():
+    # arm a: 3 runs at 0, 0.1, 0.2 on every problem (run variance 0.01); arm b: 6 runs at 0.5, 0.6, 0.7
+    # twice (0.008). The run term is 0.01 / 3 + 0.008 / 6; one run per arm adds 0.01 + 0.008
+    a = np.repeat(np.array([[0.0], [0.1], [0.2]]), 4, axis=1)
+    b = np.repeat(np.array([[0.5], [0.6], [0.7]] * 2), 4, axis=1)
+    cmp = stats.unpaired(a, b)
+    assert cmp.se_run == pytest.approx(math.sqrt(0.01 / 3 + 0.008 / 6)) and cmp.se == pytest.approx(cmp.se_run)
+    assert cmp.run_sd == pytest.approx(math.sqrt(0.018)) and cmp.seeds == 3
+    # with n runs per arm: se = sqrt(0.018 / n), mde with n - 1 df: n = 11 gives 0.126, n = 12 3.077 x 0.0387 = 0.119
+    assert stats.seeds_for(cmp, 0.125) == 12

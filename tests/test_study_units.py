@@ -108,16 +108,16 @@ def test_zero_answers_pair_each_arm_with_its_base_and_the_pairs_after_rl():
 
 def test_zero_reward_controls_against_their_base_before_and_the_true_reward_after():
     cfg = zero.Config(runs={"a": ["a0", "a1"]}, controls={"a": {"random": "c0"}})
-    assert zero.arms_of(cfg) == {"a": ["a0", "a1"], "a, random reward": ["c0"]}
+    assert zero.arms_of(cfg) == {"a": ["a0", "a1"], "a with random reward": ["c0"]}
     assert zero.all_runs(cfg) == ["a0", "a1", "c0"]
     answers = zero.study_answers(cfg, RUNS)
     assert [(x.pair, x.a, x.b) for x in answers] == [
         ("a_after_vs_before", "a before", "a after"),
-        ("a_random_reward_after_vs_before", "a, random reward before", "a, random reward after"),
-        ("a_random_reward_vs_a_after", "a after", "a, random reward after"),
+        ("a_with_random_reward_after_vs_before", "a with random reward before", "a with random reward after"),
+        ("a_with_random_reward_vs_a_after", "a after", "a with random reward after"),
         ("a_accuracy_after_vs_before", "a before", "a after"),
-        ("a_random_reward_accuracy_after_vs_before", "a, random reward before", "a, random reward after"),
-        ("a_random_reward_vs_a_after_accuracy", "a after", "a, random reward after")]
+        ("a_with_random_reward_accuracy_after_vs_before", "a with random reward before", "a with random reward after"),
+        ("a_with_random_reward_vs_a_after_accuracy", "a after", "a with random reward after")]
     # think: the control's (0.1, 0.2) - (0.0, 0.1) = 0.1; against a after on seed 0: (0.1, 0.2) - (0.5, 0.7)
     assert [x.cmp.effect for x in answers[1:3]] == pytest.approx([0.1, -0.45])
     # accuracy: (0.4, 0.2) - (0.3, 0.1) = 0.1; against a after on seed 0: (0.4, 0.2) - (1.0, 0.8) = -0.6

@@ -45,6 +45,7 @@ class Claim:
         check(self.expect in (1, -1), "expect", f"{self.expect!r} must be +1 (b > a) or -1 (a > b)")
         check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
         check(self.task not in self.tasks, "tasks", f"{self.task!r} is the task of `primary` already")
+        check(self.mde_target is None or self.mde_target > 0, "mde_target", f"{self.mde_target!r} must be > 0")
 
 
 @dataclass
@@ -56,7 +57,7 @@ class Config:
     def __post_init__(self):
         self.claims = {k: v if isinstance(v, Claim) else from_dict(Claim, v, f"{SECTION}.{k}")
                        for k, v in self.claims.items()}
-        check(0 < self.mde_target < 1, MDE_TARGET, f"{self.mde_target!r} is not a number in (0, 1)")
+        check(self.mde_target > 0, MDE_TARGET, f"{self.mde_target!r} must be > 0")
 
 
 SECTION = "studies.claims"
@@ -116,10 +117,10 @@ def seeds_text(answer: dict | None, target: float) -> str:
     if answer is None or answer["mde"] is None:
         return "—"
     now = f"{answer['mde']:.3g} ({answer['seeds']})"
-    if "se_run" not in answer:  # written before answers kept their run term
-        return f"{now}; run term not recorded"
     if answer["mde"] <= target:
         return f"{now}, ≤ {target:g}"
+    if "run_sd" not in answer:  # written before answers kept their run spread
+        return f"{now}; run spread not recorded"
     need = stats.seeds_for(comparison(answer), target)
     if need is None:
         return f"{now}; {target:g}: " + ("one seed measures no run term" if answer["seeds"] < 2 else

@@ -79,7 +79,7 @@ class Config:
 
 
 def control_label(base: str, reward: str) -> str:
-    return f"{base}, {reward} reward"
+    return f"{base} with {reward} reward"
 
 
 def arms_of(cfg: Config) -> dict[str, list[str]]:
