@@ -97,12 +97,21 @@ def run(args: argparse.Namespace) -> int:
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
+    _stoppable()
     _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}")
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
                **{k: os.environ[k] for k in NANNY_VARS if k in os.environ}}
         return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [])
+
+
+def _stoppable() -> None:
+    """Make SIGINT and SIGTERM stop the run as Ctrl-C does. A shell starts a background job (`nohup
+    reasonrl repro … &`) with SIGINT ignored, and Python then never raises KeyboardInterrupt; `kill` sends
+    SIGTERM, which would end this process and leave its stages' processes running."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.default_int_handler)
 
 
 def _numerics_of(repo: str | Path) -> str:

@@ -394,18 +394,21 @@ def test_run_cache_roundtrip_through_a_local_remote(tmp_path, env):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_workers_and_commits_nothing(tmp_path, env):
+@pytest.mark.parametrize("stop", ["ctrl-c", "kill"])
+def test_ctrl_c_stops_workers_and_commits_nothing(tmp_path, env, stop):
     repo = make_repo(tmp_path, seconds=60)
     cmd = [sys.executable, "-c", REPRO, "-j", "2"]
-    # SIGINT at its default, as under a terminal: a shell's background job (a CI script run with `&`)
-    # hands its children SIGINT ignored, and then no Ctrl-C reaches the runner at all
+    # started as a shell's background job (`nohup reasonrl repro … &`) starts it: with SIGINT ignored
     proc = subprocess.Popen(cmd, cwd=repo, start_new_session=True, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.monotonic() + 60
     while set(started(tmp_path)) != {"sleep@a", "sleep@b"} and time.monotonic() < deadline:
         time.sleep(0.2)
     assert set(started(tmp_path)) == {"sleep@a", "sleep@b"}
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    if stop == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole process group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # `kill <pid>`: the runner alone
     _, err = proc.communicate(timeout=90)  # a 30 s grace for the stages, then closing the cluster, on a busy CI
     assert proc.returncode == 130, err
     assert "stopped  sleep@a" in err and "stopped  sleep@b" in err
