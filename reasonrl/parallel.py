@@ -332,7 +332,7 @@ class _Reporter:
             if outcome["stage"] in self._done:
                 return
             self._done.add(outcome["stage"])
-        counted = self.progress.finish(outcome["stage"])
+        counted = self.progress.finish(outcome["stage"], outcome["seconds"] if outcome["status"] == "ran" else None)
         if self.stopping and outcome["status"] == "FAILED":
             _log(f"stopped  {outcome['stage']}", self.progress)
         elif self.progress.bar is None or outcome["status"] in ("FAILED", "skipped"):

@@ -2,7 +2,10 @@
 
 The time left comes from what each stage took last time: the `seconds` of its timing file
 (`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
-bookkeeping per stage. A stage never run before counts as the median of the known ones. On a terminal
+bookkeeping per stage. A stage never run before counts as the median of the known ones of its kind (the
+name before `@`), or of all known ones. As stages of a kind finish, the estimates of that kind's other
+stages scale by how long its finished ones took against their estimates: a changed param that makes
+every RL run twice as long shows in the time left after the first one. On a terminal
 one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain line with the
 same count and estimate.
 """
@@ -46,7 +49,16 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
                 except (OSError, KeyError, TypeError, ValueError):
                     pass
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
-    return {stage: known.get(stage, fallback) + DVC_OVERHEAD_S for stage in locks}
+    by_kind: dict[str, list[float]] = {}
+    for stage, seconds in known.items():
+        by_kind.setdefault(kind(stage), []).append(seconds)
+    return {stage: known.get(stage, statistics.median(by_kind.get(kind(stage), [fallback]))) + DVC_OVERHEAD_S
+            for stage in locks}
+
+
+def kind(stage: str) -> str:
+    """A foreach stage's group (`eval@grpo_s0` -> `eval`), or the stage's own name."""
+    return stage.split("@", 1)[0]
 
 
 def _width(file) -> dict:
@@ -77,6 +89,7 @@ class Progress:
         self.file = file if file is not None else sys.stderr
         self.running: dict[str, float] = {}
         self.finished: set[str] = set()
+        self.taken: dict[str, list[float]] = {}  # kind -> [seconds taken, seconds expected] of those that ran
         self._lock = threading.Lock()
         self.bar = (tqdm(total=len(expected), file=self.file, unit="stage", bar_format="{n_fmt}/{total_fmt} stages "
                          "|{bar:20}| {postfix}", **_width(self.file)) if self.file.isatty() else None)
@@ -85,10 +98,15 @@ class Progress:
     def left(self) -> float:
         """Seconds left, at this moment."""
         now = self.clock()
-        pending = sum(s for stage, s in self.expected.items()
+        pending = sum(self.estimate(stage) for stage in self.expected
                       if stage not in self.finished and stage not in self.running)
-        busy = sum(max(0.0, self.expected.get(stage, 0.0) - (now - t0)) for stage, t0 in self.running.items())
+        busy = sum(max(0.0, self.estimate(stage) - (now - t0)) for stage, t0 in self.running.items())
         return (pending + busy) / self.workers
+
+    def estimate(self, stage: str) -> float:
+        """Its expected seconds, scaled by what its kind's finished stages took against their estimates."""
+        taken, expected = self.taken.get(kind(stage), (0.0, 0.0))
+        return self.expected.get(stage, 0.0) * (taken / expected if taken and expected else 1.0)
 
     def status(self) -> str:
         running = ", ".join(self.running) or "none"
@@ -102,13 +120,17 @@ class Progress:
             self.running.setdefault(stage, self.clock())
             self._refresh()
 
-    def finish(self, stage: str) -> str:
-        """Mark a stage finished (ran, restored, failed or skipped); returns the count and estimate for a
-        plain line."""
+    def finish(self, stage: str, seconds: float | None = None) -> str:
+        """Mark a stage finished (ran, restored, failed or skipped); `seconds` when it ran (what it took
+        teaches its kind's estimates). Returns the count and estimate for a plain line."""
         with self._lock:
             self.running.pop(stage, None)
             if stage not in self.finished:
                 self.finished.add(stage)
+                if seconds is not None and stage in self.expected:
+                    taken = self.taken.setdefault(kind(stage), [0.0, 0.0])
+                    taken[0] += seconds
+                    taken[1] += self.expected[stage]
                 if self.bar is not None:
                     self.bar.update(1)
             self._refresh()

@@ -307,7 +307,8 @@ def test_producing_stage_reads_dvc_lock_then_guesses(tmp_path, monkeypatch):
     assert producing_stage("data/hop_in.jsonl") == "sets"
 
 
-def test_refused_pickle_names_the_global_not_the_migration_note(tmp_path):
+def test_refused_pickle_names_the_global_not_the_migration_note(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # away from the project's dvc.lock: the message's fix would parse it (seconds)
     _evil(tmp_path / "evil.pt")
     with pytest.raises(CheckpointError) as e:
         load_checkpoint(tmp_path / "evil.pt")

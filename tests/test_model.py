@@ -34,7 +34,8 @@ def test_save_load_round_trip(tmp_path, tiny_model):
     assert not list(tmp_path.glob(".*tmp"))  # the atomic write left no temp file
 
 
-def test_bad_checkpoints_give_one_line_errors(tmp_path, tiny_model):
+def test_bad_checkpoints_give_one_line_errors(tmp_path, tiny_model, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # away from the project's dvc.lock: each message's fix would parse it (seconds)
     path = tmp_path / "m.pt"
     save_checkpoint(path, tiny_model, {})
     data = path.read_bytes()

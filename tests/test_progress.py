@@ -35,9 +35,11 @@ def test_expected_seconds_from_timing_files_plus_dvc_overhead(tmp_path):
     (tmp_path / "reports/timing/eval_a.json").write_text(json.dumps({"seconds": 30.0}))
     (tmp_path / "reports/metrics/base_a.json").write_text(json.dumps({"seconds": 999.0}))  # not a timing file
     lock = str(tmp_path / "dvc.lock")
-    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b")})
-    # the report has no timing file and new@b no lock entry: both take the median of 100 and 30
-    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": 70.0, "new@b": 70.0}
+    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b",
+                                                                     "eval@b")})
+    # the report has no timing file and new@b no lock entry: both take the median of 100 and 30; eval@b,
+    # new too, takes its kind's: eval@a's 30
+    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": 70.0, "new@b": 70.0, "eval@b": 35.0}
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "nolock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
     (tmp_path / "empty.lock").write_text("schema: '2.0'\n")  # a lock without stages yet
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "empty.lock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
@@ -61,6 +63,25 @@ def test_time_left_counts_pending_and_what_running_stages_still_need():
     assert prog.status().startswith("running: b, c; about")
     prog.write("a line")
     assert out.getvalue() == "a line\n"
+
+
+def test_time_left_scales_a_kind_by_what_its_finished_stages_took():
+    now = [0.0]
+    prog = P.Progress({"rl@a": 10.0, "rl@b": 10.0, "rl@c": 20.0, "eval@a": 5.0}, workers=1, file=io.StringIO(),
+                      clock=lambda: now[0])
+    assert prog.left() == 45.0
+    prog.start("rl@a")
+    now[0] = 40.0
+    # rl@a took 40 s against 10 expected: the other RL stages are now expected at 4x, the eval unchanged
+    assert prog.finish("rl@a", 40.0) == "[1/4, about 2 min left]"
+    assert prog.left() == 40.0 + 80.0 + 5.0 and prog.estimate("eval@a") == 5.0
+    prog.start("rl@b")
+    now[0] = 50.0
+    assert prog.left() == (40.0 - 10.0) + 80.0 + 5.0  # the running one at its scaled estimate
+    prog.finish("rl@b")  # restored from the run-cache, or failed: no seconds, nothing learnt
+    assert prog.estimate("rl@c") == 80.0
+    prog.finish("rl@c", 10.0)  # (40 + 10) s taken against (10 + 20) expected
+    assert prog.taken == {"rl": [50.0, 30.0]} and prog.left() == 5.0
 
 
 def test_durations_read_as_a_person_would_say_them():

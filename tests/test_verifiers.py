@@ -65,7 +65,8 @@ def test_scores_are_probabilities_and_deterministic(kind):
     assert score(v, probs, RESPONSES, chunk=3) == pytest.approx(s, abs=1e-5)
 
 
-def test_verifier_checkpoints_are_their_own_format(tmp_path, tiny_model):
+def test_verifier_checkpoints_are_their_own_format(tmp_path, tiny_model, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # away from the project's dvc.lock: each message's fix would parse it (seconds)
     v = Verifier("prm_full", SMALL, generator=torch.Generator().manual_seed(1))
     save_verifier(tmp_path / "v.pt", v, {"name": "prm"})
     w = load_verifier(tmp_path / "v.pt")
