@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import io
 import os
@@ -46,12 +47,17 @@ def _parsed_path(path: str) -> str | None:
     return os.path.join(tmp, PARSED) if os.path.isdir(tmp) else None
 
 
-def _key(text: str) -> str:
-    """The text's SHA-256, with the versions of the parsers behind DVC's reading (an upgrade parses anew)."""
+@functools.cache
+def _parsers() -> str:
+    """The versions of the parsers behind DVC's reading (an upgrade parses anew); read once per process."""
     from importlib.metadata import version
 
-    parsers = ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml"))
-    return parsers + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml"))
+
+
+def _key(text: str) -> str:
+    """The text's SHA-256, with the parsers' versions."""
+    return _parsers() + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _store(path: str, text: str, data: dict) -> None:
