@@ -1,0 +1,58 @@
+"""benchmarks/dag_bound.py: the model-FLOP counts the DAG's compute bound is summed from, on hand-built
+inputs, and the closed form against the products a real forward records."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import dag_bound as D  # noqa: E402
+
+
+def test_closed_form_by_hand():
+    m = D.Model(d=2, layers=1, vocab=3)
+    assert m.per_token == 24 * 4 + 2 * 2 * 3 == 108 and m.attn == 4
+    assert m.seq(2) == 2 * 108 + 4 * 2 * 3 == 240
+    assert m.seq(1) == 108 + 4 * 1 * 2 == 116
+    assert m.group(1, 1, 3) == 116 + 3 * (240 - 116) == 488  # the prompt once, three responses after it
+
+
+@pytest.mark.parametrize("task", ["hop", "chain"])
+def test_closed_form_is_what_a_forward_records(task):
+    from reasonrl.tasks import TASKS, vocab_size
+
+    shape = {"d_model": 32, "n_heads": 2, "n_layers": 2, "max_len": 64, "task": task}
+    closed, recorded = D.check_against_recorded(D.Model(32, 2, vocab_size(TASKS[task])), shape, length=20)
+    assert closed == recorded
+
+
+def test_an_rl_run_counts_rollouts_updates_reference_reward_and_evaluations(tmp_path, monkeypatch):
+    m = D.Model(d=2, layers=1, vocab=3)
+    monkeypatch.setattr(D, "drawn", lambda task, spec, trace=1.0, n=2000: (1.0, 1.0))
+    monkeypatch.setattr(D, "KL_GROUPS", 1)
+    history = tmp_path / "run.csv"
+    # step 2 drew twice the samples (dynamic sampling)
+    history.write_text("step,rollout/length,rollout/count\n1,1,6\n2,1,12\n")
+    job = {"task": "hop", "B": 2, "G": 3, "steps": 2, "beta": 0.0, "reward": "orm", "num_iterations": 1,
+           "eval": "val_edge", "eval_every": 1}
+    evals = {"val_edge": [(1, 1)]}
+    batch = 2 * 488  # B groups of m.group(1, 1, 3)
+    per_step = 3 * batch + batch / 2 + 6 * 240  # update (x3), the KL record's 1 of 2 groups, the ORM on 6 rows
+    expected = (6 / 3 + 12 / 3) * 488 + 2 * per_step + 3 * 240  # rollouts, steps, evaluations at 0, 1 and 2
+    assert D.rl_flops({"hop": m}, job, history, evals) == expected == 13360
+    # with a KL term every row needs the reference; two updates per batch double the update
+    assert D.rl_flops({"hop": m}, {**job, "beta": 0.1}, history, evals) == expected + 2 * batch / 2
+    assert D.rl_flops({"hop": m}, {**job, "num_iterations": 2}, history, evals) == expected + 2 * 3 * batch
+    # a run not yet trained: steps of the gold length and B x G samples
+    no_run = D.rl_flops({"hop": m}, {**job, "eval": "none", "reward": "true"}, tmp_path / "none.csv", evals)
+    assert no_run == 2 * (batch + 3 * batch + batch / 2)
+
+
+def test_timeline_reads_ran_stages_and_sums_each_parts_wall_clock(tmp_path):
+    one, two = tmp_path / "1.log", tmp_path / "2.log"
+    one.write_text("[23:59:00] machine  x\n[23:59:00] start    a@1  on w\n"
+                   "[00:01:00] finished a@1  in 120.0s (ran)  [1/2, about 1 min left]\n")
+    two.write_text("[10:00:00] start    b\n[10:00:30] finished b  in 3.5s (restored)\n"
+                   "[10:00:30] start    c\n[10:02:00] finished c  in 90.0s (ran)  [2/2, about 0 s left]\n")
+    assert D.timeline([str(one), str(two)]) == ({"a@1": 120.0, "c": 90.0}, 120.0 + 120.0)
