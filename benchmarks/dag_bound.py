@@ -31,7 +31,6 @@ import argparse
 import csv
 import json
 import random
-import re
 import statistics
 import sys
 import time
@@ -43,10 +42,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # roofline.py's recording of products
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # wallclock.py's reading of a log
+
+from wallclock import timeline  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
 
-LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished) +(\S+)(?:.* in ([0-9.]+)s \(ran\))?")
 SETS = ("in", "edge", "far")  # what eval@ reads (stages/eval.py)
 KL_GROUPS = 8  # reasonrl.rl.train.KL_GROUPS: the groups the KL record's reference forward reads at beta 0
 THINK_SAMPLES = 16  # reasonrl.rl.run.THINK_SAMPLES
@@ -83,29 +84,6 @@ def check_against_recorded(m: Model, cfg: dict, length: int = 40) -> tuple[float
     recorded = shape_flops(seen.shapes, ("matmul",)) + shape_flops(seen.shapes, ("attention",)) * (length + 1) / (
         2 * length)
     return m.seq(length), recorded
-
-
-def timeline(paths: list[str]) -> tuple[dict[str, float], float]:
-    """({stage that ran: its seconds}, wall clock summed over the logs: each first start to last finish)."""
-    from datetime import datetime, timedelta
-
-    ran, wall = {}, 0.0
-    for path in paths:
-        first = last = None
-        for line in open(path):
-            m = LINE.match(line)
-            if not m:
-                continue
-            t = datetime.strptime(m.group(1), "%H:%M:%S")
-            first = first or t
-            if last is not None and t < last:
-                t += timedelta(days=1)
-            last = t
-            if m.group(2) == "finished" and m.group(4):
-                ran[m.group(3)] = float(m.group(4))
-        if first is not None:
-            wall += (last - first).total_seconds()
-    return ran, wall
 
 
 @cache
@@ -265,7 +243,7 @@ def main() -> None:
     shape = shapes["hop"]
     ran, wall = timeline(args.logs)
     kinds: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for stage, seconds in ran.items():
+    for stage, seconds in ran:
         kind, _, key = stage.partition("@")
         kinds[kind].append((counters[kind](key) if kind in counters else 0.0, seconds))
     rate = matmul_rate(shape["d_model"], vocab_size(TASKS["hop"]))

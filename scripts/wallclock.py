@@ -14,8 +14,10 @@ from datetime import datetime, timedelta
 LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished) +(\S+)(?:.* in ([0-9.]+)s \(ran\))?")
 
 
-def main(paths: list[str]) -> None:
-    kinds, wall, stage_total = defaultdict(list), 0.0, 0.0
+def timeline(paths: list[str]) -> tuple[list[tuple[str, float]], float]:
+    """([(stage, seconds) of every `finished ... (ran)` line], the wall clock summed over the logs: each log's
+    first start to its last finish). A stage that ran in two parts counts twice: both took their time."""
+    ran, wall = [], 0.0
     for path in paths:
         first = last = None
         for line in open(path):
@@ -29,9 +31,17 @@ def main(paths: list[str]) -> None:
                 t += timedelta(days=1)
             last = t
             if m.group(2) == "finished" and m.group(4):
-                kinds[m.group(3).split("@")[0]].append(float(m.group(4)))
+                ran.append((m.group(3), float(m.group(4))))
         if first is not None:
             wall += (last - first).total_seconds()
+    return ran, wall
+
+
+def main(paths: list[str]) -> None:
+    kinds, stage_total = defaultdict(list), 0.0
+    ran, wall = timeline(paths)
+    for stage, seconds in ran:
+        kinds[stage.split("@")[0]].append(seconds)
     print("| stage kind | stages | summed stage seconds | mean per stage |")
     print("|---|---|---|---|")
     for kind, secs in sorted(kinds.items(), key=lambda kv: -sum(kv[1])):

@@ -55,4 +55,4 @@ def test_timeline_reads_ran_stages_and_sums_each_parts_wall_clock(tmp_path):
                    "[00:01:00] finished a@1  in 120.0s (ran)  [1/2, about 1 min left]\n")
     two.write_text("[10:00:00] start    b\n[10:00:30] finished b  in 3.5s (restored)\n"
                    "[10:00:30] start    c\n[10:02:00] finished c  in 90.0s (ran)  [2/2, about 0 s left]\n")
-    assert D.timeline([str(one), str(two)]) == ({"a@1": 120.0, "c": 90.0}, 120.0 + 120.0)
+    assert D.timeline([str(one), str(two)]) == ([("a@1", 120.0), ("c", 90.0)], 120.0 + 120.0)
