@@ -148,10 +148,10 @@ def _dvc_parse(text: str, path: str) -> Any:
 def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
     stage finishes, so the file is read until two reads agree; the text is parsed once per version
-    (reasonrl.lockfile.parse_lock: the lock's kept parse)."""
+    (reasonrl.lockfile.parse_kept: the lock's kept parse)."""
     from dvc.utils.serialize._yaml import YAMLFileCorruptedError
 
-    from .lockfile import parse_lock
+    from .lockfile import parse_kept
 
     prev = None
     for _ in range(20):
@@ -164,7 +164,7 @@ def read_lock_entry(path: str, key: str) -> dict | None:
         prev = text
         time.sleep(0.05)
     with contextlib.suppress(YAMLFileCorruptedError, AttributeError, TypeError):
-        return ((parse_lock(prev, path) if prev else None) or {}).get("stages", {}).get(key)
+        return ((parse_kept(prev, path) if prev else None) or {}).get("stages", {}).get(key)
     return None
 
 

@@ -105,15 +105,18 @@ def test_a_new_lock_file(tmp_path):
     assert _modify(lockfile.modify_lock, ours, edit) == _modify(dvc_yaml.modify_yaml, theirs, edit)
 
 
-def test_install_patches_lock_files_only(monkeypatch):
+def test_install_patches_lock_files_and_the_params_loader_only(monkeypatch):
     import dvc.dvcfile as dvcfile
+    import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
+    for suffix in (".yaml", ".yml", ".json"):  # put back after the test: install() sets the first two
+        monkeypatch.setitem(serialize.LOADERS, suffix, serialize.LOADERS[suffix])
     calls = []
     monkeypatch.setattr(dvcfile, "modify_yaml", lambda path, fs=None: calls.append(("dvc", path)))
     monkeypatch.setattr(lockfile, "modify_lock", lambda path, fs=None: calls.append(("ours", path)))
     monkeypatch.setattr(strictyaml, "parse_yaml", lambda text, path, typ="safe": calls.append(("parse", path, typ)))
-    monkeypatch.setattr(lockfile, "parse_lock", lambda text, path: calls.append(("ours", path)))
+    monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: calls.append(("ours", path)))
     lockfile.install()
     lockfile.install()  # a second call does not wrap twice
     dvcfile.modify_yaml("dir/dvc.lock")
@@ -123,6 +126,28 @@ def test_install_patches_lock_files_only(monkeypatch):
     strictyaml.parse_yaml("", "dir/dvc.yaml")
     assert calls == [("ours", "dir/dvc.lock"), ("dvc", "dir/dvc.yaml"), ("ours", "dir/dvc.lock"),
                      ("parse", "dir/dvc.lock", "rt"), ("parse", "dir/dvc.yaml", "safe")]
+    assert serialize.LOADERS[".yaml"] is serialize.LOADERS[".yml"] is lockfile.load_yaml
+    assert serialize.LOADERS[".json"] is serialize.load_json and serialize.LOADERS[".toml"] is serialize.load_toml
+
+
+def test_a_params_file_is_parsed_once_then_read_from_the_kept_parse(tmp_path, monkeypatch):
+    from dvc.fs import LocalFileSystem
+    from dvc.utils.serialize import load_yaml as dvc_load_yaml
+
+    (tmp_path / ".dvc" / "tmp").mkdir(parents=True)
+    path = tmp_path / "params.yaml"
+    path.write_text("lr: 3e-06\nruns: {a: [1, 2]}\nname: x  # a comment\n")
+    data = dvc_load_yaml(str(path))
+    assert data == {"lr": 3e-06, "runs": {"a": [1, 2]}, "name": "x"}  # YAML 1.2, as DVC reads it
+    assert lockfile.load_yaml(str(path), fs=LocalFileSystem()) == data
+    kept = tmp_path / ".dvc" / "tmp" / "reasonrl-params.yaml.pickle"
+    assert lockfile.kept_name(str(path)) == kept.name and kept.exists()
+    monkeypatch.setattr(dvc_yaml, "parse_yaml", lambda *a, **k: pytest.fail("parsed again"))
+    first = lockfile.load_yaml(str(path))
+    first["lr"] = 1.0  # a caller that edits what it read does not edit the kept parse
+    assert lockfile.load_yaml(str(path)) == data
+    with pytest.raises(FileNotFoundError):  # DVC's own reading, errors included
+        lockfile.load_yaml(str(tmp_path / "missing.yaml"))
 
 
 @pytest.fixture
@@ -136,7 +161,7 @@ def repo_lock(lock, tmp_path) -> tuple[object, str, dict]:
 
 def test_a_lock_text_is_parsed_once_then_read_from_the_kept_parse(repo_lock, monkeypatch):
     path, text, data = repo_lock
-    assert lockfile.parse_lock(text, str(path)) == dvc_yaml.parse_yaml(text, str(path)) == data
+    assert lockfile.parse_kept(text, str(path)) == dvc_yaml.parse_yaml(text, str(path)) == data
     kept = path.parent / ".dvc" / "tmp" / lockfile.PARSED
     assert kept.exists()
 
@@ -144,22 +169,22 @@ def test_a_lock_text_is_parsed_once_then_read_from_the_kept_parse(repo_lock, mon
         raise AssertionError("parsed again")
 
     monkeypatch.setattr(dvc_yaml, "parse_yaml", no_parse)
-    assert lockfile.parse_lock(text, str(path)) == data  # the same text: the kept parse
+    assert lockfile.parse_kept(text, str(path)) == data  # the same text: the kept parse
     other = text.replace("stages/rl.py runs s1", "stages/rl.py runs other")
     with pytest.raises(AssertionError, match="parsed again"):  # another text is parsed, never looked up
-        lockfile.parse_lock(other, str(path))
+        lockfile.parse_kept(other, str(path))
     monkeypatch.undo()
     kept.write_bytes(b"torn")
-    assert lockfile.parse_lock(text, str(path)) == data  # an unreadable kept parse: DVC's parser
+    assert lockfile.parse_kept(text, str(path)) == data  # an unreadable kept parse: DVC's parser
     digest = hashlib.sha256(text.encode()).hexdigest()
     kept.write_bytes(pickle.dumps((f"dvc=0.1,ruamel.yaml=0.1:{digest}", {"stages": {}})))
-    assert lockfile.parse_lock(text, str(path)) == data  # kept by other parsers' versions: parsed anew
+    assert lockfile.parse_kept(text, str(path)) == data  # kept by other parsers' versions: parsed anew
     assert [p.name for p in kept.parent.iterdir()] == [lockfile.PARSED]  # no temporary file left behind
 
 
 def test_no_kept_parse_without_a_dvc_tmp_folder(lock, tmp_path):
     text, data = lock
-    assert lockfile.parse_lock(text, str(tmp_path / "dvc.lock")) == data
+    assert lockfile.parse_kept(text, str(tmp_path / "dvc.lock")) == data
     assert not list(tmp_path.rglob(lockfile.PARSED))
 
 
@@ -167,7 +192,7 @@ def test_an_update_keeps_the_parse_of_the_text_it_wrote(repo_lock, monkeypatch):
     path, text, _ = repo_lock
     new = _modify(lockfile.modify_lock, path, lambda d: d["stages"].update({"new@x": _entry(3)}))
     monkeypatch.setattr(dvc_yaml, "parse_yaml", lambda *a, **k: pytest.fail("parsed again"))
-    kept = lockfile.parse_lock(new, str(path))
+    kept = lockfile.parse_kept(new, str(path))
     monkeypatch.undo()
     assert kept == dvc_yaml.parse_yaml(new, str(path)) and "new@x" in kept["stages"]
 
@@ -184,13 +209,14 @@ def test_dvcs_dump_of_the_committed_lock_parses_back_to_the_same_data():
 def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
     """`dvc repro` as `reasonrl repro` runs it and as a user runs it leave the same dvc.lock bytes."""
     env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
-    stages = "".join(f"  s{i}:\n    cmd: echo {i} > out{i}.txt\n    deps: [in.txt]\n    outs: [out{i}.txt]\n"
-                     for i in range(3))
+    stages = "".join(f"  s{i}:\n    cmd: echo {i} > out{i}.txt\n    deps: [in.txt]\n    params: [p{i}]\n"
+                     f"    outs: [out{i}.txt]\n" for i in range(3))
     locks = []
     for how in ("dvc", "reasonrl"):
         repo = tmp_path / how
         repo.mkdir()
         (repo / "in.txt").write_text("x\n")
+        (repo / "params.yaml").write_text("p0: 1\np1: 3e-06\np2: {a: [1, 2]}\n")
         (repo / "dvc.yaml").write_text("stages:\n" + stages)
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
         subprocess.run(["dvc", "init", "-q"], cwd=repo, check=True, env=env)
@@ -202,4 +228,5 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
     assert locks[0] == locks[1] and "s2:" in locks[0]
     key, kept = pickle.loads((tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.PARSED).read_bytes())
     assert key.endswith(":" + hashlib.sha256(locks[1].encode()).hexdigest())
-    assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock")
+    assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock") and "p1: 3e-06" in locks[1]
+    assert (tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.kept_name("params.yaml")).exists()
