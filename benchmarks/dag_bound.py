@@ -138,10 +138,12 @@ def rl_flops(models: dict, job: dict, history: Path, eval_sets: dict) -> float:
         rollout = count / job["G"] * m.group(prompt, length, job["G"])
         batch = job["B"] * m.group(prompt, length, job["G"])
         ref = batch if job["beta"] > 0 else batch * min(1.0, KL_GROUPS / job["B"])
-        reward = job["B"] * job["G"] * m.seq(prompt + length) if job["reward"] in ("orm", "prm_full") else 0.0
+        # a learned reward scores every drawn sample (dynamic sampling draws more than B x G)
+        reward = count * m.seq(prompt + length) if job["reward"] in ("orm", "prm_full") else 0.0
         total += rollout + 3 * job["num_iterations"] * batch + ref + reward
-    if job["eval"] != "none":
-        evals = job["steps"] // job["eval_every"] + 1
+    if job["eval"] != "none":  # at step 0, every eval_every steps and after the last (a budget can end it early)
+        n = len(steps)
+        evals = 1 + n // job["eval_every"] + (1 if n % job["eval_every"] else 0)
         probs = eval_sets[job["eval"]]
         n = THINK_SAMPLES if job["eval"] == "think" else 1
         total += evals * sum(m.group(p, r, n) for p, r in probs)
@@ -233,7 +235,9 @@ def main() -> None:
     from reasonrl.tasks import TASKS, vocab_size
 
     params = yaml.safe_load(Path("params.yaml").read_text())
-    shapes = {b["task"]: b["model"] for b in params["bases"].values()}  # every base of a task has one shape
+    shapes = {b["task"]: b["model"] for b in params["bases"].values()}
+    if any(b["model"] != shapes[b["task"]] for b in params["bases"].values()):
+        raise SystemExit("the bases of a task differ in shape: count each base's model on its own")
     models = {t: Model(shapes[t]["d_model"], shapes[t]["n_layers"], vocab_size(TASKS[t])) for t in shapes}
     for task, shape in shapes.items():
         closed, recorded = check_against_recorded(models[task], {**shape, "task": task})

@@ -30,7 +30,8 @@ UNKNOWN_S = 60.0  # a stage's estimate when no stage of the plan has a timing fi
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
-    the median of the known stages for the others. Each dvc.lock is read once."""
+    for the others, the median of the known stages of their kind, else of all known stages. Each dvc.lock
+    is read once."""
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
         try:
@@ -52,8 +53,8 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
     by_kind: dict[str, list[float]] = {}
     for stage, seconds in known.items():
         by_kind.setdefault(kind(stage), []).append(seconds)
-    return {stage: known.get(stage, statistics.median(by_kind.get(kind(stage), [fallback]))) + DVC_OVERHEAD_S
-            for stage in locks}
+    medians = {k: statistics.median(v) for k, v in by_kind.items()}
+    return {stage: known.get(stage, medians.get(kind(stage), fallback)) + DVC_OVERHEAD_S for stage in locks}
 
 
 def kind(stage: str) -> str:

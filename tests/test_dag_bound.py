@@ -38,12 +38,17 @@ def test_an_rl_run_counts_rollouts_updates_reference_reward_and_evaluations(tmp_
            "eval": "val_edge", "eval_every": 1}
     evals = {"val_edge": [(1, 1)]}
     batch = 2 * 488  # B groups of m.group(1, 1, 3)
-    per_step = 3 * batch + batch / 2 + 6 * 240  # update (x3), the KL record's 1 of 2 groups, the ORM on 6 rows
-    expected = (6 / 3 + 12 / 3) * 488 + 2 * per_step + 3 * 240  # rollouts, steps, evaluations at 0, 1 and 2
-    assert D.rl_flops({"hop": m}, job, history, evals) == expected == 13360
+    per_step = 3 * batch + batch / 2  # update (x3), the KL record's forward on 1 of 2 groups
+    orm = (6 + 12) * 240  # the ORM on every drawn sample
+    expected = (6 / 3 + 12 / 3) * 488 + 2 * per_step + orm + 3 * 240  # rollouts, steps, evaluations at 0, 1, 2
+    assert D.rl_flops({"hop": m}, job, history, evals) == expected == 14800
     # with a KL term every row needs the reference; two updates per batch double the update
     assert D.rl_flops({"hop": m}, {**job, "beta": 0.1}, history, evals) == expected + 2 * batch / 2
     assert D.rl_flops({"hop": m}, {**job, "num_iterations": 2}, history, evals) == expected + 2 * 3 * batch
+    # evaluations every 2 steps of a run that stopped after 3 (its rollout budget): at 0, 2 and after 3
+    history.write_text("step,rollout/length,rollout/count\n1,1,6\n2,1,6\n3,1,6\n")
+    three = D.rl_flops({"hop": m}, {**job, "steps": 10, "eval_every": 2, "reward": "true"}, history, evals)
+    assert three == 3 * (batch + 3 * batch + batch / 2) + 3 * 240
     # a run not yet trained: steps of the gold length and B x G samples
     no_run = D.rl_flops({"hop": m}, {**job, "eval": "none", "reward": "true"}, tmp_path / "none.csv", evals)
     assert no_run == 2 * (batch + 3 * batch + batch / 2)

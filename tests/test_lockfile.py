@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+import types
 
 import pytest
 from dvc.utils.serialize import _yaml as dvc_yaml
@@ -148,6 +149,9 @@ def test_a_params_file_is_parsed_once_then_read_from_the_kept_parse(tmp_path, mo
     assert lockfile.load_yaml(str(path)) == data
     with pytest.raises(FileNotFoundError):  # DVC's own reading, errors included
         lockfile.load_yaml(str(tmp_path / "missing.yaml"))
+    # a git revision's or DVC's own file system says protocol "local" too: only the workspace's files are kept
+    assert lockfile._workspace(None) and lockfile._workspace(LocalFileSystem())
+    assert not lockfile._workspace(types.SimpleNamespace(protocol="local"))
 
 
 @pytest.fixture

@@ -82,6 +82,27 @@ def test_time_left_scales_a_kind_by_what_its_finished_stages_took():
     assert prog.estimate("rl@c") == 80.0
     prog.finish("rl@c", 10.0)  # (40 + 10) s taken against (10 + 20) expected
     assert prog.taken == {"rl": [50.0, 30.0]} and prog.left() == 5.0
+    prog.start("eval@a")
+    prog.finish("eval@a", 0.0)  # a kind whose stages took no time yet keeps its estimates
+    assert prog.estimate("eval@a") == 5.0
+
+
+def test_only_a_stage_that_ran_teaches_its_kind():
+    from reasonrl.parallel import _Reporter
+
+    seen = []
+
+    class Recording(P.Progress):
+        def finish(self, stage, seconds=None):
+            seen.append((stage, seconds))
+            return "[n]"
+
+    reporter = _Reporter(Recording({"a": 1.0}, workers=1, file=io.StringIO()))
+    for status in ("ran", "restored", "unchanged"):
+        reporter.report({"stage": status, "status": status, "seconds": 7.0, "worker": "w"})
+    reporter.report({"stage": "f", "status": "FAILED", "returncode": 1, "tail": "x"})
+    reporter.report({"stage": "s", "status": "skipped", "reason": "x"})
+    assert seen == [("ran", 7.0), ("restored", None), ("unchanged", None), ("f", None), ("s", None)]
 
 
 def test_durations_read_as_a_person_would_say_them():
