@@ -2,6 +2,7 @@
 the machine line: compare the output with the table of docs/runlogs/machines.md made on other machines.
 
     python scripts/reference_md5s.py [--rev HEAD] [--keep DIR] [-j 2]
+    python scripts/reference_md5s.py --lock dvc.lock     # the same list as a dvc.lock records it, no build
 
 The reference set (docs/runlogs/machines.md): the data, `base@cot`, one RL stage of each method
 (grpo, rft, sft from base_cot), the base's evaluation and the exact toy, each built with the committed
@@ -30,12 +31,27 @@ def md5(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
 
+def recorded(lock_text: str) -> dict[str, str]:
+    """{output: its md5 in this dvc.lock text} for every reference output the lock records."""
+    import yaml
+
+    stages = (yaml.load(lock_text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}).get("stages", {})
+    md5s = {o["path"]: o["md5"] for entry in stages.values() for o in entry.get("outs") or [] if "md5" in o}
+    return {out: md5s[out] for out in OUTPUTS if out in md5s}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rev", default="HEAD", help="the commit to build (default: HEAD)")
     ap.add_argument("--keep", help="build here and keep it (default: a temporary folder)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--lock", help="print what this dvc.lock records for the reference set instead (no build)")
     args = ap.parse_args()
+    if args.lock:
+        md5s = recorded(Path(args.lock).read_text())
+        for out in OUTPUTS:
+            print(f"{md5s.get(out, '(not in the lock)')}  {out}")
+        return
     where = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="reference_"))
     subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
     subprocess.run(["git", "checkout", "-q", args.rev], cwd=where, check=True)
