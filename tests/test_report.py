@@ -535,7 +535,12 @@ def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_colum
     manifests = [{"study": "passk", "answers": [{"pair": k, **a} for k, a in answers.items()]}]
     table = index.by_task_table(index.Config(claims=claims), manifests)
     assert table.splitlines()[:4] == ["| claim | hop | chain |", "|---|---|---|",
-                                      "| up | reproduced | reproduced |", "| flat | reproduced | not reproduced |"]
+                                      "| up | reproduced: +0.200 [0.200, 0.200] | reproduced: +0.200 [0.200, 0.200] |",
+                                      "| flat | reproduced: +0.200 [0.200, 0.200] | not reproduced: +0.004 [0.004, "
+                                      "0.004] |"]
+    assert index.by_task_cell({"verdict": "not testable here", "answer": None}) == "not testable here"
+    assert index.by_task_cell({"verdict": "v", "answer": {"effect": -0.1, "ci_lo": -0.2, "ci_hi": 0.05}}) == (
+        "v: -0.100 [-0.200, 0.050]")
     assert table.splitlines()[-1] == "The tasks agree on up; they differ on flat."
     assert index.by_task_table(index.Config(claims={"solo": claims["solo"]}), manifests) == ""
 

@@ -250,9 +250,18 @@ def claims_rows(cfg: Config, manifests: list[dict], exact_metrics: dict | None) 
     return rows
 
 
+def by_task_cell(row: dict) -> str:
+    """A claim's verdict on one task, then its primary effect with the 95% interval (unadjusted)."""
+    ans = row["answer"]
+    if not ans or ans.get("ci_lo") is None:
+        return row["verdict"]
+    return f"{row['verdict']}: {stats.fmt_ci(ans['effect'], ans['ci_lo'], ans['ci_hi'], sign=True)}"
+
+
 def by_task_table(cfg: Config, manifests: list[dict]) -> str:
-    """The verdicts of the claims tested on more than one task, a column per task, and one line saying
-    where the tasks agree and where they do not ("" when no claim is tested on two tasks)."""
+    """The claims tested on more than one task, a column per task (the verdict, then the effect and its
+    unadjusted 95% interval), and one line saying where the tasks' verdicts agree and where they do not
+    ("" when no claim is tested on two tasks)."""
     by_study = {m["study"]: {a["pair"]: a for a in m.get("answers", [])} for m in manifests}
     judged = judge_all(cfg.claims, by_study, cfg.equivalence)
     several = [cid for cid, c in cfg.claims.items() if c.tasks]
@@ -263,7 +272,8 @@ def by_task_table(cfg: Config, manifests: list[dict]) -> str:
     agree, differ = [], []
     for cid in several:
         verdicts = {t: judged[cid, t]["verdict"] for t in cfg.claims[cid].primaries()}
-        lines.append(f"| {cid} | " + " | ".join(verdicts.get(t, "—") for t in tasks) + " |")
+        cells = {t: by_task_cell(judged[cid, t]) for t in cfg.claims[cid].primaries()}
+        lines.append(f"| {cid} | " + " | ".join(cells.get(t, "—") for t in tasks) + " |")
         (agree if len(set(verdicts.values())) == 1 else differ).append(cid)
     said = [f"the tasks agree on {', '.join(agree)}" if agree else "the tasks agree on no claim",
             f"they differ on {', '.join(differ)}" if differ else "they differ on none"]
@@ -299,6 +309,8 @@ def report(cfg: Config, root: Path) -> None:
               "Every other answer below is exploratory: unadjusted.", "",
               claims_table(cfg, manifests, exact)]
     if table := by_task_table(cfg, manifests):
-        claims += ["", "### The claims tested on more than one task", "", table]
+        claims += ["", "### The claims tested on more than one task", "",
+                   "Each cell: the verdict on that task, then the primary effect with its 95% interval (unadjusted).",
+                   "", table]
     body = ["\n".join(claims)] + [study_section(m) for m in manifests]
     write_text(root / INDEX, "\n".join(head + body))
