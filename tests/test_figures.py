@@ -273,6 +273,44 @@ def test_hacking_reward_figure_averages_an_arms_seeds(caught):
     assert "runs h0, h1" in caught["reward_orm_guard.png"]._suptitle.get_text()
 
 
+def test_hacking_reward_bands_stay_in_the_rewards_range(caught):
+    # two seeds that split (0.8 apart): the t-interval over them spans about +-5, cut to the share's range
+    def bands(job: dict) -> dict[str, tuple[float, float]]:
+        arm = [make_run("h0", 0.0, job), make_run("h1", 0.8, {**job, "seed": 1})]
+        hacking.reward_figure("x", arm, Path("reward_x.png"))
+        (ax,) = panels(caught.pop("reward_x.png"))
+        ys = {c.get_label(): c.get_paths()[0].vertices[:, 1] for c in ax.collections}
+        lines = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+        return {label: (y.min(), y.max()) for label, y in zip(lines, ys.values())}
+
+    assert bands({"reward": "orm"}) == {"proxy reward (training signal)": (0.0, 1.0), "true reward": (0.0, 1.0)}
+    penalised = bands({"reward": "true", "len_pen": 0.05})  # a length penalty can take the proxy below 0
+    assert penalised["true reward"] == (0.0, 1.0) and penalised["proxy reward (training signal)"][0] < -1
+
+
+def test_training_bands_of_the_methods_and_zero_figures_stay_in_each_records_range(caught):
+    split = {"a": ["a0", "a1"]}  # two seeds 0.8 apart: an interval of about +-5 before the cut
+    runs = {"a0": make_run("a0", 0.0, {"method": "grpo"}), "a1": make_run("a1", 0.8, {"method": "grpo", "seed": 1})}
+    methods.curves_figure(methods.Config(base="cot", runs=split), runs, Path("curves.png"))
+    zero.training_figure(zero.Config(runs=split), runs, Path("training.png"))
+    _, reward, entropy, length = panels(caught["curves.png"])
+    _, _, think, true = panels(caught["training.png"])
+    for ax, lo, hi in ((reward, 0, 1), (entropy, 0, 6), (length, 0, 10), (think, 0, 1), (true, 0, 1)):
+        (band,) = ax.collections
+        y = band.get_paths()[0].vertices[:, 1]
+        assert y.min() == pytest.approx(lo) and y.max() <= hi
+
+
+def test_failure_interval_is_cut_at_the_shares_range(caught):
+    mixes = {"split": {"correct": 0.3, "lookup": 0.7}}
+    common.failure_figure(mixes, "Split", Path("split.png"), {"split": Interval(0.3, -0.5, 1.1, 0.3, 2)})
+    (ax,) = caught["split.png"].axes
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    (segment,) = bars.lines[2][0].get_segments()
+    assert segment[:, 0] == pytest.approx([0.0, 1.0])  # failure share 0.7 in [1 - 1.1, 1 + 0.5], cut to [0, 1]
+    assert ax.get_xlim() == pytest.approx((0, 1.12))
+
+
 def test_hacking_random_clip_figure(caught):
     cfg = hacking.Config(runs={"random": "r1", "random mu2": "r2"}, random_pair=["random", "random mu2"])
     runs = {"r1": make_run("r1", 0.0, {"num_iterations": 1}), "r2": make_run("r2", 0.001, {"num_iterations": 2})}

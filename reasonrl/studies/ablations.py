@@ -8,7 +8,6 @@ group's reference (the first arm), paired by seed and problem (reports/ablations
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from ..io import write_json
 from ..plotdata import undefined
 from ..stats import fmt_ci, fmt_mde
 from .common import (
+    RANGES,
     Answer,
     Manifest,
     Panel,
@@ -221,10 +221,6 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
 
 
 # the range of each per-step measure drawn: a band of few seeds is cut there (an entropy is never negative)
-CURVE_BOUNDS = {"rollout/entropy": (0.0, math.inf), "rollout/zero_var_frac": (0.0, 1.0),
-                "rollout/length_wrong": (0.0, math.inf)}
-
-
 def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
     colors = palette(group.runs)
 
@@ -232,7 +228,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
         if column == "acc":
             return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
                     for label, rs in group.runs.items()]
-        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label], CURVE_BOUNDS[column])
+        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label], RANGES[column])
                 for label, rs in group.runs.items()]
 
     panel_figure([

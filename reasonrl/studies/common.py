@@ -21,6 +21,7 @@ from ..config import check  # noqa: E402
 from ..io import read_json, write_json, write_text  # noqa: E402
 from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
     FAILURE_COLORS,
+    RANGES,
     SMOOTH,
     STEP,
     Curve,

@@ -93,6 +93,13 @@ def linestyles(labels: Iterable[str]) -> dict[str, object]:
     return {label: LINESTYLES[i % len(LINESTYLES)] for i, label in enumerate(labels)}
 
 
+# The range of each per-step training record that has one: a t-interval over a few seeds that split can
+# overshoot it, and a band is cut there (an entropy or a length is never negative, a share stays in 0-1)
+RANGES = {"reward/true": (0.0, 1.0), "rollout/think_rate": (0.0, 1.0), "rollout/zero_var_frac": (0.0, 1.0),
+          "rollout/entropy": (0.0, math.inf), "rollout/length": (0.0, math.inf),
+          "rollout/length_wrong": (0.0, math.inf)}
+
+
 def smoothed(label: str, series: list[pd.Series], color: str | None = None,
              bounds: tuple[float, float] | None = None, **style) -> Curve:
     """A per-step training curve (moving average of SMOOTH steps); `bounds`: the measure's range, if any."""
@@ -144,7 +151,7 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
     """Horizontal stacked bars of the failures, one bar per label (top to bottom in the given order), one
     segment per failure type (every type but `correct`); the axis fits the largest failure share, so types
     stay visible when nearly everything is correct. `ci`: the 95% interval of a label's correct share,
-    drawn as the interval of its failure share (1 - correct) at the bar's end. The legend sits right of
+    drawn as the interval of its failure share (1 - correct) at the bar's end, cut at 0 and 1. The legend sits right of
     the axes so it never covers a bar or the axis label."""
     labels = list(mixes)[::-1]
     left = [0.0] * len(labels)
@@ -159,8 +166,8 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
         if width == 0:  # no failure at all: say so rather than leave an empty row
             ax.text(0, i, " all correct", va="center", ha="left", fontsize=8, color="0.3")
         if ci and label in ci:
-            iv = ci[label]
-            fail, lo, hi = 1 - iv.mean, 1 - iv.hi, 1 - iv.lo
+            iv = ci[label]  # cut at the share's range, which a t-interval over a few seeds can overshoot
+            fail, lo, hi = 1 - iv.mean, max(0.0, 1 - iv.hi), min(1.0, 1 - iv.lo)
             right = max(right, hi)
             ax.errorbar([fail], [i], xerr=[[fail - lo], [hi - fail]], color="k", capsize=4, lw=1.2,
                         label="95% CI of the failure share"

@@ -116,9 +116,14 @@ def outputs(cfg: Config) -> list[str]:
 
 def reward_figure(label: str, arm: list[Run], path: Path) -> None:
     job = arm[0].job
+    # a t-interval over three seeds that split (one collapses) overshoots the reward's range: cut it there.
+    # The true reward is a share; the proxy too unless a length penalty can push it below 0
+    share = (0.0, 1.0)
+    proxy = share if not job.get("len_pen") and not job.get("overlong") else None
     panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
-        smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red"),
-        smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue"),
+        smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red",
+                 bounds=proxy),
+        smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue", bounds=share),
         evaluated("greedy accuracy on the validation set (eval)", [eval_column(r, "acc") for r in arm], "k")])],
         f"Reward {label}, runs {', '.join(r.name for r in arm)}\n" + ", ".join(f"{k} {job[k]}" for k in SETTINGS)
         + "; mean and 95% CI over seeds; per-step curves: 10-step moving average", path, ncols=1, size=(8.5, 4.2))

@@ -17,6 +17,7 @@ from ..io import read_json, write_json
 from ..stats import fmt_ci
 from .common import (
     MEASURES,
+    RANGES,
     Answer,
     Manifest,
     Panel,
@@ -106,8 +107,9 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
     colors = palette(cfg.runs)
 
     def curves(make, column, sampled_only=False):
+        cut = {"bounds": RANGES[column]} if make is smoothed else {}
         return [make(m, [runs[r].history[column] if column in runs[r].history else eval_column(runs[r], column)
-                         for r in rs], colors[m])
+                         for r in rs], colors[m], **cut)
                 for m, rs in cfg.runs.items() if not (sampled_only and runs[rs[0]].job["method"] == "sft")]
 
     seeds = sorted({runs[r].job["seed"] for r in all_runs(cfg)})

@@ -25,6 +25,7 @@ from .. import stats
 from ..config import check
 from ..io import write_json
 from .common import (
+    RANGES,
     Answer,
     Manifest,
     Panel,
@@ -163,8 +164,9 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
     colors = palette(cfg.runs)
 
     def curves(make, column, from_evals):
+        cut = {} if from_evals else {"bounds": RANGES[column]}
         return [make(b, [eval_column(runs[r], column) if from_evals else runs[r].history[column] for r in rs],
-                     colors[b]) for b, rs in cfg.runs.items()]
+                     colors[b], **cut) for b, rs in cfg.runs.items()]
 
     panel_figure([
         Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
