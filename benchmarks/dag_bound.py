@@ -33,8 +33,7 @@ import json
 import random
 import statistics
 import sys
-import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
 
@@ -47,10 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # wall
 from wallclock import timeline  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
-
-SETS = ("in", "edge", "far")  # what eval@ reads (stages/eval.py)
-KL_GROUPS = 8  # reasonrl.rl.train.KL_GROUPS: the groups the KL record's reference forward reads at beta 0
-THINK_SAMPLES = 16  # reasonrl.rl.run.THINK_SAMPLES
+from reasonrl.rl.run import THINK_SAMPLES  # noqa: E402  (samples per problem of a think-profile evaluation)
+from reasonrl.rl.train import KL_GROUPS  # noqa: E402  (the groups the KL record's reference reads at beta 0)
+from reasonrl.studies.common import EVAL_SETS  # noqa: E402  (what eval@ reads)
 
 
 class Model:
@@ -153,7 +151,7 @@ def rl_flops(models: dict, job: dict, history: Path, eval_sets: dict) -> float:
 def eval_flops(models: dict, task: str, ev: dict) -> float:
     m = models[task]
     return sum(m.group(p, r, ev["passk_N"]) + (1 + ev["entropy_samples"]) * m.seq(p + r)
-               for role in SETS for p, r in problems(task, role))
+               for role in EVAL_SETS for p, r in problems(task, role))
 
 
 def passk_flops(models: dict, task: str, cfg: dict) -> float:
@@ -208,21 +206,14 @@ def stage_flops(params: dict, m: dict) -> dict:
 
 
 def matmul_rate(d: int, vocab: int, rows: int = 4096, reps: int = 5) -> float:
-    """FLOP/s of single-thread torch.mm over the model's product shapes."""
+    """FLOP/s of single-thread torch.mm over the model's product shapes (timed as roofline.py times a phase's
+    limit)."""
     import torch
+    from roofline import mm_seconds, shape_flops
 
     torch.set_num_threads(1)
-    shapes = [(rows, d, 3 * d), (rows, d, d), (rows, d, 4 * d), (rows, 4 * d, d), (rows, d, vocab)]
-    flops = sum(2 * m * k * n for m, k, n in shapes)
-    gen = torch.Generator().manual_seed(0)
-    mats = [(torch.randn(m, k, generator=gen), torch.randn(k, n, generator=gen)) for m, k, n in shapes]
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for a, b in mats:
-            torch.mm(a, b)
-        times.append(time.perf_counter() - t0)
-    return flops / statistics.median(times)
+    shapes = Counter(("matmul", 1, rows, k, n) for k, n in ((d, 3 * d), (d, d), (d, 4 * d), (4 * d, d), (d, vocab)))
+    return shape_flops(shapes) / mm_seconds(shapes, reps)
 
 
 def main() -> None:

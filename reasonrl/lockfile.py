@@ -183,7 +183,7 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
         with open_fn(path, encoding="utf-8") as fd:
             text = fd.read()
     local = _workspace(fs)
-    data = (parse_kept(text, path) if local else _parse(text, path)) if text else {}
+    data = (parse_kept(text, path) if local else dvc_parse(text, path)) if text else {}
     before = copy.deepcopy(data)
     yield data
     new_text = splice(text, before, data) if text else None
@@ -197,7 +197,8 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
         _store(path, new_text, data)
 
 
-def _parse(text: str, path: str) -> dict:
+def dvc_parse(text: str, path: str) -> Any:
+    """DVC's own reading of a YAML file it wrote (YAML 1.2: `3e-06` is a number, not PyYAML's string)."""
     from dvc.utils.serialize._yaml import parse_yaml
 
     return parse_yaml(text, path)
@@ -209,7 +210,7 @@ def load_yaml(path: str, fs: Any = None, **kwargs: Any) -> Any:
     from dvc.utils.serialize._common import _load_data
 
     local = _workspace(fs)
-    return _load_data(path, parser=parse_kept if local else _parse, fs=fs, **kwargs)
+    return _load_data(path, parser=parse_kept if local else dvc_parse, fs=fs, **kwargs)
 
 
 def install() -> None:

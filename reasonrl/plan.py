@@ -137,14 +137,6 @@ class Schedule:
 # ---- what a stage did, from DVC's files ----------------------------------------------------------------
 
 
-def _dvc_parse(text: str, path: str) -> Any:
-    """DVC's own reading of a YAML file it wrote (YAML 1.2: `3e-06` is a number), so that a dvc.lock entry
-    and a run-cache entry compare as DVC would compare them."""
-    from dvc.utils.serialize._yaml import parse_yaml
-
-    return parse_yaml(text, path)
-
-
 def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
     stage finishes, so the file is read until two reads agree; the text is parsed once per version
@@ -179,10 +171,12 @@ def _entry_is(path: str, entry: dict) -> bool:
     # that hold them all are parsed.
     from dvc.utils.serialize._yaml import YAMLFileCorruptedError
 
+    from .lockfile import dvc_parse
+
     hashes = [str(o["md5"]) for o in entry.get("outs") or [] if isinstance(o, dict) and "md5" in o]
     with contextlib.suppress(OSError, YAMLFileCorruptedError):
         text = Path(path).read_text()
-        return all(h in text for h in hashes) and _dvc_parse(text, path) == entry
+        return all(h in text for h in hashes) and dvc_parse(text, path) == entry
     return False
 
 

@@ -220,7 +220,6 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
-# the range of each per-step measure drawn: a band of few seeds is cut there (an entropy is never negative)
 def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
     colors = palette(group.runs)
 

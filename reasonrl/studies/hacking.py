@@ -22,6 +22,7 @@ from ..config import check
 from ..io import read_json, write_json
 from ..stats import fmt_ci
 from .common import (
+    RANGES,
     Answer,
     Manifest,
     Panel,
@@ -117,8 +118,8 @@ def outputs(cfg: Config) -> list[str]:
 def reward_figure(label: str, arm: list[Run], path: Path) -> None:
     job = arm[0].job
     # a t-interval over three seeds that split (one collapses) overshoots the reward's range: cut it there.
-    # The true reward is a share; the proxy too unless a length penalty can push it below 0
-    share = (0.0, 1.0)
+    # The proxy is a share like the true reward unless a length penalty can push it below 0
+    share = RANGES["reward/true"]
     proxy = share if not job.get("len_pen") and not job.get("overlong") else None
     panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
         smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red",
