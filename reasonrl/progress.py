@@ -3,11 +3,11 @@
 The time left comes from what each stage took last time: the `seconds` of its timing file
 (`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
 bookkeeping per stage. A stage never run before counts as the median of the known ones of its kind (the
-name before `@`), or of all known ones. As stages of a kind finish, the estimates of that kind's other
-stages scale by how long its finished ones took against their estimates: a changed param that makes
-every RL run twice as long shows in the time left after the first one. On a terminal
-one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain line with the
-same count and estimate.
+name before `@`), or of all known ones. As stages of a kind finish, or run past their estimates, the
+estimates of that kind's other stages scale by how long those took against their estimates: a changed
+param that makes every RL run twice as long shows in the time left as soon as the first one overruns.
+On a terminal one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain
+line with the same count and estimate.
 """
 
 from __future__ import annotations
@@ -105,8 +105,15 @@ class Progress:
         return (pending + busy) / self.workers
 
     def estimate(self, stage: str) -> float:
-        """Its expected seconds, scaled by what its kind's finished stages took against their estimates."""
+        """Its expected seconds, scaled by what its kind's stages took against their estimates: the finished
+        ones, and the running ones already past theirs (a new kind of pass@k stage three times as long as
+        the old ones must not wait until it finishes to show in the time left)."""
         taken, expected = self.taken.get(kind(stage), (0.0, 0.0))
+        scale = taken / expected if taken and expected else 1.0
+        now = self.clock()
+        for other, t0 in self.running.items():  # a running stage's time so far is a lower bound: only raise
+            if kind(other) == kind(stage) and now - t0 > self.expected.get(other, 0.0) * scale:
+                taken, expected = taken + now - t0, expected + self.expected[other]
         return self.expected.get(stage, 0.0) * (taken / expected if taken and expected else 1.0)
 
     def status(self) -> str:

@@ -87,6 +87,25 @@ def test_time_left_scales_a_kind_by_what_its_finished_stages_took():
     assert prog.estimate("eval@a") == 5.0
 
 
+def test_a_running_stage_past_its_estimate_scales_its_kind_before_it_finishes():
+    now = [0.0]
+    prog = P.Progress({"passk@a": 100.0, "passk@b": 100.0, "passk@c": 100.0, "eval@a": 10.0}, workers=1,
+                      file=io.StringIO(), clock=lambda: now[0])
+    prog.start("passk@a")
+    now[0] = 100.0  # at its estimate, not past it: nothing learnt yet
+    assert prog.left() == 0.0 + 100.0 + 100.0 + 10.0
+    now[0] = 300.0  # 3x its estimate and still running: the other pass@k stages are expected at 3x
+    assert prog.estimate("passk@b") == 300.0 and prog.estimate("eval@a") == 10.0
+    assert prog.left() == 0.0 + 300.0 + 300.0 + 10.0
+    prog.finish("passk@a", 400.0)  # finished at 4x: the finished record takes over
+    assert prog.estimate("passk@b") == 400.0
+    prog.start("passk@b")
+    now[0] = 500.0  # passk@b 200 s in, under its 100 s x 4: a lower bound below 4x lowers nothing
+    assert prog.estimate("passk@c") == 400.0
+    now[0] = 900.0  # passk@b 600 s in, past its 400: (400 + 600) s against (100 + 100) expected
+    assert prog.estimate("passk@c") == 500.0 and prog.left() == 0.0 + 500.0 + 10.0
+
+
 def test_only_a_stage_that_ran_teaches_its_kind():
     from reasonrl.parallel import _Reporter
 
