@@ -21,7 +21,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl import evaluate as ev  # noqa: E402
 from reasonrl.stats import Comparison, Interval  # noqa: E402
-from reasonrl.studies import PasskModel, ablations, common, figures, hacking, methods, passk, zero  # noqa: E402
+from reasonrl.studies import PasskModel, ablations, common, figures, hacking, headline, methods, passk, zero  # noqa: E402
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
@@ -46,7 +46,7 @@ def make_run(name: str, shift: float, job: dict | None = None, evals: list[dict]
 def caught(monkeypatch):
     """The figures passed to save_figure, by file name; closed at the end."""
     figs: dict[str, plt.Figure] = {}
-    for mod in (common, figures, methods, zero, hacking, ablations, passk):
+    for mod in (common, figures, methods, zero, hacking, ablations, passk, headline):
         if hasattr(mod, "save_figure"):
             monkeypatch.setattr(mod, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
     yield figs
@@ -309,6 +309,30 @@ def test_failure_interval_is_cut_at_the_shares_range(caught):
     (segment,) = bars.lines[2][0].get_segments()
     assert segment[:, 0] == pytest.approx([0.0, 1.0])  # failure share 0.7 in [1 - 1.1, 1 + 0.5], cut to [0, 1]
     assert ax.get_xlim() == pytest.approx((0, 1.12))
+
+
+def test_headline_bars_are_cut_at_one_and_each_gain_sits_above_both_bars(caught):
+    from reasonrl.studies.common import Answer
+
+    def cmp(a, b):
+        return Comparison(a, b, b - a, b - a - 0.01, b - a + 0.01, 0.005, 4, 0.01, 0.02, 1, 100)
+
+    per_base = [Answer("p0", "base c0", "GRPO r0", cmp(0.99, 0.98)), Answer("p1", "base c1", "GRPO r1", cmp(1.0, 0.97))]
+    ivs = [(Interval(0.99, 0.985, 0.995, 0.002, 99), Interval(0.98, 0.96, 0.992, 0.01, 99)),
+           (Interval(1.0, 1.0, 1.0, 0.0, 99), Interval(0.97, 0.95, 0.99, 0.01, 99))]
+    # the pooled run interval over two bases reaches past 1: drawn up to 1, not beyond
+    cells = {("hop", "in", "correct"): (Answer("pool", "base", "GRPO", cmp(0.995, 0.975)), per_base,
+                                        Interval(0.995, 0.99, 1.0, 0.003, 1), Interval(0.975, 0.9, 1.05, 0.02, 1),
+                                        ivs)}
+    headline.figure(headline.Config(runs={"r0": "c0"}), "GRPO", cells, Path("before_after.png"))
+    (ax,) = panels(caught["before_after.png"])
+    tops = [seg[:, 1].max() for c in ax.containers if isinstance(c, ErrorbarContainer)
+            for seg in c.lines[2][0].get_segments()]
+    assert max(tops) == pytest.approx(1.0)
+    assert 1.0 < ax.get_ylim()[1] <= 1.0 + 0.08 * (1.0 - 0.9) + 1e-12
+    gains = {t.get_text(): t.xy[1] for t in ax.texts}
+    assert gains == {"-0.010": pytest.approx(0.995), "-0.030": pytest.approx(1.0), "-0.020": pytest.approx(1.0)}
+    assert [t.get_text() for t in caught["before_after.png"].legends[0].get_texts()] == ["base", "GRPO"]
 
 
 def test_hacking_random_clip_figure(caught):

@@ -128,27 +128,32 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
         x = np.arange(len(labels))
         pts_a = [(a.mean, a.lo, a.hi) for a, _ in per_base_ivs] + [(iv_a.mean, iv_a.lo, iv_a.hi)]
         pts_b = [(b.mean, b.lo, b.hi) for _, b in per_base_ivs] + [(iv_b.mean, iv_b.lo, iv_b.hi)]
+        # an accuracy lies in [0, 1]: a t-interval over five bases may not, so its bar is drawn cut there
+        pts_a = [(m, max(lo, 0.0), min(hi, 1.0)) for m, lo, hi in pts_a]
+        pts_b = [(m, max(lo, 0.0), min(hi, 1.0)) for m, lo, hi in pts_b]
         for shift, pts, name, color in ((-0.15, pts_a, "base", "#999999"), (0.15, pts_b, method, "#0072B2")):
             m = np.array([p[0] for p in pts])
             err = np.array([[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]])
             ax.errorbar(x + shift, m, yerr=err, fmt="o", color=color, capsize=4, label=name)
         effects = [c.cmp for c in per_base] + [pooled.cmp]
-        for xi, c in zip(x, effects):
-            ax.annotate(f"{c.effect:+.3f}", (xi, max(c.a, c.b)), textcoords="offset points", xytext=(0, 8),
+        for xi, c, pa, pb in zip(x, effects, pts_a, pts_b):  # above both bars, so no number sits on one
+            ax.annotate(f"{c.effect:+.3f}", (xi, max(pa[2], pb[2])), textcoords="offset points", xytext=(0, 4),
                         ha="center", fontsize=8)
         task, set_name, measure = key
         lo = min(p[1] for p in pts_a + pts_b)
         hi = max(p[2] for p in pts_a + pts_b)
         pad = max(0.004, 0.15 * (hi - lo))
+        top = min(hi + 1.5 * pad, 1.0 + max(0.004, 0.08 * (1.0 - lo)))  # room for the numbers, not far past 1
         ax.set(title=f"{task}, {set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
-               ylabel="accuracy (fraction correct)", ylim=(lo - pad, min(1.0 + pad, hi + 2 * pad)),
+               ylabel="accuracy (fraction correct)", ylim=(max(0.0, lo - pad), top),
                xlim=(-0.6, len(labels) - 0.4))
         ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8)
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncols=2, bbox_to_anchor=(0.5, 1 - 0.7 / fig.get_figheight()))
     fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
                  "problems,\npooled over bases, df = bases − 1; number above: the run's gain over its base)")
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / fig.get_figheight()))
     save_figure(fig, path)
 
 
