@@ -48,7 +48,9 @@ def caught(monkeypatch):
     figs: dict[str, plt.Figure] = {}
     for mod in (common, figures, methods, zero, hacking, ablations, passk, headline):
         if hasattr(mod, "save_figure"):
-            monkeypatch.setattr(mod, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
+            # keyed by folder and name: the methods and hacking studies both write failure_mix.png
+            monkeypatch.setattr(mod, "save_figure",
+                                lambda fig, path: figs.__setitem__("/".join(Path(path).parts[-2:]), fig))
     yield figs
     for fig in figs.values():
         plt.close(fig)
@@ -264,13 +266,13 @@ def test_hacking_reward_figure_averages_an_arms_seeds(caught):
     # two seeds 0.02 apart: every curve is their mean, with a band per curve
     arm = [make_run("h0", 0.0, {"reward": "orm"}), make_run("h1", 0.02, {"reward": "orm", "seed": 1})]
     hacking.reward_figure("orm + guard", arm, Path(hacking.reward_png("orm + guard")))
-    (ax,) = panels(caught["reward_orm_guard.png"])
+    (ax,) = panels(caught["hacking/reward_orm_guard.png"])
     assert series(ax) == {"proxy reward (training signal)": (list(STEPS), const(0.23)),
                           "true reward": (list(STEPS), const(0.12)),
                           "greedy accuracy on the validation set (eval)":
                               (EVAL_STEPS, pytest.approx([0.01, 0.11, 0.21]))}
     assert len(ax.collections) == 3
-    assert "runs h0, h1" in caught["reward_orm_guard.png"]._suptitle.get_text()
+    assert "runs h0, h1" in caught["hacking/reward_orm_guard.png"]._suptitle.get_text()
 
 
 def test_hacking_reward_bands_stay_in_the_rewards_range(caught):
@@ -538,9 +540,14 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
 
     monkeypatch.setattr(headline, "save_figure", lambda fig, path: caught.__setitem__(Path(path).name, fig))
     test_report.build_studies(tmp_path)
-    checked = 0
+    checked = failures = 0
     for name, fig in caught.items():
         for ax in panels(fig):
+            if ax.get_title().startswith("Outcome types"):
+                # a failure-mix panel: every row, the base's included, with its interval
+                rows = [t.get_text() for t in ax.get_yticklabels()]
+                assert len([c for c in ax.containers if isinstance(c, ErrorbarContainer)]) == len(rows), (name, rows)
+                failures += 1
             if ax.images or any(isinstance(c, BarContainer) for c in ax.containers) or not ax.get_lines():
                 continue
             assert_fits(ax)
@@ -557,4 +564,4 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
                     continue
                 color = tuple(np.round(matplotlib.colors.to_rgb(line.get_color()), 3))
                 assert color in bands | bars, (name, label)
-    assert checked >= 15
+    assert checked >= 15 and failures >= 2

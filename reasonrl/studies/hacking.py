@@ -216,7 +216,7 @@ def report(cfg: Config, root: Path) -> None:
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
     mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
-    ci = {names[label]: ivs[label] for label in arms}
+    ci = {before: arm_interval(base_arm)} | {names[label]: ivs[label] for label in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
                    "correct share)", out / "failure_mix.png", ci, cfg.set)
     random_clip_figure(cfg, runs, out / "random_clip.png")
