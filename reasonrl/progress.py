@@ -5,7 +5,8 @@ The time left comes from what each stage took last time: the `seconds` of its ti
 bookkeeping per stage. A stage never run before counts as the median of the known ones of its kind (the
 name before `@`), or of all known ones. As stages of a kind finish, or run past their estimates, the
 estimates of that kind's other stages scale by how long those took against their estimates: a changed
-param that makes every RL run twice as long shows in the time left as soon as the first one overruns.
+param that makes every RL run twice as long starts to show in the time left once the first one overruns,
+and fully when it finishes.
 On a terminal one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain
 line with the same count and estimate.
 """
@@ -114,7 +115,7 @@ class Progress:
         for other, t0 in self.running.items():  # a running stage's time so far is a lower bound: only raise
             if kind(other) == kind(stage) and now - t0 > self.expected.get(other, 0.0) * scale:
                 taken, expected = taken + now - t0, expected + self.expected[other]
-        return self.expected.get(stage, 0.0) * (taken / expected if taken and expected else 1.0)
+        return self.expected.get(stage, 0.0) * max(scale, taken / expected if taken and expected else 1.0)
 
     def status(self) -> str:
         running = ", ".join(self.running) or "none"
@@ -125,7 +126,8 @@ class Progress:
 
     def start(self, stage: str) -> None:
         with self._lock:
-            self.running.setdefault(stage, self.clock())
+            if stage not in self.finished:  # a late start event must not leave it running for ever
+                self.running.setdefault(stage, self.clock())
             self._refresh()
 
     def finish(self, stage: str, seconds: float | None = None) -> str:

@@ -328,6 +328,7 @@ def test_headline_bars_are_cut_at_one_and_each_gain_sits_above_both_bars(caught)
                                         ivs)}
     headline.figure(headline.Config(runs={"r0": "c0"}), "GRPO", cells, Path("before_after.png"))
     (ax,) = panels(caught["before_after.png"])
+    assert ax.get_legend() is None  # one legend for the figure: a panel's own covered its points
     tops = [seg[:, 1].max() for c in ax.containers if isinstance(c, ErrorbarContainer)
             for seg in c.lines[2][0].get_segments()]
     assert max(tops) == pytest.approx(1.0)
@@ -536,9 +537,6 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
     import test_report
     from matplotlib.collections import PolyCollection
 
-    from reasonrl.studies import headline
-
-    monkeypatch.setattr(headline, "save_figure", lambda fig, path: caught.__setitem__(Path(path).name, fig))
     test_report.build_studies(tmp_path)
     checked = failures = 0
     for name, fig in caught.items():

@@ -104,6 +104,15 @@ def test_a_running_stage_past_its_estimate_scales_its_kind_before_it_finishes():
     assert prog.estimate("passk@c") == 400.0
     now[0] = 900.0  # passk@b 600 s in, past its 400: (400 + 600) s against (100 + 100) expected
     assert prog.estimate("passk@c") == 500.0 and prog.left() == 0.0 + 500.0 + 10.0
+    prog.finish("passk@b", 600.0)
+    prog.start("passk@b")  # a start event that arrives after its finish: not running again
+    assert prog.running == {}
+    zero = P.Progress({"x@a": 100.0, "x@b": 100.0}, workers=1, file=io.StringIO(), clock=lambda: now[0])
+    zero.start("x@a")
+    zero.finish("x@a", 0.0)  # a kind whose finished stage took no time keeps scale 1 ...
+    zero.start("x@b")
+    now[0] += 150.0  # ... and a running one past it raises it, never lowers it below 1: max(1, 150 / 200)
+    assert zero.estimate("x@b") == 100.0
 
 
 def test_only_a_stage_that_ran_teaches_its_kind():
