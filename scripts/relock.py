@@ -2,6 +2,7 @@
 
     python scripts/relock.py comments reasonrl/exact.py reasonrl/rl/train.py [--rev HEAD]
     python scripts/relock.py deps
+    python scripts/relock.py prune | xargs -r git rm -q --ignore-unmatch
 
 `comments`: for files whose edit changed only comments. A comment changes a file's md5, so DVC would
 rerun every stage that lists the file, although no output can change. Each file's syntax tree (`ast.dump`,
@@ -12,7 +13,11 @@ and is refused like any other code change.
 `deps`: after code moved between modules (dvc.yaml's code deps changed with it, tests/test_deps.py), and
 only after `python scripts/smoke_identity.py <rev before>` printed "identical": every stage's code deps
 in dvc.lock (reasonrl/ and stages/ files) become those dvc.yaml now lists, with their md5s; data, model
-and report deps, params and outs are kept as they are. dvc.lock is written with DVC's own YAML writer."""
+and report deps, params and outs are kept as they are. dvc.lock is written with DVC's own YAML writer.
+
+`prune`: after stages left dvc.yaml. DVC keeps a removed stage's dvc.lock entry (and its outputs in git)
+until `dvc remove` names it, which it no longer can. The entries of stages dvc.yaml no longer defines are
+dropped; the outputs that only they recorded are printed, one per line, for `git rm`."""
 
 from __future__ import annotations
 
@@ -61,6 +66,31 @@ def deps() -> int:
     return rewrite(update)
 
 
+def pruned(stages: dict, defined: set[str]) -> tuple[dict, list[str]]:
+    """`stages` (dvc.lock's) without the stages not in `defined`, and the outputs only those recorded."""
+    kept = {name: entry for name, entry in stages.items() if name in defined}
+    owned = {o["path"] for entry in kept.values() for o in entry.get("outs", [])}
+    orphans = [o["path"] for name, entry in stages.items() if name not in defined
+               for o in entry.get("outs", []) if o["path"] not in owned]
+    return kept, sorted(set(orphans))
+
+
+def prune() -> int:
+    from dvc.repo import Repo
+    from dvc.utils.serialize import dump_yaml, load_yaml
+
+    with Repo(".") as repo:
+        defined = {s.addressing for s in repo.index.stages}
+    lock = load_yaml(LOCK)
+    kept, orphans = pruned(lock["stages"], defined)
+    dropped = sorted(set(lock["stages"]) - set(kept))
+    lock["stages"] = kept
+    dump_yaml(LOCK, lock)
+    print(f"{len(dropped)} stages dropped from {LOCK}: {', '.join(dropped) or 'none'}", file=sys.stderr)
+    print("\n".join(orphans))
+    return 0
+
+
 def rewrite(update) -> int:
     from dvc.utils.serialize import dump_yaml, load_yaml
 
@@ -82,8 +112,11 @@ def main() -> int:
     c.add_argument("files", nargs="+")
     c.add_argument("--rev", default="HEAD")
     sub.add_parser("deps")
+    sub.add_parser("prune")
     args = ap.parse_args()
-    return comments(args.files, args.rev) if args.what == "comments" else deps()
+    if args.what == "comments":
+        return comments(args.files, args.rev)
+    return deps() if args.what == "deps" else prune()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import reference_md5s as R  # noqa: E402
+import relock  # noqa: E402
 
 
 def test_reference_md5s_read_from_a_lock():
@@ -27,3 +28,17 @@ stages:
     assert R.recorded(lock) == {"models/base_cot.pt": "5756b7fbc03a7b57012d141a2cb1d7be",
                                 "reports/exact/results.json": "ae0f15a465214ecbaa42e59e11df6f92"}
     assert R.recorded("") == {}
+
+
+def test_prune_drops_removed_stages_and_names_only_the_outputs_no_kept_stage_records():
+    stages = {
+        "data": {"outs": [{"path": "data/n16.jsonl"}, {"path": "reports/timing/data.json"}]},
+        "data@hop": {"outs": [{"path": "data/hop_edge.jsonl"}, {"path": "reports/timing/data_hop.json"}]},
+        "passk@GRPO_s0": {"outs": [{"path": "reports/passk/curve_GRPO_s0.csv"}, {"path": "data/hop_edge.jsonl"}]},
+        "report_passk": {"deps": [{"path": "reports/passk/data"}], "outs": [{"path": "reports/passk/table.md"}]},
+    }
+    kept, orphans = relock.pruned(stages, {"data@hop", "report_passk"})
+    assert list(kept) == ["data@hop", "report_passk"]
+    assert kept["report_passk"] is stages["report_passk"]
+    assert orphans == ["data/n16.jsonl", "reports/passk/curve_GRPO_s0.csv", "reports/timing/data.json"]
+    assert relock.pruned(stages, set(stages)) == (stages, [])
