@@ -464,8 +464,8 @@ def test_passk_figure(caught):
         assert ys == sorted({round(v, 9) for e in effects for v in (e - 0.02, e + 0.03)})
     zero_lines = [line for line in da.get_lines() if list(line.get_ydata()) == [0, 0]]
     assert len(zero_lines) == 1
-    assert da.get_title() == "hop, n12: each arm minus its base (paired, 95% CI)"
-    assert db.get_title() == "hop, n8: each arm minus its base (paired, 95% CI)"
+    assert da.get_title() == "hop, n12: each arm minus base (paired, 95% CI)"
+    assert db.get_title() == "hop, n8: each arm minus base (paired, 95% CI)"
     assert da.get_ylabel() == "pass@k − base's pass@k"
     assert da.get_xscale() == "log" and list(da.get_xticks()) == [1, 2, 4]
     assert caught["passk.png"].get_suptitle() == (
@@ -486,14 +486,35 @@ def test_passk_figure_gives_each_task_its_rows_and_its_base(caught):
     axes = panels(caught["passk.png"])
     assert [ax.get_title() for ax in axes] == [
         "hop, n12: difficulty 12, 4 problems", "hop, n8: difficulty 8, 4 problems",
-        "hop, n12: each arm minus its base (paired, 95% CI)", "hop, n8: each arm minus its base (paired, 95% CI)",
+        "hop, n12: each arm minus base (paired, 95% CI)", "hop, n8: each arm minus base (paired, 95% CI)",
         "chain, n12: difficulty 12, 4 problems", "chain, n8: difficulty 8, 4 problems",
-        "chain, n12: each arm minus its base (paired, 95% CI)", "chain, n8: each arm minus its base (paired, 95% CI)"]
+        "chain, n12: each arm minus sft (paired, 95% CI)", "chain, n8: each arm minus sft (paired, 95% CI)"]
     assert set(series(axes[0])) >= {"base (1 seed)", "grpo (1 seed)"} and "sft (2 seeds)" not in series(axes[0])
     assert "sft (2 seeds)" in series(axes[4]) and "grpo (1 seed)" not in series(axes[4])
     assert series(axes[6]) == {}  # chain has no arm beside its base
     assert [t.get_text() for t in caught["passk.png"].legends[0].get_texts()][:3] == [
         "base (1 seed)", "grpo (1 seed)", "random guess 1 − (1 − 1/n)^k"]
+
+
+def test_passk_colours_follow_each_tasks_arm_order_and_bases_are_black():
+    models = {k: PasskModel(task, k) for task, keys in (("hop", ("b", "h1", "h2", "h3")), ("chain", ("cb", "c1", "c2")))
+              for k in keys}
+    cfg = passk.Config(bases=["b", "cb"], models=models)
+    colors = passk.arm_colors(cfg)
+    assert colors["b"] == colors["cb"] == "k"
+    assert colors["h1"] == colors["c1"] == figures.OKABE_ITO[0] and colors["h2"] == colors["c2"] == figures.OKABE_ITO[1]
+    assert len({colors[a] for a in ("b", "h1", "h2", "h3")}) == 4
+
+
+def test_passk_diversity_figure_hatches_the_second_tasks_bars(caught):
+    # one axis holds every task's arms and arm_colors repeats across tasks: the hatch tells them apart
+    models = {k: PasskModel("chain" if k.startswith("sft") else "hop", k) for k in COUNTS}
+    cfg = passk.Config(bases=["base", "sft"], models=models,
+                       arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
+    passk.diversity_figure(cfg, _passk_data(), ["n12", "n8"], Path("diversity.png"))
+    for ax in panels(caught["diversity.png"]):
+        hatch = {c.get_label(): {r.get_hatch() for r in c} for c in ax.containers if isinstance(c, BarContainer)}
+        assert hatch == {"base": {""}, "grpo": {""}, "sft": {"//"}}
 
 
 def test_passk_diversity_figure(caught):

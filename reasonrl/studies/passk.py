@@ -203,13 +203,26 @@ def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
     return data[cfg.arms[cfg.bases[0] if task is None else cfg.tasks()[task][0]][0]]
 
 
+HATCHES = ("", "//", "..", "xx")
+
+
+def arm_colors(cfg: Config) -> dict[str, str]:
+    """A colour per arm. The i-th arm after its task's base takes the palette's i-th colour in every task,
+    so arms listed in the same order (in, edge, far) match across tasks, and no two arms of one task's
+    panels share one (a palette over all arms wraps at eight); bases are black."""
+    colors: dict[str, str] = {}
+    for base, *arms in cfg.tasks().values():
+        colors |= palette(arms) | {base: "k"}
+    return colors
+
+
 def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
                  ax, diff_ax, colors: dict) -> None:
     """One set of one task: each arm's pass@k curve on `ax`, each arm minus the base on `diff_ax`."""
     ks, _ = curve(base_data(cfg, data, task), s)
     for label in arms:
         ivs = cis[s][label]
-        style = {"color": "k", "lw": 2.2} if label in cfg.bases else {"color": colors[label]}
+        style = {"color": colors[label], "lw": 2.2 if label in cfg.bases else 1.5}
         name = f"{label} ({seed_count(len(cfg.arms[label]))})"
         ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
         ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
@@ -237,14 +250,14 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
     ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
            ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
     ax.ticklabel_format(axis="y", useOffset=False)
-    diff_ax.set(title=f"{task}, {s}: each arm minus its base (paired, 95% CI)", ylabel="pass@k − base's pass@k")
+    diff_ax.set(title=f"{task}, {s}: each arm minus {arms[0]} (paired, 95% CI)", ylabel=f"pass@k − {arms[0]}'s pass@k")
 
 
 def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict, path: Path) -> None:
     """Per task, a row of every arm's pass@k curve and a row of each arm minus the base, paired by seed and
     problem: near the ceiling the curves overlap within a line's width, so the differences (the study's
     question) get panels of their own, on a scale that shows them."""
-    colors = palette(cfg.arms)
+    colors = arm_colors(cfg)
     tasks = cfg.tasks()
     fig, axes = plt.subplots(2 * len(tasks), len(sets), figsize=(5.2 * len(sets), 8.2 * len(tasks)), squeeze=False)
     for row, (task, arms) in enumerate(tasks.items()):
@@ -266,7 +279,9 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
 def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     width = 0.8 / len(cfg.arms)
-    colors = palette(cfg.arms) | {b: "k" for b in cfg.bases}
+    colors = arm_colors(cfg)
+    # arm_colors repeats across tasks, and this figure draws every task's arms on one axis: a hatch per task
+    hatches = {task: HATCHES[i % len(HATCHES)] for i, task in enumerate(cfg.tasks())}
     for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
                             (axes[1], "entropy", "token entropy of own samples (nats)")):
         for i, label in enumerate(cfg.arms):
@@ -275,7 +290,8 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
             ys = [sum(v) / len(v) for v in per_seed]
             # the spread over seeds: min-max whiskers (one model: none)
             yerr = [[y - min(v) for y, v in zip(ys, per_seed)], [max(v) - y for y, v in zip(ys, per_seed)]]
-            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3)
+            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3,
+                   hatch=hatches[cfg.task_of(label)], edgecolor="white", lw=0)
         ax.set_xticks(range(len(sets)), sets)
         ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:] + " (whiskers: seed range)")
         ax.grid(alpha=0.3, axis="y")
