@@ -15,9 +15,10 @@ only after `python scripts/smoke_identity.py <rev before>` printed "identical": 
 in dvc.lock (reasonrl/ and stages/ files) become those dvc.yaml now lists, with their md5s; data, model
 and report deps, params and outs are kept as they are. dvc.lock is written with DVC's own YAML writer.
 
-`prune`: after stages left dvc.yaml. DVC keeps a removed stage's dvc.lock entry (and its outputs in git)
-until `dvc remove` names it, which it no longer can. The entries of stages dvc.yaml no longer defines are
-dropped; the outputs that only they recorded are printed, one per line, for `git rm`."""
+`prune`: after stages left dvc.yaml. `dvc repro -s`, which `reasonrl repro` runs per stage, leaves a removed
+stage's dvc.lock entry (and its outputs in git) in place, and `dvc remove` can no longer name the stage. The
+entries of stages dvc.yaml no longer defines are dropped; the outputs that only they recorded are printed, one
+per line, for `git rm`."""
 
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def prune() -> int:
     lock["stages"] = kept
     dump_yaml(LOCK, lock)
     print(f"{len(dropped)} stages dropped from {LOCK}: {', '.join(dropped) or 'none'}", file=sys.stderr)
-    print("\n".join(orphans))
+    if orphans:
+        print("\n".join(orphans))
     return 0
 
 
