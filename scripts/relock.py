@@ -113,12 +113,11 @@ def main() -> int:
     c = sub.add_parser("comments")
     c.add_argument("files", nargs="+")
     c.add_argument("--rev", default="HEAD")
-    sub.add_parser("deps")
-    sub.add_parser("prune")
+    c.set_defaults(run=lambda a: comments(a.files, a.rev))
+    sub.add_parser("deps").set_defaults(run=lambda a: deps())
+    sub.add_parser("prune").set_defaults(run=lambda a: prune())
     args = ap.parse_args()
-    if args.what == "comments":
-        return comments(args.files, args.rev)
-    return deps() if args.what == "deps" else prune()
+    return args.run(args)
 
 
 if __name__ == "__main__":
