@@ -22,6 +22,7 @@ import collections
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -57,6 +58,8 @@ NANNY_VARS = ("MALLOC_TRIM_THRESHOLD_",)
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
              "import reasonrl.lockfile; reasonrl.lockfile.install(); "
              "from dvc.cli import main; sys.exit(main(sys.argv[1:]))")
+# The same, forked from a warm interpreter (reasonrl.warm), whose stage command is forked from it in turn.
+_WARM = "import reasonrl.warm; reasonrl.warm.install(); "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(e.g. pushed by a teammate with `dvc push --run-cache`) are downloaded, not rerun")
     parser.add_argument("--log-dir", default=None,
                         help="also write each stage's full `dvc repro` output to DIR/<stage>.log")
+    parser.add_argument("--cold", action="store_true",
+                        help="start each stage's `dvc repro` and command in fresh interpreters, as `dvc repro` "
+                        "does (default: forked from one that has imported DVC and the stages' modules)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
                **{k: os.environ[k] for k in NANNY_VARS if k in os.environ}}
-        return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [])
+        return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [], warm=not args.cold)
 
 
 def _stoppable() -> None:
@@ -151,7 +157,7 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
 
 
 def execute(client: Any, plan: Plan, env: dict[str, str], log_dir: str | None = None,
-            dvc_args: list[str] | None = None) -> int:
+            dvc_args: list[str] | None = None, warm: bool = False) -> int:
     """Start stages as `Schedule` picks them, one per free worker thread; report; return the exit code.
 
     Only as many tasks as there are worker threads are in Dask at once, so the schedule, not Dask's
@@ -176,7 +182,7 @@ def execute(client: Any, plan: Plan, env: dict[str, str], log_dir: str | None = 
         while schedule.ready and len(running) < max(1, sum(client.nthreads().values())):
             stage = schedule.pop()
             fut = client.submit(run_stage, run_id, stage, plan.root, plan.locks[stage], plan.run_cache, env,
-                                log_dir, dvc_args or [], key=f"{stage}-{run_id}", pure=False)
+                                log_dir, dvc_args or [], warm, key=f"{stage}-{run_id}", pure=False)
             running[fut.key] = stage
             finished.add(fut)
 
@@ -217,9 +223,10 @@ def _outcome(stage: str, fut: Any) -> dict:
 
 
 def run_stage(run_id: str, stage: str, root: str, lock: tuple[str, str], run_cache: str, env: dict[str, str],
-              log_dir: str | None, dvc_args: list[str]) -> dict:
-    """Run `dvc repro -s <stage>` in `root` (a Dask task) and say what happened: ran, restored (from the
-    run-cache), unchanged, or FAILED (with the exit status and the log's last lines)."""
+              log_dir: str | None, dvc_args: list[str], warm: bool = False) -> dict:
+    """Run `dvc repro -s <stage>` in `root` (a Dask task; `warm`: forked from this worker's zygote) and say
+    what happened: ran, restored (from the run-cache), unchanged, or FAILED (with the exit status and the
+    log's last lines)."""
     from distributed import Event
 
     worker = _worker_address()
@@ -229,8 +236,8 @@ def run_stage(run_id: str, stage: str, root: str, lock: tuple[str, str], run_cac
     _event(run_id, {"stage": stage, "status": "start", "worker": worker})
     lock_before, runs_before = read_lock_entry(*lock), run_cache_entries(run_cache)
     start = time.monotonic()
-    cmd = [sys.executable, "-c", _DVC_MAIN, "--wait-for-lock", "repro", "-s", stage, *dvc_args]
-    returncode, tail = _run_dvc(cmd, root, env, _log_path(log_dir, stage), stop)
+    argv = ["--wait-for-lock", "repro", "-s", stage, *dvc_args]
+    returncode, tail = _run_dvc(argv, root, env, _log_path(log_dir, stage), stop, warm)
     if returncode != 0:
         outcome = {"stage": stage, "status": "FAILED", "returncode": returncode, "tail": tail}
     else:
@@ -240,14 +247,14 @@ def run_stage(run_id: str, stage: str, root: str, lock: tuple[str, str], run_cac
     return outcome
 
 
-def _run_dvc(cmd: list[str], root: str, env: dict[str, str], log_path: str, stop: Any) -> tuple[int, str]:
-    """Run `cmd` in its own process group, keeping its output's last lines; stop it when `stop` is set:
-    SIGINT to the group (`dvc` ignores it while the command runs; the command gets it, and DVC records
-    nothing), SIGKILL after INTERRUPT_GRACE_S."""
+def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, stop: Any,
+             warm: bool = False) -> tuple[int, str]:
+    """Run `python -c _DVC_MAIN *argv` in its own process group, keeping its output's last lines; stop it
+    when `stop` is set: SIGINT to the group (`dvc` ignores it while the command runs; the command gets it,
+    and DVC records nothing), SIGKILL after INTERRUPT_GRACE_S."""
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    with open(log_path, "w") as log, subprocess.Popen(
-            cmd, cwd=root, env=stage_environ(os.environ, env), text=True, errors="replace", stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True) as proc:
+    environ = stage_environ(os.environ, env)
+    with open(log_path, "w") as log, _launch(argv, root, environ, warm) as proc:
 
         def read() -> None:
             for line in proc.stdout:
@@ -266,6 +273,66 @@ def _run_dvc(cmd: list[str], root: str, env: dict[str, str], log_path: str, stop
                         break
         reader.join()
     return proc.returncode, "\n".join(tail)
+
+
+def _launch(argv: list[str], root: str, environ: dict[str, str], warm: bool) -> Any:
+    """The `dvc repro` process: a fork of this thread's zygote when `warm` and it can start one (it is
+    replaced once if its modules changed on disk), else a fresh interpreter."""
+    if warm and hasattr(os, "fork") and hasattr(socket, "send_fds"):
+        from .warm import Stale, failed, zygote
+
+        for fresh in (False, True):
+            with contextlib.suppress(Stale):
+                zyg = zygote(root, environ, fresh)
+                if zyg is None:
+                    break
+                return _Forked(zyg, _WARM + _DVC_MAIN, argv, root, environ)
+        else:
+            failed(root, environ)
+    return subprocess.Popen([sys.executable, "-c", _DVC_MAIN, *argv], cwd=root, env=environ, text=True,
+                            errors="replace", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+class _Forked:
+    """What `_run_dvc` uses of a Popen (pid, stdout, poll, wait, returncode), for a zygote's child."""
+
+    def __init__(self, zyg: Any, code: str, argv: list[str], root: str, environ: dict[str, str]) -> None:
+        read, write = os.pipe()
+        try:
+            self.pid = zyg.start(code, argv, root, environ, write)
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        self.zygote, self.returncode = zyg, None
+        self.stdout = open(read, errors="replace")  # noqa: SIM115  (closed by __exit__)
+
+    def poll(self, timeout: float = 0.0) -> int | None:
+        if self.returncode is None:
+            from .warm import Stale
+
+            try:
+                self.returncode = self.zygote.returncode(timeout)
+            except Stale:  # the zygote died with the stage: nothing can say how the stage ended
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.poll(timeout) is None:
+            raise subprocess.TimeoutExpired("dvc repro", timeout)
+        return self.returncode
+
+    def __enter__(self) -> _Forked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stdout.close()
+        if self.returncode is None:  # an exception in the worker: do not leave the stage running
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self.wait()
 
 
 def stage_environ(worker: Mapping[str, str], env: dict[str, str]) -> dict[str, str]:

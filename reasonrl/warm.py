@@ -1,0 +1,360 @@
+"""Warm stage processes for `reasonrl repro`: each stage starts as a fork of an interpreter that has
+already imported DVC, torch and the stage scripts' modules, instead of two fresh interpreters (DVC's, then
+the stage's) that import them again.
+
+A `Zygote` is one such interpreter per worker (`serve`). For each stage it forks a child that runs
+`python -c CODE ARGS` as a fresh interpreter would (the runner's `dvc repro -s <stage>`), in its own
+session, with its output on a pipe the worker reads. Inside that child `install` makes DVC run a stage
+command of the form `python <script>.py <args>` as a fork too, running the script itself, where a fresh `python` would
+resolve to this same interpreter; any other command goes to DVC's shell as before.
+
+What a fork shares with its zygote is only what importing left behind: the zygote computes nothing, so
+`numerics.pin` (stage_setup) still finds ATen and MKL unstarted, and every random draw comes from
+generators the stage seeds. A module file that changed after the zygote imported it (an edit during a
+long run) would make a fork run old code under the new code's md5 in dvc.lock: the zygote checks every
+loaded module's file (mtime and size) before each fork and, when one changed, exits, so the next stage
+gets a new zygote.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import builtins
+import contextlib
+import importlib
+import importlib.machinery
+import json
+import os
+import random
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import types
+from pathlib import Path
+
+# DVC's modules that `dvc repro -s` imports before and after it runs a stage (its CLI imports them lazily;
+# listed from sys.modules after an up-to-date and a forced `repro -s` on this project's DAG)
+DVC_MODULES = ("dvc.cli.parser", "dvc.repo.reproduce", "dvc.repo.stage", "dvc.repo.metrics", "dvc.repo.params",
+               "dvc.repo.plots", "dvc.repo.artifacts", "dvc.repo.datasets", "dvc.repo.open_repo", "dvc.rwlock",
+               "dvc.scm", "dvc.cachemgr", "dvc.data_cloud", "dvc.analytics", "dvc.compare", "dvc.stage.cache",
+               "dvc.stage.run", "dvc.parsing.interpolate", "dvc.dvcfile", "dvc.lock", "dvc_data.hashfile.db.local",
+               "scmrepo.git", "scmrepo.git.backend.pygit2", "scmrepo.noscm", "pygit2", "dulwich.repo",
+               "dulwich.ignore", "dulwich.worktree", "dulwich.index", "dulwich.filters", "dulwich.patch",
+               "scmrepo.git.backend.pygit2.filter", "dvc.dirs", "ruamel.yaml", "pyparsing", "platformdirs",
+               "flatten_dict", "dvc_render", "configobj", "fsspec.implementations.memory", "reasonrl.lockfile")
+MESSAGE = 1 << 20  # largest request or reply (an environment is a few kB)
+SHELL_SPECIAL = set("|&;<>()$`\\\"'*?[]#~{}!\t\n")  # a command holding any of these goes to DVC's shell
+
+
+def preload(root: str | Path) -> list[str]:
+    """Modules a stage imports: DVC's, and every module the scripts in `root`/stages/ import at their top."""
+    names = set(DVC_MODULES)
+    for script in sorted(Path(root, "stages").glob("*.py")):
+        try:
+            tree = ast.parse(script.read_text())
+        except (OSError, SyntaxError):  # the stage itself will report it when it runs
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module)
+    return sorted(names)
+
+
+def _fingerprint() -> dict[str, tuple[int, int]]:
+    """{file: (mtime_ns, size)} of every loaded module that has a file."""
+    found = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path:
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                found[path] = (st.st_mtime_ns, st.st_size)
+    return found
+
+
+def _changed(fingerprint: dict[str, tuple[int, int]]) -> bool:
+    for path, seen in fingerprint.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True
+        if (st.st_mtime_ns, st.st_size) != seen:
+            return True
+    return False
+
+
+# ---- the zygote's side -------------------------------------------------------------------------------
+
+
+def serve(fd: int, root: str) -> None:
+    """The zygote: import what the stages import, then fork one child per request until the socket closes.
+    A request is {code, argv, cwd, env} with the write end of the child's output pipe; the replies are
+    {pid} once the child runs and {returncode} (Popen's convention) when it has exited, or {stale}."""
+    sock = socket.socket(fileno=fd)
+    _started_env.update(os.environ)
+    for name in preload(root):
+        with contextlib.suppress(Exception):  # a module that fails to import fails in its stage, as before
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):  # asked here once, so that no stage pays for it
+        from dvc.utils import fix_env  # the environment DVC gives a stage's command: PATH without pyenv's
+
+        _same_python("python", fix_env(None))
+    fingerprint = _fingerprint()
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, MESSAGE, 1)
+        except OSError:
+            return
+        if not data:
+            return
+        if _changed(fingerprint):
+            sock.send(json.dumps({"stale": True}).encode())
+            return
+        request = json.loads(data)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            os.setsid()  # its own process group: the worker stops the stage and its command together
+            _become(request, fds[0])
+        os.close(fds[0])
+        sock.send(json.dumps({"pid": pid}).encode())
+        _, status = os.waitpid(pid, 0)
+        sock.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def _become(request: dict, out: int) -> None:
+    """In the forked child: take the output pipe, the directory, the environment and the arguments a fresh
+    `python -c CODE ARGS` would have, run CODE, and exit with its status. Never returns."""
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = ["-c", *request["argv"]]
+    sys.path[0] = ""  # `python -c`: the current directory first
+    os._exit(_run_main(lambda: exec(request["code"], _fresh_main(None).__dict__)))
+
+
+def _run_main(main) -> int:
+    """Run `main` as an interpreter runs its main module, and return the exit status it would have: the
+    code of a SystemExit, 1 after an uncaught exception (traceback on stderr), and the atexit handlers the
+    code registered run first. A child exits with os._exit, so the parent's handlers never run in it."""
+    atexit._clear()
+    random.seed()  # a fresh interpreter's `random` is seeded from the OS, not shared with its siblings
+    status = 0
+    try:
+        main()
+    except SystemExit as e:
+        if e.code is None:
+            status = 0
+        elif isinstance(e.code, int):
+            status = e.code
+        else:
+            print(e.code, file=sys.stderr)
+            status = 1
+    except BaseException:  # noqa: BLE001  (what the interpreter itself does with an uncaught exception)
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    return status
+
+
+# ---- DVC's stage command, forked ---------------------------------------------------------------------
+
+
+def script_command(cmd: str, env: dict[str, str]) -> list[str] | None:
+    """`cmd` as [script, args...] when it is `python <script>.py <args>` with nothing the shell would
+    interpret, and `python` on the command's PATH is this interpreter; else None (DVC's shell runs it)."""
+    if SHELL_SPECIAL & set(cmd):
+        return None
+    argv = shlex.split(cmd)
+    if len(argv) < 2 or not argv[1].endswith(".py") or argv[1].startswith("-"):
+        return None
+    if not _same_python(argv[0], env):
+        return None
+    return argv[1:]
+
+
+_started_env: dict[str, str] = {}  # the zygote's environment when it imported its modules
+_interpreters: dict[tuple[str, str], str | None] = {}  # (name, PATH) -> the interpreter it starts
+
+
+def _same_python(name: str, env: dict[str, str]) -> bool:
+    """Whether `name` on env's PATH starts this interpreter with what it read at start: asked once per PATH
+    (a launcher such as pyenv's shim resolves only when run), and the PYTHON* variables unchanged."""
+    if {k: v for k, v in env.items() if k.startswith("PYTHON")} != {
+            k: v for k, v in _started_env.items() if k.startswith("PYTHON")}:
+        return False
+    path = env.get("PATH", os.defpath)
+    if (name, path) not in _interpreters:
+        found, started = shutil.which(name, path=path), None
+        if found:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                started = subprocess.run([found, "-c", "import sys; print(sys.executable)"], env=env, timeout=60,
+                                         capture_output=True, text=True, check=True).stdout.strip()
+        _interpreters[name, path] = os.path.realpath(started) if started else None
+    return _interpreters[name, path] == os.path.realpath(sys.executable)
+
+
+def install() -> None:
+    """In a forked `dvc repro` process: run a stage's `python <script>.py` command as a fork of this
+    process (which has the stage's modules imported) instead of through the shell. Same directory,
+    environment and arguments; the same SIGINT handling as DVC's own `_run`."""
+    from dvc.stage import run as dvc_run
+    from dvc.stage.exceptions import StageCmdFailedError
+
+    shell_run = dvc_run._run
+
+    def _run(executable, cmd, **kwargs):
+        argv = script_command(cmd, kwargs["env"])
+        if argv is None:
+            return shell_run(executable, cmd, **kwargs)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            os.chdir(kwargs["cwd"])
+            os.environ.clear()
+            os.environ.update(kwargs["env"])
+            sys.argv = argv
+            script = os.path.abspath(argv[0])
+            sys.path[0] = os.path.dirname(script)
+            os._exit(_run_main(lambda: _run_path(script)))
+        main_thread = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+        try:
+            _, status = os.waitpid(pid, 0)
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
+        returncode = os.waitstatus_to_exitcode(status)
+        if returncode != 0:
+            raise StageCmdFailedError(cmd, returncode)
+
+    dvc_run._run = _run
+
+
+def _run_path(script: str) -> None:
+    """Run `script` as `python script` does (not runpy, which also rewrites sys.argv[0])."""
+    with open(script, "rb") as f:
+        source = f.read()
+    exec(compile(source, script, "exec"), _fresh_main(script).__dict__)
+
+
+def _fresh_main(script: str | None) -> types.ModuleType:
+    """A new `__main__` module in sys.modules, as an interpreter makes for `-c` (None) or a script."""
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    if script is not None:
+        main.__file__ = script
+        main.__cached__ = None
+        main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
+    sys.modules["__main__"] = main
+    return main
+
+
+# ---- the worker's side -------------------------------------------------------------------------------
+
+
+class Stale(Exception):
+    """The zygote's modules changed on disk; start a new one."""
+
+
+class Zygote:
+    """One warm interpreter for the stages of one worker thread, started in `root` with `env`."""
+
+    def __init__(self, root: str, env: dict[str, str]) -> None:
+        self.root, self.env = root, env
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        code = f"import sys, reasonrl.warm as w; w.serve({theirs.fileno()}, sys.argv[1])"
+        self.proc = subprocess.Popen([sys.executable, "-c", code, root], cwd=root, env=env, pass_fds=[theirs.fileno()],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        theirs.close()
+        self.sock = ours
+
+    def start(self, code: str, argv: list[str], cwd: str, env: dict[str, str], out: int) -> int:
+        """Fork a child running `python -c code *argv` with `out` as its stdout and stderr; its pid."""
+        request = json.dumps({"code": code, "argv": argv, "cwd": cwd, "env": env}).encode()
+        socket.send_fds(self.sock, [request], [out])
+        reply = self._reply(None)
+        if reply is None or "stale" in reply:
+            raise Stale()
+        return reply["pid"]
+
+    def returncode(self, timeout: float | None) -> int | None:
+        """The child's exit status, or None if it is still running after `timeout` seconds."""
+        reply = self._reply(timeout)
+        if reply is None:
+            raise Stale()  # the zygote died
+        return reply.get("returncode")
+
+    def _reply(self, timeout: float | None) -> dict | None:
+        self.sock.settimeout(timeout)
+        try:
+            data = self.sock.recv(MESSAGE)
+        except (TimeoutError, BlockingIOError):  # BlockingIOError: a timeout of 0
+            return {}
+        except OSError:
+            return None
+        return json.loads(data) if data else None
+
+    def close(self) -> None:
+        self.sock.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_zygotes: dict[tuple, Zygote] = {}
+_failed: set[tuple] = set()  # (root, env) whose fresh zygote could not run a stage: not tried again
+_zygotes_lock = threading.Lock()
+
+
+def zygote(root: str, env: dict[str, str], fresh: bool = False) -> Zygote | None:
+    """This thread's zygote for `root` and `env` (a new one when `fresh`); None after `failed`."""
+    key = (threading.get_ident(), root, tuple(sorted(env.items())))
+    with _zygotes_lock:
+        if key[1:] in _failed:
+            return None
+        old = _zygotes.pop(key, None) if fresh else _zygotes.get(key)
+        if old is not None and not fresh and old.proc.poll() is None:
+            return old
+        if old is not None:
+            old.close()
+        _zygotes[key] = made = Zygote(root, env)
+        return made
+
+
+def failed(root: str, env: dict[str, str]) -> None:
+    """A fresh zygote for `root` and `env` could not start a stage: start them cold from now on."""
+    with _zygotes_lock:
+        _failed.add((root, tuple(sorted(env.items()))))
+
+
+@atexit.register
+def _close_all() -> None:
+    with _zygotes_lock:
+        for z in _zygotes.values():
+            with contextlib.suppress(Exception):
+                z.close()
+        _zygotes.clear()

@@ -1,0 +1,172 @@
+"""Warm stage processes (reasonrl.warm): a stage forked from a zygote sees what a fresh interpreter sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reasonrl import warm
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
+
+
+def test_only_a_plain_python_script_command_is_forked(tmp_path, monkeypatch):
+    ours, other = tmp_path / "ours", tmp_path / "other"
+    ours.mkdir()
+    other.mkdir()
+    (ours / "python").symlink_to(sys.executable)
+    (other / "python").write_text("#!/bin/sh\necho /opt/another/python\n")
+    (other / "python").chmod(0o755)
+    monkeypatch.setattr(warm, "_started_env", {"PYTHONPATH": "/lib"})
+    monkeypatch.setattr(warm, "_interpreters", {})
+    env = {"PATH": str(ours), "PYTHONPATH": "/lib"}
+    assert warm.script_command("python stages/rl.py runs grpo_s0", env) == ["stages/rl.py", "runs", "grpo_s0"]
+    assert warm.script_command("python stages/base.py bases.cot base_cot", env) == [
+        "stages/base.py", "bases.cot", "base_cot"]
+    for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py", "python -m reasonrl.cli",
+                "python stages/$X.py", "sh stages/rl.py", "python", "python stages/data", "python 'stages/a b.py'"):
+        assert warm.script_command(cmd, env) is None, cmd
+    assert warm.script_command("python stages/rl.py", {**env, "PATH": str(other)}) is None  # another interpreter
+    assert warm.script_command("python stages/rl.py", {**env, "PYTHONPATH": "/elsewhere"}) is None
+    assert warm.script_command("python stages/rl.py", {"PATH": str(ours)}) is None  # PYTHONPATH dropped
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    root = tmp_path_factory.mktemp("zygote")
+    (root / "stages").mkdir()
+    (root / "stages" / "s.py").write_text("import helper_mod\nimport json\n")
+    (root / "helper_mod.py").write_text("X = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote"}
+    z = warm.Zygote(str(root), env)
+    yield z, root, env
+    z.close()
+
+
+def run_child(z: warm.Zygote, code: str, cwd: Path, env: dict, argv=()) -> tuple[int, str]:
+    read, write = os.pipe()
+    z.start(code, list(argv), str(cwd), env, write)
+    os.close(write)
+    with open(read) as f:
+        out = f.read()
+    return z.returncode(None), out
+
+
+def test_a_child_has_the_arguments_directory_and_environment_it_was_given(zygote, tmp_path):
+    z, _, env = zygote
+    code = ("import os, sys, json; print(json.dumps([sys.argv, os.getcwd(), os.environ['MARK'], sys.path[0], "
+            "'helper_mod' in sys.modules, sys.stdin.read()]))")
+    rc, out = run_child(z, code, tmp_path, {**env, "MARK": "child"}, ["repro", "-s", "a@b"])
+    assert rc == 0
+    assert json.loads(out) == [["-c", "repro", "-s", "a@b"], str(tmp_path), "child", "", True, ""]
+
+
+@pytest.mark.parametrize("code, status, says", [
+    ("pass", 0, ""),
+    ("import sys; sys.exit()", 0, ""),
+    ("raise SystemExit(3)", 3, ""),
+    ("raise SystemExit('no such run')", 1, "no such run"),
+    ("raise ValueError('oops')", 1, "ValueError: oops"),
+    ("import atexit; atexit.register(print, 'bye'); raise SystemExit(4)", 4, "bye"),
+])
+def test_a_child_exits_as_an_interpreter_would(zygote, tmp_path, code, status, says):
+    z, _, env = zygote
+    rc, out = run_child(z, code, tmp_path, env)
+    assert rc == status
+    assert says in out
+    if not says:
+        assert out == ""
+
+
+def test_a_child_leads_its_own_process_group_and_can_be_stopped(zygote, tmp_path):
+    z, _, env = zygote
+    read, write = os.pipe()
+    pid = z.start("import time; print('up', flush=True); time.sleep(60)", [], str(tmp_path), env, write)
+    os.close(write)
+    with open(read) as f:
+        assert f.readline() == "up\n"
+        assert os.getpgid(pid) == pid
+        os.killpg(pid, signal.SIGKILL)
+    assert z.returncode(30) == -signal.SIGKILL
+
+
+def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "s.py").write_text("import helper_mod\n")
+    (tmp_path / "helper_mod.py").write_text("X = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    z = warm.Zygote(str(tmp_path), env)
+    try:
+        assert run_child(z, "import helper_mod; print(helper_mod.X)", tmp_path, env) == (0, "1\n")
+        (tmp_path / "helper_mod.py").write_text("X = 22\n")
+        with pytest.raises(warm.Stale):
+            run_child(z, "pass", tmp_path, env)
+    finally:
+        z.close()
+
+
+def test_zygotes_are_kept_per_thread_root_and_environment(tmp_path):
+    (tmp_path / "stages").mkdir()
+    env = dict(os.environ)
+    a = warm.zygote(str(tmp_path), env)
+    try:
+        assert warm.zygote(str(tmp_path), env) is a
+        b = warm.zygote(str(tmp_path), {**env, "MARK": "other"})
+        assert b is not a
+        c = warm.zygote(str(tmp_path), env, fresh=True)
+        assert c is not a and a.proc.poll() is not None  # the replaced one was closed
+    finally:
+        warm._close_all()
+
+
+SHOW = """import json, os, sys
+SHELL = {"PWD", "OLDPWD", "SHLVL", "_"}  # set by the shell DVC runs a command through; a fork skips it
+root = os.environ["DVC_ROOT"]
+seen = {"argv": sys.argv, "cwd": os.path.relpath(os.getcwd(), root), "name": __name__,
+        "file": os.path.relpath(__file__, root), "path0": os.path.relpath(sys.path[0], root),
+        "stage": os.environ["DVC_STAGE"], "env": sorted(set(os.environ) - SHELL)}
+print("shown", flush=True)
+with open("seen.json", "w") as f:
+    json.dump(seen, f, sort_keys=True)
+with open("forked.txt", "w") as f:
+    f.write(str("reasonrl.warm" in sys.modules))
+"""
+
+
+def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
+    """The same DVC stage run by `reasonrl repro` warm and `--cold`: the same arguments, directories,
+    file names and environment; only the warm one ran in a process that had imported reasonrl.warm."""
+    env = {**os.environ, "MARK": "x", "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    seen = {}
+    for mode in ("warm", "cold"):
+        repo = tmp_path / mode
+        (repo / "stages").mkdir(parents=True)
+        (repo / "stages" / "show.py").write_text(SHOW)
+        (repo / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"show": {
+            "cmd": "python stages/show.py one two", "deps": ["stages/show.py"],
+            "outs": ["seen.json", "forked.txt"]}}}))
+        for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "x"]):
+            subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
+        flags = ["--cold"] if mode == "cold" else []
+        t0 = time.monotonic()
+        out = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "--log-dir", "logs", *flags],
+                             cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        print(mode, f"{time.monotonic() - t0:.1f}s")
+        assert "shown" in (repo / "logs" / "show.log").read_text()  # the stage's output reaches the log
+        seen[mode] = json.loads((repo / "seen.json").read_text())
+        assert (repo / "forked.txt").read_text() == str(mode == "warm")
+    assert seen["warm"] == seen["cold"]
+    assert {"DVC_ROOT", "DVC_STAGE", "PATH", "MARK"} <= set(seen["warm"]["env"])
+    del seen["warm"]["env"]
+    assert seen["warm"] == {"argv": ["stages/show.py", "one", "two"], "cwd": ".", "name": "__main__",
+                            "file": "stages/show.py", "path0": "stages", "stage": "show"}
