@@ -263,14 +263,18 @@ def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, sto
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        while proc.poll() is None:
-            if stop.wait(POLL_S):
+        while True:  # waiting on the process, not on `stop`: the stage is seen to end at once, not at the next poll
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(POLL_S)
+                break
+            if stop.is_set():
                 for sig, grace in ((signal.SIGINT, INTERRUPT_GRACE_S), (signal.SIGKILL, None)):
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(proc.pid, sig)
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(grace)
                         break
+                break
         reader.join()
     return proc.returncode, "\n".join(tail)
 

@@ -26,7 +26,6 @@ import importlib
 import importlib.machinery
 import json
 import os
-import random
 import shlex
 import shutil
 import signal
@@ -34,6 +33,7 @@ import socket
 import subprocess
 import sys
 import threading
+import traceback
 import types
 from pathlib import Path
 
@@ -122,9 +122,14 @@ def serve(fd: int, root: str) -> None:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            sock.close()
-            os.setsid()  # its own process group: the worker stops the stage and its command together
-            _become(request, fds[0])
+            try:  # a child that could not even start its code says why and exits, never back into this loop
+                sock.close()
+                os.setsid()  # its own process group: the worker stops the stage and its command together
+                _become(request, fds[0])
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+            finally:
+                os._exit(1)
         os.close(fds[0])
         sock.send(json.dumps({"pid": pid}).encode())
         _, status = os.waitpid(pid, 0)
@@ -153,7 +158,6 @@ def _run_main(main) -> int:
     code of a SystemExit, 1 after an uncaught exception (traceback on stderr), and the atexit handlers the
     code registered run first. A child exits with os._exit, so the parent's handlers never run in it."""
     atexit._clear()
-    random.seed()  # a fresh interpreter's `random` is seeded from the OS, not shared with its siblings
     status = 0
     try:
         main()
@@ -229,14 +233,19 @@ def install() -> None:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            os.chdir(kwargs["cwd"])
-            os.environ.clear()
-            os.environ.update(kwargs["env"])
-            sys.argv = argv
-            script = os.path.abspath(argv[0])
-            sys.path[0] = os.path.dirname(script)
-            os._exit(_run_main(lambda: _run_path(script)))
+            try:  # a child that could not even start the script says why and exits, never back into DVC
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                os.chdir(kwargs["cwd"])
+                os.environ.clear()
+                os.environ.update(kwargs["env"])
+                sys.argv = argv
+                script = os.path.abspath(argv[0])
+                sys.path[0] = os.path.dirname(script)
+                os._exit(_run_main(lambda: _run_path(script)))
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+            finally:
+                os._exit(1)
         main_thread = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
         try:

@@ -137,3 +137,33 @@ def test_thread_environment_does_not_change_results(data, tmp_path):
     two = _launch(data, tmp_path / "param_2", None, threads=2, rl=False)
     assert two["base_tiny threads"] == 2
     assert not _same_weights(two["base_tiny"], ref["base_tiny"])
+
+
+def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_path):
+    """`reasonrl repro` forks stages from a zygote that imported torch and the stages' modules before any
+    stage pinned its numerics or seeded anything (reasonrl.warm): the base and the RL run must come out as
+    the same bytes as from fresh interpreters."""
+    from reasonrl import warm
+
+    fresh = _launch(data, tmp_path / "fresh", None)
+    where = tmp_path / "forked"
+    shutil.copytree(data, where)
+    (where / "params.yaml").write_text(PARAMS.format(threads=1))
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS} | {"PYTHONPATH": str(ROOT)}
+    zygote = warm.Zygote(str(ROOT), env)
+    code = "import sys, reasonrl.warm as w; sys.argv = sys.argv[1:]; sys.path[0] = sys.argv[0].rsplit('/', 1)[0]; " \
+           "w._run_path(sys.argv[0])"
+    try:
+        for args in (("base.py", "bases.tiny", "base_tiny"), ("rl.py", "runs", "tiny")):
+            read, write = os.pipe()
+            zygote.start(code, [str(ROOT / "stages" / args[0]), *args[1:]], str(where), env, write)
+            os.close(write)
+            with open(read) as f:
+                log = f.read()
+            assert zygote.returncode(None) == 0, log[-3000:]
+    finally:
+        zygote.close()
+    for path in OUTPUTS:
+        assert (where / path).read_bytes() == fresh[path], f"{path} differs when forked"
+    for name in ("base_tiny", "rl_tiny"):
+        assert _same_weights(torch.load(where / "models" / f"{name}.pt", weights_only=True)["state_dict"], fresh[name])

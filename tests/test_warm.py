@@ -86,6 +86,20 @@ def test_a_child_exits_as_an_interpreter_would(zygote, tmp_path, code, status, s
         assert out == ""
 
 
+def test_a_child_that_cannot_start_fails_alone(zygote, tmp_path):
+    z, _, env = zygote
+    rc, out = run_child(z, "print('never')", tmp_path / "missing", env)
+    assert rc == 1 and "never" not in out and "FileNotFoundError" in out
+    assert run_child(z, "print('next')", tmp_path, env) == (0, "next\n")
+
+
+def test_children_do_not_share_the_zygote_s_random_state(zygote, tmp_path):
+    """`random` reseeds itself in a forked child (os.register_at_fork), as a fresh interpreter seeds it."""
+    z, _, env = zygote
+    draws = {run_child(z, "import random; print(random.random())", tmp_path, env)[1] for _ in range(3)}
+    assert len(draws) == 3
+
+
 def test_a_child_leads_its_own_process_group_and_can_be_stopped(zygote, tmp_path):
     z, _, env = zygote
     read, write = os.pipe()
