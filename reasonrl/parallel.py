@@ -10,8 +10,9 @@ Several `dvc repro -s` processes at once are safe: DVC releases the repo lock wh
 runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks,
 which never conflict because dependents start only after their upstream stages are done. A stage's
 outcome comes from its exit status and DVC's own files: its dvc.lock entry and the run-cache
-(`plan.stage_status`). No state is kept on the workers beyond each task's own process: a run is told
-to stop through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or interrupted run
+(`plan.stage_status`). The only state a worker keeps is its zygote (reasonrl.warm), an interpreter that
+has imported the stages' modules and from which each stage's process is forked: a run is told to stop
+through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or interrupted run
 resumes from there with `reasonrl repro` or `dvc repro`.
 """
 
@@ -319,7 +320,9 @@ class _Forked:
 
             try:
                 self.returncode = self.zygote.returncode(timeout)
-            except Stale:  # the zygote died with the stage: nothing can say how the stage ended
+            except Stale:  # the zygote died: nothing can say how the stage ends, so it is stopped, unrecorded
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.pid, signal.SIGKILL)
                 self.returncode = -signal.SIGKILL
         return self.returncode
 

@@ -2,18 +2,20 @@
 already imported DVC, torch and the stage scripts' modules, instead of two fresh interpreters (DVC's, then
 the stage's) that import them again.
 
-A `Zygote` is one such interpreter per worker (`serve`). For each stage it forks a child that runs
+A `Zygote` is one such interpreter per worker (`serve`), started with the stages' folder first on its
+import path, as a fresh `python stages/<x>.py` has it. For each stage it forks a child that runs
 `python -c CODE ARGS` as a fresh interpreter would (the runner's `dvc repro -s <stage>`), in its own
 session, with its output on a pipe the worker reads. Inside that child `install` makes DVC run a stage
-command of the form `python <script>.py <args>` as a fork too, running the script itself, where a fresh `python` would
-resolve to this same interpreter; any other command goes to DVC's shell as before.
+command `python stages/<x>.py <args>` as a fork too, running the script itself, when `python` there is
+this interpreter with the same import path; any other command goes to DVC's shell as before.
 
 What a fork shares with its zygote is only what importing left behind: the zygote computes nothing, so
-`numerics.pin` (stage_setup) still finds ATen and MKL unstarted, and every random draw comes from
-generators the stage seeds. A module file that changed after the zygote imported it (an edit during a
-long run) would make a fork run old code under the new code's md5 in dvc.lock: the zygote checks every
-loaded module's file (mtime and size) before each fork and, when one changed, exits, so the next stage
-gets a new zygote.
+`numerics.pin` (stage_setup) still finds ATen and MKL unstarted, torch's default generator has its fixed
+start seed as in a fresh process, `random` and numpy's global generator are reseeded, and the stages seed
+the generators they draw from. A module file that changed after the zygote imported it (an edit during a
+long run) would make a fork run old code under the new code's md5 in dvc.lock: every loaded module's file
+(inode, ctime, mtime, size) is checked before each fork, of DVC's process and of the stage's command;
+a changed one makes the zygote exit (the next stage gets a new one) and the command run fresh.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ import ast
 import atexit
 import builtins
 import contextlib
+import gc
 import importlib
 import importlib.machinery
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -33,6 +37,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 import types
 from pathlib import Path
@@ -67,25 +72,31 @@ def preload(root: str | Path) -> list[str]:
     return sorted(names)
 
 
-def _fingerprint() -> dict[str, tuple[int, int]]:
-    """{file: (mtime_ns, size)} of every loaded module that has a file."""
+def _fingerprint() -> dict[str, tuple[int, ...]]:
+    """{file: (inode, ctime, mtime, size)} of every loaded module that has a file. The ctime moves on every
+    write or replacement, even one that keeps the size and restores the mtime (`cp -p`, `rsync -t`)."""
     found = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if path:
             with contextlib.suppress(OSError):
-                st = os.stat(path)
-                found[path] = (st.st_mtime_ns, st.st_size)
+                found[path] = _stat(path)
     return found
 
 
-def _changed(fingerprint: dict[str, tuple[int, int]]) -> bool:
+def _stat(path: str) -> tuple[int, ...]:
+    st = os.stat(path)
+    return st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size
+
+
+def _changed(fingerprint: dict[str, tuple[int, ...]], since_ns: int = 0) -> bool:
+    """Whether a file changed from its fingerprint, or had changed at or after `since_ns` (while importing)."""
     for path, seen in fingerprint.items():
         try:
-            st = os.stat(path)
+            now = _stat(path)
         except OSError:
             return True
-        if (st.st_mtime_ns, st.st_size) != seen:
+        if now != seen or now[1] >= since_ns > 0:
             return True
     return False
 
@@ -98,15 +109,22 @@ def serve(fd: int, root: str) -> None:
     A request is {code, argv, cwd, env} with the write end of the child's output pipe; the replies are
     {pid} once the child runs and {returncode} (Popen's convention) when it has exited, or {stale}."""
     sock = socket.socket(fileno=fd)
+    started_ns = time.time_ns()
     _started_env.update(os.environ)
+    _started_path[:] = sys.path  # [the stages' folder (set by Zygote), PYTHONPATH..., the installed ones]
     for name in preload(root):
         with contextlib.suppress(Exception):  # a module that fails to import fails in its stage, as before
             importlib.import_module(name)
     with contextlib.suppress(Exception):  # asked here once, so that no stage pays for it
         from dvc.utils import fix_env  # the environment DVC gives a stage's command: PATH without pyenv's
 
-        _same_python("python", fix_env(None))
-    fingerprint = _fingerprint()
+        _same_python("python", fix_env(None), root)
+    # what importing made lives as long as the zygote: kept out of the cyclic collector, whose passes in the
+    # children would otherwise walk it (0.15 s per full pass here) and copy the pages it touches
+    gc.freeze()
+    _seen.update(_fingerprint())
+    if _changed(_seen, started_ns):  # edited while it imported: the first request gets "stale"
+        _seen.clear()
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, MESSAGE, 1)
@@ -114,7 +132,7 @@ def serve(fd: int, root: str) -> None:
             return
         if not data:
             return
-        if _changed(fingerprint):
+        if not _seen or _changed(_seen):
             sock.send(json.dumps({"stale": True}).encode())
             return
         request = json.loads(data)
@@ -154,11 +172,16 @@ def _become(request: dict, out: int) -> None:
 
 
 def _run_main(main) -> int:
-    """Run `main` as an interpreter runs its main module, and return the exit status it would have: the
-    code of a SystemExit, 1 after an uncaught exception (traceback on stderr), and the atexit handlers the
-    code registered run first. A child exits with os._exit, so the parent's handlers never run in it."""
+    """Run `main` as an interpreter runs its main module and return the exit status it would have: the code
+    of a SystemExit, 1 after an uncaught exception (traceback on stderr), death by SIGINT after an uncaught
+    KeyboardInterrupt. Then, in an interpreter's order, wait for non-daemon threads, run the atexit
+    handlers the code registered (not the parent's: the child ends with os._exit), let go of what the main
+    module held (files left open get flushed and closed) and flush logging and the standard streams."""
     atexit._clear()
-    status = 0
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:  # a fresh interpreter seeds numpy's global generator from the OS
+        numpy_random.seed()
+    status, interrupted = 0, False
     try:
         main()
     except SystemExit as e:
@@ -169,51 +192,70 @@ def _run_main(main) -> int:
         else:
             print(e.code, file=sys.stderr)
             status = 1
-    except BaseException:  # noqa: BLE001  (what the interpreter itself does with an uncaught exception)
+    except BaseException as e:  # noqa: BLE001  (what the interpreter itself does with an uncaught exception)
         sys.excepthook(*sys.exc_info())
-        status = 1
-    atexit._run_exitfuncs()
+        status, interrupted = 1, isinstance(e, KeyboardInterrupt)
+    for finish in (threading._shutdown, atexit._run_exitfuncs, _let_go_of_main, logging.shutdown):
+        with contextlib.suppress(BaseException):
+            finish()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return status
+
+
+def _let_go_of_main() -> None:
+    sys.modules["__main__"].__dict__.clear()
+    gc.collect()
 
 
 # ---- DVC's stage command, forked ---------------------------------------------------------------------
 
 
-def script_command(cmd: str, env: dict[str, str]) -> list[str] | None:
+def script_command(cmd: str, env: dict[str, str], cwd: str) -> list[str] | None:
     """`cmd` as [script, args...] when it is `python <script>.py <args>` with nothing the shell would
-    interpret, and `python` on the command's PATH is this interpreter; else None (DVC's shell runs it)."""
+    interpret, the script lies in the folder the zygote imported from (the stages' folder, sys.path[0] of a
+    fresh `python <script>`), and `python` there starts this interpreter with the same import path; else
+    None (DVC's shell runs it)."""
     if SHELL_SPECIAL & set(cmd):
         return None
     argv = shlex.split(cmd)
     if len(argv) < 2 or not argv[1].endswith(".py") or argv[1].startswith("-"):
         return None
-    if not _same_python(argv[0], env):
+    folder = os.path.dirname(os.path.abspath(os.path.join(cwd, argv[1])))
+    if not _started_path or folder != _started_path[0] or not _same_python(argv[0], env, cwd):
         return None
     return argv[1:]
 
 
 _started_env: dict[str, str] = {}  # the zygote's environment when it imported its modules
-_interpreters: dict[tuple[str, str], str | None] = {}  # (name, PATH) -> the interpreter it starts
+_started_path: list[str] = []  # and its sys.path
+_seen: dict[str, tuple[int, ...]] = {}  # the files of the modules it imported (_fingerprint)
+_interpreters: dict[tuple[str, str, str], bool] = {}  # (name, PATH, cwd) -> whether it starts this interpreter
+_PROBE = "import json, sys; print(json.dumps([sys.executable, sys.path[1:]]))"
 
 
-def _same_python(name: str, env: dict[str, str]) -> bool:
-    """Whether `name` on env's PATH starts this interpreter with what it read at start: asked once per PATH
-    (a launcher such as pyenv's shim resolves only when run), and the PYTHON* variables unchanged."""
+def _same_python(name: str, env: dict[str, str], cwd: str) -> bool:
+    """Whether `name` on env's PATH, run in `cwd`, is this interpreter with the same import path after the
+    script's folder (a virtualenv's python links to its base interpreter, with its own site-packages),
+    and the PYTHON* variables are those the zygote started with. Asked once per PATH and folder: a launcher
+    such as pyenv's shim resolves only when run, per folder."""
     if {k: v for k, v in env.items() if k.startswith("PYTHON")} != {
             k: v for k, v in _started_env.items() if k.startswith("PYTHON")}:
         return False
-    path = env.get("PATH", os.defpath)
-    if (name, path) not in _interpreters:
-        found, started = shutil.which(name, path=path), None
+    key = (name, env.get("PATH", os.defpath), cwd)
+    if key not in _interpreters:
+        found, seen = shutil.which(name, path=key[1]), None
         if found:
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                started = subprocess.run([found, "-c", "import sys; print(sys.executable)"], env=env, timeout=60,
-                                         capture_output=True, text=True, check=True).stdout.strip()
-        _interpreters[name, path] = os.path.realpath(started) if started else None
-    return _interpreters[name, path] == os.path.realpath(sys.executable)
+            with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+                seen = json.loads(subprocess.run([found, "-c", _PROBE], env=env, cwd=cwd, timeout=60,
+                                                 capture_output=True, text=True, check=True).stdout)
+        _interpreters[key] = bool(seen) and (os.path.realpath(seen[0]), seen[1]) == (
+            os.path.realpath(sys.executable), _started_path[1:])
+    return _interpreters[key]
 
 
 def install() -> None:
@@ -226,8 +268,8 @@ def install() -> None:
     shell_run = dvc_run._run
 
     def _run(executable, cmd, **kwargs):
-        argv = script_command(cmd, kwargs["env"])
-        if argv is None:
+        argv = script_command(cmd, kwargs["env"], kwargs["cwd"])
+        if argv is None or _changed(_seen):  # a module edited since the zygote imported it: run it fresh
             return shell_run(executable, cmd, **kwargs)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -292,7 +334,11 @@ class Zygote:
     def __init__(self, root: str, env: dict[str, str]) -> None:
         self.root, self.env = root, env
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        code = f"import sys, reasonrl.warm as w; w.serve({theirs.fileno()}, sys.argv[1])"
+        # the stages' folder first on sys.path, as a fresh `python stages/<x>.py` has it, so that every module
+        # (reasonrl too: an installed copy, or PYTHONPATH's) is the one a stage would import
+        stages = os.path.join(os.path.abspath(root), "stages")
+        code = (f"import sys; sys.path[0] = {stages!r}; import reasonrl.warm as w; "
+                f"w.serve({theirs.fileno()}, sys.argv[1])")
         self.proc = subprocess.Popen([sys.executable, "-c", code, root], cwd=root, env=env, pass_fds=[theirs.fileno()],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
@@ -302,7 +348,10 @@ class Zygote:
     def start(self, code: str, argv: list[str], cwd: str, env: dict[str, str], out: int) -> int:
         """Fork a child running `python -c code *argv` with `out` as its stdout and stderr; its pid."""
         request = json.dumps({"code": code, "argv": argv, "cwd": cwd, "env": env}).encode()
-        socket.send_fds(self.sock, [request], [out])
+        try:
+            socket.send_fds(self.sock, [request], [out])
+        except OSError:  # the zygote is gone
+            raise Stale() from None
         reply = self._reply(None)
         if reply is None or "stale" in reply:
             raise Stale()

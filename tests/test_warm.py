@@ -18,25 +18,38 @@ from reasonrl import warm
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
 
 
-def test_only_a_plain_python_script_command_is_forked(tmp_path, monkeypatch):
+def _probe(python: str, env: dict, cwd: Path) -> list:
+    return json.loads(subprocess.run([python, "-c", warm._PROBE], env=env, cwd=cwd, capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def test_only_a_plain_python_script_of_the_stages_folder_on_this_interpreter_is_forked(tmp_path, monkeypatch):
     ours, other = tmp_path / "ours", tmp_path / "other"
     ours.mkdir()
     other.mkdir()
+    (tmp_path / "stages").mkdir()
     (ours / "python").symlink_to(sys.executable)
     (other / "python").write_text("#!/bin/sh\necho /opt/another/python\n")
     (other / "python").chmod(0o755)
-    monkeypatch.setattr(warm, "_started_env", {"PYTHONPATH": "/lib"})
-    monkeypatch.setattr(warm, "_interpreters", {})
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
     env = {"PATH": str(ours), "PYTHONPATH": "/lib"}
-    assert warm.script_command("python stages/rl.py runs grpo_s0", env) == ["stages/rl.py", "runs", "grpo_s0"]
-    assert warm.script_command("python stages/base.py bases.cot base_cot", env) == [
+    monkeypatch.setattr(warm, "_started_env", {"PYTHONPATH": "/lib"})
+    monkeypatch.setattr(warm, "_started_path", [str(tmp_path / "stages"), *_probe(sys.executable, env, tmp_path)[1]])
+    monkeypatch.setattr(warm, "_interpreters", {})
+    cwd = str(tmp_path)
+    assert warm.script_command("python stages/rl.py runs grpo_s0", env, cwd) == ["stages/rl.py", "runs", "grpo_s0"]
+    assert warm.script_command("python stages/base.py bases.cot base_cot", env, cwd) == [
         "stages/base.py", "bases.cot", "base_cot"]
+    assert warm.script_command("python rl.py runs x", env, str(tmp_path / "stages")) == ["rl.py", "runs", "x"]
     for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py", "python -m reasonrl.cli",
-                "python stages/$X.py", "sh stages/rl.py", "python", "python stages/data", "python 'stages/a b.py'"):
-        assert warm.script_command(cmd, env) is None, cmd
-    assert warm.script_command("python stages/rl.py", {**env, "PATH": str(other)}) is None  # another interpreter
-    assert warm.script_command("python stages/rl.py", {**env, "PYTHONPATH": "/elsewhere"}) is None
-    assert warm.script_command("python stages/rl.py", {"PATH": str(ours)}) is None  # PYTHONPATH dropped
+                "python stages/$X.py", "sh stages/rl.py", "python", "python stages/data", "python 'stages/a b.py'",
+                "python scripts/other.py"):  # the last: another folder first on its import path
+        assert warm.script_command(cmd, env, cwd) is None, cmd
+    assert warm.script_command("python stages/rl.py", {**env, "PATH": str(other)}, cwd) is None  # not a python
+    venv = {**env, "PATH": str(tmp_path / "venv" / "bin")}  # its python links to this one; its own site-packages
+    assert warm.script_command("python stages/rl.py", venv, cwd) is None
+    assert warm.script_command("python stages/rl.py", {**env, "PYTHONPATH": "/elsewhere"}, cwd) is None
+    assert warm.script_command("python stages/rl.py", {"PATH": str(ours)}, cwd) is None  # PYTHONPATH dropped
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +58,7 @@ def zygote(tmp_path_factory):
     (root / "stages").mkdir()
     (root / "stages" / "s.py").write_text("import helper_mod\nimport json\n")
     (root / "helper_mod.py").write_text("X = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote"}
+    env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
     z = warm.Zygote(str(root), env)
     yield z, root, env
     z.close()
@@ -62,11 +75,12 @@ def run_child(z: warm.Zygote, code: str, cwd: Path, env: dict, argv=()) -> tuple
 
 def test_a_child_has_the_arguments_directory_and_environment_it_was_given(zygote, tmp_path):
     z, _, env = zygote
-    code = ("import os, sys, json; print(json.dumps([sys.argv, os.getcwd(), os.environ['MARK'], sys.path[0], "
-            "'helper_mod' in sys.modules, sys.stdin.read()]))")
-    rc, out = run_child(z, code, tmp_path, {**env, "MARK": "child"}, ["repro", "-s", "a@b"])
+    code = ("import os, sys, json; print(json.dumps([sys.argv, os.getcwd(), os.environ['MARK'], "
+            "os.environ.get('ONLY_IN_ZYGOTE'), sys.path[0], 'helper_mod' in sys.modules, sys.stdin.read()]))")
+    child_env = {k: v for k, v in env.items() if k != "ONLY_IN_ZYGOTE"} | {"MARK": "child"}
+    rc, out = run_child(z, code, tmp_path, child_env, ["repro", "-s", "a@b"])
     assert rc == 0
-    assert json.loads(out) == [["-c", "repro", "-s", "a@b"], str(tmp_path), "child", "", True, ""]
+    assert json.loads(out) == [["-c", "repro", "-s", "a@b"], str(tmp_path), "child", None, "", True, ""]
 
 
 @pytest.mark.parametrize("code, status, says", [
@@ -76,6 +90,8 @@ def test_a_child_has_the_arguments_directory_and_environment_it_was_given(zygote
     ("raise SystemExit('no such run')", 1, "no such run"),
     ("raise ValueError('oops')", 1, "ValueError: oops"),
     ("import atexit; atexit.register(print, 'bye'); raise SystemExit(4)", 4, "bye"),
+    ("raise KeyboardInterrupt", -signal.SIGINT, "KeyboardInterrupt"),
+    ("import threading, time; threading.Thread(target=lambda: (time.sleep(0.3), print('late'))).start()", 0, "late"),
 ])
 def test_a_child_exits_as_an_interpreter_would(zygote, tmp_path, code, status, says):
     z, _, env = zygote
@@ -91,6 +107,12 @@ def test_a_child_that_cannot_start_fails_alone(zygote, tmp_path):
     rc, out = run_child(z, "print('never')", tmp_path / "missing", env)
     assert rc == 1 and "never" not in out and "FileNotFoundError" in out
     assert run_child(z, "print('next')", tmp_path, env) == (0, "next\n")
+
+
+def test_a_file_a_child_left_open_is_written_out(zygote, tmp_path):
+    z, _, env = zygote
+    assert run_child(z, f"f = open({str(tmp_path / 'out.txt')!r}, 'w'); f.write('kept')", tmp_path, env) == (0, "")
+    assert (tmp_path / "out.txt").read_text() == "kept"
 
 
 def test_children_do_not_share_the_zygote_s_random_state(zygote, tmp_path):
@@ -120,7 +142,9 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
     z = warm.Zygote(str(tmp_path), env)
     try:
         assert run_child(z, "import helper_mod; print(helper_mod.X)", tmp_path, env) == (0, "1\n")
-        (tmp_path / "helper_mod.py").write_text("X = 22\n")
+        st = (tmp_path / "helper_mod.py").stat()
+        (tmp_path / "helper_mod.py").write_text("X = 2\n")  # same size, and the old mtime put back (`cp -p`)
+        os.utime(tmp_path / "helper_mod.py", ns=(st.st_atime_ns, st.st_mtime_ns))
         with pytest.raises(warm.Stale):
             run_child(z, "pass", tmp_path, env)
     finally:
