@@ -23,7 +23,6 @@ import collections
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -281,65 +280,17 @@ def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, sto
 
 
 def _launch(argv: list[str], root: str, environ: dict[str, str], warm: bool) -> Any:
-    """The `dvc repro` process: a fork of this thread's zygote when `warm` and it can start one (it is
-    replaced once if its modules changed on disk), else a fresh interpreter."""
-    if warm and hasattr(os, "fork") and hasattr(socket, "send_fds"):
-        from .warm import Stale, failed, zygote
+    """The `dvc repro` process: a fork of this thread's zygote when `warm` and one can start it
+    (reasonrl.zygotes), else a fresh interpreter."""
+    if warm:
+        from .zygotes import forked
 
-        for fresh in (False, True):
-            with contextlib.suppress(Stale):
-                zyg = zygote(root, environ, fresh)
-                if zyg is None:
-                    break
-                return _Forked(zyg, _WARM + _DVC_MAIN, argv, root, environ)
-        else:
-            failed(root, environ)
+        proc = forked(_WARM + _DVC_MAIN, argv, root, environ)
+        if proc is not None:
+            return proc
     return subprocess.Popen([sys.executable, "-c", _DVC_MAIN, *argv], cwd=root, env=environ, text=True,
                             errors="replace", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
-
-
-class _Forked:
-    """What `_run_dvc` uses of a Popen (pid, stdout, poll, wait, returncode), for a zygote's child."""
-
-    def __init__(self, zyg: Any, code: str, argv: list[str], root: str, environ: dict[str, str]) -> None:
-        read, write = os.pipe()
-        try:
-            self.pid = zyg.start(code, argv, root, environ, write)
-        except BaseException:
-            os.close(read)
-            raise
-        finally:
-            os.close(write)
-        self.zygote, self.returncode = zyg, None
-        self.stdout = open(read, errors="replace")  # noqa: SIM115  (closed by __exit__)
-
-    def poll(self, timeout: float = 0.0) -> int | None:
-        if self.returncode is None:
-            from .warm import Stale
-
-            try:
-                self.returncode = self.zygote.returncode(timeout)
-            except Stale:  # the zygote died: nothing can say how the stage ends, so it is stopped, unrecorded
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.pid, signal.SIGKILL)
-                self.returncode = -signal.SIGKILL
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        if self.poll(timeout) is None:
-            raise subprocess.TimeoutExpired("dvc repro", timeout)
-        return self.returncode
-
-    def __enter__(self) -> _Forked:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stdout.close()
-        if self.returncode is None:  # an exception in the worker: do not leave the stage running
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.pid, signal.SIGKILL)
-            self.wait()
 
 
 def stage_environ(worker: Mapping[str, str], env: dict[str, str]) -> dict[str, str]:

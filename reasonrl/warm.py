@@ -2,8 +2,9 @@
 already imported DVC, torch and the stage scripts' modules, instead of two fresh interpreters (DVC's, then
 the stage's) that import them again.
 
-A `Zygote` is one such interpreter per worker (`serve`), started with the stages' folder first on its
-import path, as a fresh `python stages/<x>.py` has it. For each stage it forks a child that runs
+A zygote is one such interpreter per worker (`serve`; the worker's side is reasonrl.zygotes), started
+with the stages' folder first on its import path, as a fresh `python stages/<x>.py` has it. For each
+stage it forks a child that runs
 `python -c CODE ARGS` as a fresh interpreter would (the runner's `dvc repro -s <stage>`), in its own
 session, with its output on a pipe the worker reads. Inside that child `install` makes DVC run a stage
 command `python stages/<x>.py <args>` as a fork too, running the script itself, when `python` there is
@@ -24,6 +25,7 @@ import ast
 import atexit
 import builtins
 import contextlib
+import functools
 import gc
 import importlib
 import importlib.machinery
@@ -41,6 +43,7 @@ import time
 import traceback
 import types
 from pathlib import Path
+from typing import NoReturn
 
 # DVC's modules that `dvc repro -s` imports before and after it runs a stage (its CLI imports them lazily;
 # listed from sys.modules after an up-to-date and a forced `repro -s` on this project's DAG)
@@ -140,35 +143,43 @@ def serve(fd: int, root: str) -> None:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            try:  # a child that could not even start its code says why and exits, never back into this loop
-                sock.close()
-                os.setsid()  # its own process group: the worker stops the stage and its command together
-                _become(request, fds[0])
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-            finally:
-                os._exit(1)
+            _child(functools.partial(_take_output, sock, fds[0]), request["cwd"], request["env"],
+                   ["-c", *request["argv"]], "", functools.partial(_run_code, request["code"]))  # `-c`: "" first
         os.close(fds[0])
         sock.send(json.dumps({"pid": pid}).encode())
         _, status = os.waitpid(pid, 0)
         sock.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
 
 
-def _become(request: dict, out: int) -> None:
-    """In the forked child: take the output pipe, the directory, the environment and the arguments a fresh
-    `python -c CODE ARGS` would have, run CODE, and exit with its status. Never returns."""
+def _take_output(sock: socket.socket, out: int) -> None:
+    """A zygote's child: its own session and process group (the worker stops the stage and its command
+    together), `out` as stdout and stderr, stdin empty, and no hold on the zygote's socket."""
+    sock.close()
+    os.setsid()
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    sys.argv = ["-c", *request["argv"]]
-    sys.path[0] = ""  # `python -c`: the current directory first
-    os._exit(_run_main(lambda: exec(request["code"], _fresh_main(None).__dict__)))
+
+
+def _child(prepare, cwd: str, env: dict[str, str], argv: list[str], path0: str, main) -> NoReturn:
+    """In a forked child: `prepare()`, then the directory, environment, arguments and sys.path[0] a fresh
+    interpreter would have, run `main` as its main module and exit with its status. A child that could not
+    even start says why and exits with 1, never returning into the loop that forked it."""
+    try:
+        prepare()
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        sys.argv = argv
+        sys.path[0] = path0
+        os._exit(_run_main(main))
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+    finally:
+        os._exit(1)
 
 
 def _run_main(main) -> int:
@@ -274,20 +285,10 @@ def install() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
-        if pid == 0:
-            try:  # a child that could not even start the script says why and exits, never back into DVC
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                os.chdir(kwargs["cwd"])
-                os.environ.clear()
-                os.environ.update(kwargs["env"])
-                sys.argv = argv
-                script = os.path.abspath(argv[0])
-                sys.path[0] = os.path.dirname(script)
-                os._exit(_run_main(lambda: _run_path(script)))
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-            finally:
-                os._exit(1)
+        if pid == 0:  # SIGINT as in a fresh interpreter: DVC ignores it while the command runs
+            script = os.path.abspath(os.path.join(kwargs["cwd"], argv[0]))
+            _child(lambda: signal.signal(signal.SIGINT, signal.default_int_handler), kwargs["cwd"], kwargs["env"],
+                   argv, os.path.dirname(script), lambda: _run_path(script))
         main_thread = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
         try:
@@ -300,6 +301,11 @@ def install() -> None:
             raise StageCmdFailedError(cmd, returncode)
 
     dvc_run._run = _run
+
+
+def _run_code(code: str) -> None:
+    """Run `code` as `python -c code` does."""
+    exec(code, _fresh_main(None).__dict__)
 
 
 def _run_path(script: str) -> None:
@@ -319,100 +325,3 @@ def _fresh_main(script: str | None) -> types.ModuleType:
         main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
     sys.modules["__main__"] = main
     return main
-
-
-# ---- the worker's side -------------------------------------------------------------------------------
-
-
-class Stale(Exception):
-    """The zygote's modules changed on disk; start a new one."""
-
-
-class Zygote:
-    """One warm interpreter for the stages of one worker thread, started in `root` with `env`."""
-
-    def __init__(self, root: str, env: dict[str, str]) -> None:
-        self.root, self.env = root, env
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # the stages' folder first on sys.path, as a fresh `python stages/<x>.py` has it, so that every module
-        # (reasonrl too: an installed copy, or PYTHONPATH's) is the one a stage would import
-        stages = os.path.join(os.path.abspath(root), "stages")
-        code = (f"import sys; sys.path[0] = {stages!r}; import reasonrl.warm as w; "
-                f"w.serve({theirs.fileno()}, sys.argv[1])")
-        self.proc = subprocess.Popen([sys.executable, "-c", code, root], cwd=root, env=env, pass_fds=[theirs.fileno()],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
-        theirs.close()
-        self.sock = ours
-
-    def start(self, code: str, argv: list[str], cwd: str, env: dict[str, str], out: int) -> int:
-        """Fork a child running `python -c code *argv` with `out` as its stdout and stderr; its pid."""
-        request = json.dumps({"code": code, "argv": argv, "cwd": cwd, "env": env}).encode()
-        try:
-            socket.send_fds(self.sock, [request], [out])
-        except OSError:  # the zygote is gone
-            raise Stale() from None
-        reply = self._reply(None)
-        if reply is None or "stale" in reply:
-            raise Stale()
-        return reply["pid"]
-
-    def returncode(self, timeout: float | None) -> int | None:
-        """The child's exit status, or None if it is still running after `timeout` seconds."""
-        reply = self._reply(timeout)
-        if reply is None:
-            raise Stale()  # the zygote died
-        return reply.get("returncode")
-
-    def _reply(self, timeout: float | None) -> dict | None:
-        self.sock.settimeout(timeout)
-        try:
-            data = self.sock.recv(MESSAGE)
-        except (TimeoutError, BlockingIOError):  # BlockingIOError: a timeout of 0
-            return {}
-        except OSError:
-            return None
-        return json.loads(data) if data else None
-
-    def close(self) -> None:
-        self.sock.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(5)
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-_zygotes: dict[tuple, Zygote] = {}
-_failed: set[tuple] = set()  # (root, env) whose fresh zygote could not run a stage: not tried again
-_zygotes_lock = threading.Lock()
-
-
-def zygote(root: str, env: dict[str, str], fresh: bool = False) -> Zygote | None:
-    """This thread's zygote for `root` and `env` (a new one when `fresh`); None after `failed`."""
-    key = (threading.get_ident(), root, tuple(sorted(env.items())))
-    with _zygotes_lock:
-        if key[1:] in _failed:
-            return None
-        old = _zygotes.pop(key, None) if fresh else _zygotes.get(key)
-        if old is not None and not fresh and old.proc.poll() is None:
-            return old
-        if old is not None:
-            old.close()
-        _zygotes[key] = made = Zygote(root, env)
-        return made
-
-
-def failed(root: str, env: dict[str, str]) -> None:
-    """A fresh zygote for `root` and `env` could not start a stage: start them cold from now on."""
-    with _zygotes_lock:
-        _failed.add((root, tuple(sorted(env.items()))))
-
-
-@atexit.register
-def _close_all() -> None:
-    with _zygotes_lock:
-        for z in _zygotes.values():
-            with contextlib.suppress(Exception):
-                z.close()
-        _zygotes.clear()

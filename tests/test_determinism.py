@@ -143,14 +143,14 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
     """`reasonrl repro` forks stages from a zygote that imported torch and the stages' modules before any
     stage pinned its numerics or seeded anything (reasonrl.warm): the base and the RL run must come out as
     the same bytes as from fresh interpreters."""
-    from reasonrl import warm
+    from reasonrl.zygotes import Zygote
 
     fresh = _launch(data, tmp_path / "fresh", None)
     where = tmp_path / "forked"
     shutil.copytree(data, where)
     (where / "params.yaml").write_text(PARAMS.format(threads=1))
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS} | {"PYTHONPATH": str(ROOT)}
-    zygote = warm.Zygote(str(ROOT), env)
+    zygote = Zygote(str(ROOT), env)
     code = "import sys, reasonrl.warm as w; sys.argv = sys.argv[1:]; sys.path[0] = sys.argv[0].rsplit('/', 1)[0]; " \
            "w._run_path(sys.argv[0])"
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonrl import warm
+from reasonrl import warm, zygotes
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
 
@@ -59,12 +59,12 @@ def zygote(tmp_path_factory):
     (root / "stages" / "s.py").write_text("import helper_mod\nimport json\n")
     (root / "helper_mod.py").write_text("X = 1\n")
     env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
-    z = warm.Zygote(str(root), env)
+    z = zygotes.Zygote(str(root), env)
     yield z, root, env
     z.close()
 
 
-def run_child(z: warm.Zygote, code: str, cwd: Path, env: dict, argv=()) -> tuple[int, str]:
+def run_child(z: zygotes.Zygote, code: str, cwd: Path, env: dict, argv=()) -> tuple[int, str]:
     read, write = os.pipe()
     z.start(code, list(argv), str(cwd), env, write)
     os.close(write)
@@ -139,13 +139,13 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
     (tmp_path / "stages" / "s.py").write_text("import helper_mod\n")
     (tmp_path / "helper_mod.py").write_text("X = 1\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    z = warm.Zygote(str(tmp_path), env)
+    z = zygotes.Zygote(str(tmp_path), env)
     try:
         assert run_child(z, "import helper_mod; print(helper_mod.X)", tmp_path, env) == (0, "1\n")
         st = (tmp_path / "helper_mod.py").stat()
         (tmp_path / "helper_mod.py").write_text("X = 2\n")  # same size, and the old mtime put back (`cp -p`)
         os.utime(tmp_path / "helper_mod.py", ns=(st.st_atime_ns, st.st_mtime_ns))
-        with pytest.raises(warm.Stale):
+        with pytest.raises(zygotes.Stale):
             run_child(z, "pass", tmp_path, env)
     finally:
         z.close()
@@ -154,15 +154,15 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
 def test_zygotes_are_kept_per_thread_root_and_environment(tmp_path):
     (tmp_path / "stages").mkdir()
     env = dict(os.environ)
-    a = warm.zygote(str(tmp_path), env)
+    a = zygotes.zygote(str(tmp_path), env)
     try:
-        assert warm.zygote(str(tmp_path), env) is a
-        b = warm.zygote(str(tmp_path), {**env, "MARK": "other"})
+        assert zygotes.zygote(str(tmp_path), env) is a
+        b = zygotes.zygote(str(tmp_path), {**env, "MARK": "other"})
         assert b is not a
-        c = warm.zygote(str(tmp_path), env, fresh=True)
+        c = zygotes.zygote(str(tmp_path), env, fresh=True)
         assert c is not a and a.proc.poll() is not None  # the replaced one was closed
     finally:
-        warm._close_all()
+        zygotes._close_all()
 
 
 SHOW = """import json, os, sys
