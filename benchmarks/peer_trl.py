@@ -8,9 +8,9 @@ at most 12 new tokens (reasonrl: the batch's largest k + 5), true (verifiable) r
 advantages, token-mean loss, no KL (beta 0), one optimizer step (AdamW, lr 1e-3, constant, grad clip 1)
 per 32 x 8 completions, one pass over them (mu = 1), one thread, fp32. Both models start untrained (so
 every completion runs to the token budget, the same work on both sides) and have the same size:
-reasonrl's TinyReasoner (d 128, 4 heads, 2 layers, GELU MLP 4x, tied head) and a GPT-2 of the same shape
-in transformers. TRL gets a character tokenizer built here (no download; PAD = id 0, `$` = end of
-sequence, so generation stops there); TRL decodes completions without special tokens, so the reward
+reasonrl's TinyReasoner (the model defaults: d 128, 4 heads, 3 layers, GELU MLP 4x, tied head) and a
+GPT-2 of the same shape in transformers. TRL gets a character tokenizer built here (no download; PAD = id
+0, `$` = end of sequence, so generation stops there); TRL decodes completions without special tokens, so the reward
 reads the `$` from the completion ids.
 
 TRL is configured as a careful CPU user would: fp32, no gradient checkpointing, no vLLM, dropout off,
@@ -191,13 +191,13 @@ def main() -> None:
     import trl as trl_pkg
 
     print(f"GRPO, B = {B} prompts x G = {G} completions, <= {MAX_NEW} new tokens, temperature 1, fp32, 1 thread,"
-          f" untrained equal-size 2-layer decoders; torch {torch.__version__}, trl {trl_pkg.__version__},"
-          f" transformers {transformers.__version__}")
+          f" untrained equal-size {ModelConfig().n_layers}-layer decoders; torch {torch.__version__},"
+          f" trl {trl_pkg.__version__}, transformers {transformers.__version__}")
     print(f"  {'':46s}{'s/step':>8s}{'CPU s/step':>12s}")
     print(f"  {'reasonrl (fast path)':46s}{res['reasonrl_s_per_step']:8.3f}{res['reasonrl_cpu_s_per_step']:12.3f}")
     print(f"  {'TRL GRPOTrainer, fp32, no grad checkpointing':46s}{res['trl_fp32_s_per_step']:8.3f}"
           f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
-    print(f"  {'ratio TRL / reasonrl (target >= 4x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x")
+    print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x")
     if args.defaults_steps:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")

@@ -254,7 +254,7 @@ def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias
 
 
 def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp_in: torch.Tensor,
-                         keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                         keep: torch.Tensor, prefilled: tuple | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Final hidden states (before ln_f) of teacher-forced responses that share their group's prompt, each prompt
     computed once and only the fed-in tokens marked in `keep` through the position-wise layers.
 
@@ -262,11 +262,16 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     in (row g of group p continues prompt p at position lens[p]); keep (P, G, T) bool, a right-aligned-free
     prefix of each row (the tokens whose outputs are wanted). Returns (last, x): last (P, D) at each prompt's
     last character (it predicts each group's first response token); x (n, D) at the kept fed-in tokens, in
-    row-major order of keep."""
+    row-major order of keep. `prefilled`: `prefill(model, prompts, lens)` as already computed (the rollout's,
+    with its graph), else it is computed here."""
     P, G, T = resp_in.shape
     if int(lens.max()) + T > model.cfg.max_len:
         raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
-    kv, last = prefill(model, prompts, lens)
+    if prefilled is None:
+        prefilled = prefill(model, prompts, lens)
+    elif (made := tuple(prefilled[0][0][0].shape[::2])) != (P, prompts.shape[1]):  # layer 0's K: (P, H, L, hd)
+        raise ValueError(f"prefilled: made for (prompts, length) {made}, these are {(P, prompts.shape[1])}")
+    kv, last = prefilled
     idx = keep.reshape(P, G * T).flatten().nonzero().squeeze(1)  # flat places in (P, G * T)
     if T == 0 or len(idx) == 0:
         return last, last.new_zeros(0, last.shape[-1])
@@ -305,17 +310,19 @@ def _logp_ent(logits: torch.Tensor, tgt: torch.Tensor, temperature: float) -> tu
     return lp.gather(-1, tgt), -(p * lp.masked_fill(p == 0, 0.0)).sum(-1)
 
 
-def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
-                          resp: torch.Tensor, temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor,
+                          temperature: float = 1.0, prefilled: tuple | None = None
+                          ) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
 
     prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
     distribution at `temperature`; PAD is excluded from the distribution. Both are 0 where the target is PAD:
-    only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens)."""
+    only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens).
+    `prefilled` as in shared_prefix_hidden."""
     P, G, R = resp.shape
     need = resp[:, :, 1:] != PAD_ID  # (P, G, R-1): fed-in token j is wanted when target j + 1 is real
-    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need)
+    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need, prefilled)
     lp0, ent0 = _logp_ent(model.head(model.ln_f(last)), resp[:, :, 0], temperature)  # (P, G), (P,)
     ent0 = ent0[:, None].expand(P, G)
     real0 = resp[:, :, 0] != PAD_ID

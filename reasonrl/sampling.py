@@ -148,9 +148,9 @@ def _burn(rows: int, vocab: int, steps: int, temperature: float, generator: torc
         torch.multinomial(flat, 1, generator=generator)
 
 
-@torch.inference_mode()
 def sample_groups(model, prompts: list[str], group: int, max_new: int, temperature: float = 1.0,
-                  generator: torch.Generator | None = None, stop_at_end: bool = True) -> list[str]:
+                  generator: torch.Generator | None = None, stop_at_end: bool = True,
+                  keep: list | None = None) -> list[str]:
     """Continuations of each prompt repeated `group` times in a row (len(prompts) * group of them, in the
     order of `[p for p in prompts for _ in range(group)]`), each prompt prefilled once.
 
@@ -160,18 +160,31 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     shorter than max_new, but `response_of` of each is the same as with stop_at_end=False. The draws of the
     skipped steps are still consumed from the generator, so the generator is left exactly where `sample` leaves
     it and the next draw from it is the same too.
+
+    keep (a list): the prefill `(kv, last)` is computed with its autograd graph and appended to it, for a
+    training forward over these prompts, at these weights, to reuse (`shared_token_logprobs(prefilled=...)`):
+    the same computation, done once. Decoding never records a graph.
     """
     if not prompts:
         return []
     if group < 1:
         raise ValueError(f"group={group}: must be at least 1")
     X, lens = _prompt_batch(model, prompts, max_new)  # (P, L + max_new)
-    P, G = len(prompts), group
-    R, L = P * G, X.shape[1] - max_new
-    cfg, dev = model.cfg, X.device
-    H, hd = cfg.n_heads, cfg.d_model // cfg.n_heads
+    L = X.shape[1] - max_new
+    with torch.inference_mode(keep is None):
+        kv, last = prefill(model, X[:, :L], lens)
+    if keep is not None:
+        keep.append((kv, last))
+    with torch.inference_mode():
+        return _decode_groups(model, kv, last, lens, group, max_new, temperature, generator, stop_at_end)
 
-    kv, last = prefill(model, X[:, :L], lens)
+
+def _decode_groups(model, kv: list, last: torch.Tensor, lens: torch.Tensor, G: int, max_new: int, temperature: float,
+                   generator: torch.Generator | None, stop_at_end: bool) -> list[str]:
+    """sample_groups' token-by-token loop, on the prompts' prefill (kv, last) and lengths lens (P,)."""
+    P, L = len(lens), kv[0][0].shape[2]
+    R, cfg, dev = P * G, model.cfg, last.device
+    H, hd = cfg.n_heads, cfg.d_model // cfg.n_heads
     logits = model.head(model.ln_f(last)).repeat_interleave(G, dim=0)  # (R, V): rows p*G .. p*G+G-1 share it
     V = logits.shape[-1]
     # everything the loop touches is made here once: caches, positions, the prompt mask, the output
@@ -218,14 +231,16 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
 
 
 def sample_responses(model, problems: list[Problem], n_samples: int, temperature: float,
-                     generator: torch.Generator | None, chunk: int = 4096, shared: bool = True) -> list[list[str]]:
+                     generator: torch.Generator | None, chunk: int = 4096, shared: bool = True,
+                     keep: list | None = None) -> list[list[str]]:
     """n_samples responses (cut at `$`) per problem; max_new is the largest budget of the batch's
     problems (`Problem.budget`: room enough to see a walk overshoot).
 
     Rows are sampled in chunks of whole groups: as many problems' n_samples rows as fit in `chunk` rows
     (at least one problem). shared=True (the default) samples each chunk with `sample_groups` (one
     prefill per prompt, early stop); shared=False with the plain `sample` on the repeated prompt list. Both
-    give the same responses and leave the generator in the same state.
+    give the same responses and leave the generator in the same state. keep: as in sample_groups, each chunk's
+    prefill appended (shared=True only).
     """
     if not problems or n_samples < 1:
         return [[] for _ in problems]
@@ -235,7 +250,7 @@ def sample_responses(model, problems: list[Problem], n_samples: int, temperature
     for i in range(0, len(problems), per):
         prompts = [p.prompt for p in problems[i: i + per]]
         if shared:
-            outs = sample_groups(model, prompts, n_samples, max_new, temperature, generator)
+            outs = sample_groups(model, prompts, n_samples, max_new, temperature, generator, keep=keep)
         else:
             outs = sample(model, [p for p in prompts for _ in range(n_samples)], max_new, temperature, generator)
         resps += [response_of(o) for o in outs]

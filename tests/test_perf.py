@@ -101,6 +101,90 @@ def test_sample_groups_edge_cases(tiny_model):
     assert sample_responses(tiny_model, [], 4, 1.0, _gen()) == []
 
 
+def _kept(G=4, seed=3):
+    """A batch sampled with its prefill kept: (model, batch, the kept prefill, the generator's state after)."""
+    from reasonrl.rl.collect import Batch
+
+    model = copy.deepcopy(_warm())
+    probs = _problems(5, seed=seed)
+    keep, gen = [], _gen()
+    outs = sample_groups(model, [p.prompt for p in probs], G, 8, 1.0, gen, keep=keep)
+    zeros = torch.zeros(len(outs))
+    batch = Batch([p for p in probs for _ in range(G)], [response_of(o) for o in outs], zeros, zeros, G, 0.0)
+    return model, batch, keep, gen.get_state()
+
+
+def test_kept_prefill_moves_no_draw():
+    """Keeping the prefill (with its graph) changes no character drawn and leaves the generator where it was."""
+    model, batch, keep, state = _kept()
+    gen = _gen()
+    outs = sample_groups(model, [p.prompt for p in batch.problems[::4]], 4, 8, 1.0, gen)
+    assert [response_of(o) for o in outs] == batch.responses
+    assert torch.equal(gen.get_state(), state)
+    (kv, last), = keep
+    assert last.grad_fn is not None and all(k.grad_fn is not None and v.grad_fn is not None for k, v in kv)
+
+
+def test_training_forward_from_the_kept_prefill_is_bit_identical():
+    """The training forward that starts from the rollout's prefill gives the same log-probs, entropies and
+    gradients, bit for bit, as the one that prefills anew; the prefill serves one forward only."""
+    from reasonrl.rl.layout import shared_prefix
+
+    model, batch, keep, _ = _kept()
+    w = torch.randn(len(batch.responses), generator=_gen(3))
+    out = {}
+    for name, pre in (("anew", None), ("kept", keep[0])):
+        model.zero_grad()
+        batch.prefill = pre
+        seqs = shared_prefix(batch, "cpu", 1.0)
+        lp, ent = seqs.logprobs(model)
+        ((lp * w[:, None] + 0.1 * ent) * seqs.m).sum().backward()
+        out[name] = (lp.detach(), ent.detach(), _grads(model))
+        assert seqs.prefilled is None  # used once: after an update its weights would be stale
+    (lp_a, ent_a, g_a), (lp_k, ent_k, g_k) = out["anew"], out["kept"]
+    assert torch.equal(lp_k, lp_a) and torch.equal(ent_k, ent_a)
+    assert all(torch.equal(a, b) for a, b in zip(g_k, g_a))
+
+
+def test_a_prefill_of_other_prompts_is_refused():
+    from reasonrl.rl.layout import shared_prefix
+
+    model, batch, keep, _ = _kept()
+    sub = batch.groups([0, 1, 2])  # three of the five groups, with the prefill of all five
+    sub.prefill = keep[0]
+    with pytest.raises(ValueError, match="prefilled: made for"):
+        shared_prefix(sub, "cpu", 1.0).logprobs(model)
+
+
+@pytest.mark.parametrize("overrides", [{}, {"dynamic_sampling": True}, {"method": "sft"}])
+def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
+    """A fast GRPO step prefills its prompts twice: in the rollout, with the graph kept for the training forward,
+    and for the reference's few groups of the KL record. Dynamic sampling keeps no prefill (a round may be
+    filtered out): each round prefills, then the record of everything sampled and the kept batch prefill for
+    the policy and the reference each. SFT has no rollout. The batch does not hold the prefill after the step."""
+    import reasonrl.model as model_mod
+    import reasonrl.sampling as sampling_mod
+
+    grad = []  # whether each prefill recorded a graph
+    real = model_mod.prefill
+
+    def counting(*a, **k):
+        grad.append(torch.is_grad_enabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(model_mod, "prefill", counting)
+    monkeypatch.setattr(sampling_mod, "prefill", counting)
+    _, batch, _, _, _ = _run_step(True, 0.5, **overrides)
+    if overrides.get("dynamic_sampling"):
+        rounds = len(batch.sampled.problems) // len(batch.problems)
+        assert grad == [False] * rounds + [False, False, True, False]
+    elif overrides.get("method") == "sft":
+        assert grad == [True, False]
+    else:
+        assert grad == [True, False]  # the rollout's (kept), then the reference's
+    assert batch.prefill is None
+
+
 # ----------------------------------------------------------------------------- training
 
 

@@ -238,7 +238,7 @@ def _scripted_sampler(rounds):
     """A sample_responses stand-in: round i answers problem j right when rounds[i][j][g] is 1."""
     calls = iter(rounds)
 
-    def sample_responses(policy, probs, G, temperature, gen, shared=True):
+    def sample_responses(policy, probs, G, temperature, gen, shared=True, keep=None):
         script = next(calls)
         return [[p.trace + "|" + p.answer + "$" if ok else "a$" for ok in s] for p, s in zip(probs, script)]
 

@@ -33,6 +33,9 @@ class Batch:
     zero_frac: float  # fraction of the groups whose proxy rewards are all equal
     rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
     sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
+    # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (fast layout,
+    # one sampling round); sample_groups' `keep`
+    prefill: tuple | None = None
 
     def groups(self, idx: list[int]) -> Batch:
         """The batch of groups idx (in that order)."""
@@ -82,14 +85,18 @@ def sample_round(ctx: Context) -> Batch:
     """B fresh problems, G policy samples each, scored."""
     job, G = ctx.job, ctx.job.G
     probs = draw_problems(ctx.rng, job, job.B)
-    groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared)
+    # a dynamic-sampling round may be filtered out: its prefill is not kept
+    keep = [] if ctx.layout.reuse_forward and not job.dynamic_sampling else None
+    groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared,
+                              keep=keep)
     flat_p = [p for p in probs for _ in range(G)]
     flat_r = [r for rs in groups for r in rs]
     if ctx.verifier is not None:  # its forward over the whole batch should not stand on the rollout's freed pages
         ctx.trim()
     proxy, true = score(ctx, flat_p, flat_r, max(p.budget for p in probs))
     ctx.rollouts += len(flat_r)
-    return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r))
+    return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r),
+                 prefill=keep[0] if keep and len(keep) == 1 else None)
 
 
 def collect_samples(ctx: Context) -> Batch:

@@ -41,16 +41,20 @@ class FullSequences:
 
 class SharedPrefix:
     """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
-    column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows."""
+    column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows.
+    `prefilled` (optional): the rollout's prefill of the prompts by the policy, with its graph; it serves the
+    next `logprobs` call only, which must be the policy's first forward (the weights it was computed with)."""
 
     def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
-                 rows: torch.Tensor | None = None):
+                 rows: torch.Tensor | None = None, prefilled: tuple | None = None):
         self.prompts, self.lens, self.resp, self.temperature, self.rows = prompts, lens, resp, temperature, rows
+        self.prefilled = prefilled
         m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
         self.m = m if rows is None else m[rows]
 
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
-        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature)
+        pre, self.prefilled = self.prefilled, None  # once: after an update the weights have moved
+        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature, pre)
         return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
 
     def head(self, n: int) -> SharedPrefix:
@@ -79,7 +83,7 @@ def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     resp = pad_ids([encode(r) for r in batch.responses], device)  # (N, R)
     lens = torch.tensor([len(p) for p in prompts], device=device)
     prompt_ids = pad_ids([encode(p) for p in prompts], device)
-    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature)
+    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature, prefilled=batch.prefill)
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,9 @@ class Layout:
     """One of the two computations of a step: how rollouts are drawn and how a batch meets the model."""
     shared: bool  # sample_responses(shared=...): prefix-shared rollouts
     build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
-    # the forward that scores the rollouts keeps its graph and serves as the first update's forward (the weights
-    # have not moved yet, so it is the same computation)
+    # the forward that scores the rollouts keeps its graph and serves as the first update's forward, and it starts
+    # from the rollout's prefill of the prompts, kept with its graph (the weights have not moved yet, so each is
+    # the same computation)
     reuse_forward: bool
 
 

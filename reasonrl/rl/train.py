@@ -15,7 +15,8 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
-  and is the first update's forward (the weights have not moved yet, so it is the same computation).
+  and is the first update's forward, and it starts from the rollout's own prefill of the prompts, kept with
+  its graph (the weights have not moved yet, so each is the same computation).
 - plain: every sequence is prompt + response, computed in full (`sample`, `token_logprobs`). It is
   the reference the fast path is tested against (tests/test_perf.py): same responses and generator
   state, and losses and gradients equal up to floating-point summation order.
@@ -201,6 +202,7 @@ def rl_step(ctx: Context, opt, step: int) -> tuple[dict, Batch]:
     ctx.trim()  # the training forward and its backward, the step's largest transient, on a trimmed heap
     # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
     seqs = ctx.layout.build(batch, device, job.temperature)
+    batch.prefill = None  # seqs holds it for the first forward; the batch outlives the step
     scored = score_batch(ctx, seqs)
     m = seqs.m
     w = spec.weights(job, batch.proxy.to(m.device), batch, ctx.kl.in_reward(scored, m)).to(m.device)
