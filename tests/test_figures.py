@@ -9,6 +9,7 @@ that plots the wrong column, drops a series or mislabels an axis fails here.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib
 
@@ -584,3 +585,27 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
                 color = tuple(np.round(matplotlib.colors.to_rgb(line.get_color()), 3))
                 assert color in bands | bars, (name, label)
     assert checked >= 15 and failures >= 2
+
+
+def test_a_long_figure_title_is_broken_into_lines_that_fit_the_figure(caught):
+    long = ("Ablation — two updates per batch: symmetric clip vs clip-higher (eps_high 0.28) at lr 3e-6 "
+            "(mean and 95% CI over seeds; per-step curves: 10-step moving average)")
+    panel = figures.Panel("p", "y", [figures.smoothed("a", [pd.Series([0.1, 0.2, 0.3], index=[1, 2, 3])])])
+    for title, lines in ((long, 2), ("Short", 1), ("Short\n" + long, 3)):
+        figures.panel_figure([panel, panel], title, Path("t/long.png"))
+        fig = caught["t/long.png"]
+        fig.canvas.draw()
+        box = fig._suptitle.get_window_extent()
+        assert title.splitlines()[0].startswith(fig.get_suptitle().splitlines()[0])  # a line break kept
+        assert fig.get_suptitle().replace("\n", " ") == title.replace("\n", " ")
+        assert len(fig.get_suptitle().splitlines()) == lines
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.width
+
+
+def test_the_stability_map_cuts_each_interval_at_the_accuracy_range(caught):
+    st = ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["a"]}, "RLOO": {"1e-4": ["b"]}})
+    iv = lambda m, lo, hi: SimpleNamespace(mean=m, lo=lo, hi=hi)  # noqa: E731
+    ablations.stability_figure(st, {("GRPO", "1e-4"): iv(0.999, 0.997, 1.001),
+                                    ("RLOO", "1e-4"): iv(0.013, -0.023, 0.049)}, [], Path("ab/stability.png"))
+    texts = sorted(t.get_text() for t in caught["ab/stability.png"].axes[0].texts)
+    assert texts == ["0.013\n[0.000, 0.049]", "0.999\n[0.997, 1.000]"]

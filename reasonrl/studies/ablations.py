@@ -160,13 +160,14 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
     mid = (grid.min() + grid.max()) / 2
     for i, v in enumerate(variants):
         for j, lr in enumerate(lrs):
-            iv = ivs[v, lr]
-            ax.text(j, i, f"{iv.mean:.3f}{mark.get((v, lr), '')}\n[{iv.lo:.3f}, {iv.hi:.3f}]", ha="center",
-                    va="center", fontsize=8, color="k" if iv.mean > mid else "w")
+            iv = ivs[v, lr]  # the t-interval of a few seeds can overshoot an accuracy's range: cut, as the bands are
+            ax.text(j, i, f"{iv.mean:.3f}{mark.get((v, lr), '')}\n[{max(iv.lo, 0.0):.3f}, {min(iv.hi, 1.0):.3f}]",
+                    ha="center", va="center", fontsize=8, color="k" if iv.mean > mid else "w")
     ax.set_xticks(range(len(lrs)), lrs)
     ax.set_yticks(range(len(variants)), variants)
     ax.set(xlabel="learning rate", ylabel="variant",
-           title=f"{st.title}\n(mean over seeds and problems [95% CI]; ▲/▼: differs from {variants[0]} at that lr)")
+           title=f"{st.title}\n(mean over seeds and problems [95% CI, cut at 0 and 1];\n"
+                 f"▲/▼: differs from {variants[0]} at that lr)")
     fig.colorbar(im, ax=ax, label="final greedy accuracy")
     fig.tight_layout()
     save_figure(fig, path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
 from scipy import stats as sps  # noqa: E402
 
 from .. import stats  # noqa: E402
@@ -134,9 +136,17 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
         ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    fig.suptitle(title)
+    fig.suptitle(wrapped(title, fig))
     fig.tight_layout()
     save_figure(fig, path)
+
+
+def wrapped(title: str, fig) -> str:
+    """A figure title with each of its lines broken into lines that fit the figure's width (a long one otherwise
+    runs off its edges)."""
+    size = FontProperties(size=matplotlib.rcParams["figure.titlesize"]).get_size_in_points()
+    per_line = int(fig.get_figwidth() * 72 / (0.55 * size))  # characters: an average glyph is ~0.55 em wide
+    return "\n".join(part for line in title.splitlines() for part in textwrap.wrap(line, per_line))
 
 
 def legend_below(fig, ax) -> None:
