@@ -156,12 +156,13 @@ def test_a_prefill_of_other_prompts_is_refused():
         shared_prefix(sub, "cpu", 1.0).logprobs(model)
 
 
-@pytest.mark.parametrize("overrides", [{}, {"dynamic_sampling": True}, {"method": "sft"}])
+@pytest.mark.parametrize("overrides", [{}, {"dynamic_sampling": True}, {"method": "sft"}, {"num_iterations": 2}])
 def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
     """A fast GRPO step prefills its prompts twice: in the rollout, with the graph kept for the training forward,
     and for the reference's few groups of the KL record. Dynamic sampling keeps no prefill (a round may be
     filtered out): each round prefills, then the record of everything sampled and the kept batch prefill for
-    the policy and the reference each. SFT has no rollout. The batch does not hold the prefill after the step."""
+    the policy and the reference each. SFT has no rollout. With two updates the rollout keeps none either (it
+    raised the peak RSS), and the second update prefills again. The batch does not hold the prefill after."""
     import reasonrl.model as model_mod
     import reasonrl.sampling as sampling_mod
 
@@ -180,6 +181,8 @@ def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
         assert grad == [False] * rounds + [False, False, True, False]
     elif overrides.get("method") == "sft":
         assert grad == [True, False]
+    elif overrides.get("num_iterations") == 2:
+        assert grad == [False, True, False, True]
     else:
         assert grad == [True, False]  # the rollout's (kept), then the reference's
     assert batch.prefill is None

@@ -81,12 +81,18 @@ def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
     return proxy.view(-1, G).std(dim=1) == 0  # (B,)
 
 
+def keeps_prefill(ctx: Context) -> bool:
+    """Whether a round keeps its prefill for the step's first training forward: on the fast layout, when the round
+    is the batch (a dynamic-sampling round may be filtered out) and the batch gets one update (with two, keeping
+    it raised a stage's peak RSS by 30-55 MB, past the 600 MB mark: docs/performance.md)."""
+    return ctx.layout.reuse_forward and not ctx.job.dynamic_sampling and ctx.job.num_iterations == 1
+
+
 def sample_round(ctx: Context) -> Batch:
     """B fresh problems, G policy samples each, scored."""
     job, G = ctx.job, ctx.job.G
     probs = draw_problems(ctx.rng, job, job.B)
-    # a dynamic-sampling round may be filtered out: its prefill is not kept
-    keep = [] if ctx.layout.reuse_forward and not job.dynamic_sampling else None
+    keep = [] if keeps_prefill(ctx) else None
     groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.layout.shared,
                               keep=keep)
     flat_p = [p for p in probs for _ in range(G)]
