@@ -92,8 +92,8 @@ class Layout:
     shared: bool  # sample_responses(shared=...): prefix-shared rollouts
     build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
     # the forward that scores the rollouts keeps its graph and serves as the first update's forward, and it starts
-    # from the rollout's prefill of the prompts, kept with its graph (the weights have not moved yet, so each is
-    # the same computation)
+    # from the rollout's prefill of the prompts where the rollout kept it (collect.keeps_prefill; the weights have
+    # not moved yet, so each is the same computation)
     reuse_forward: bool
 
 
