@@ -289,19 +289,6 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     return last, x
 
 
-def shared_prefix_logits(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor,
-                         resp_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Logits of teacher-forced responses that share their group's prompt, each prompt computed once.
-
-    prompts: (P, L) right-padded prompt ids, lens (P,) their lengths; resp_in: (P, G, T) the response tokens fed
-    in (row g of group p continues prompt p at position lens[p]). Returns (first, rest): first (P, V) predicts
-    each group's first response token; rest (P, G, T, V) the token after each fed-in token. Equal, up to
-    floating-point summation order, to the full model on prompt + response."""
-    P, G, T = resp_in.shape
-    last, x = shared_prefix_hidden(model, prompts, lens, resp_in, torch.ones_like(resp_in, dtype=torch.bool))
-    return model.head(model.ln_f(last)), model.head(model.ln_f(x)).view(P, G, T, -1)
-
-
 def _logp_ent(logits: torch.Tensor, tgt: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Log-probs of the targets tgt (B, K) under logits (B, V) at `temperature` (each row's distribution serves
     its K targets), and the distribution's entropy (B,)."""
@@ -315,7 +302,7 @@ def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torc
                           ) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
 
-    prompts (P, L), lens (P,) as in shared_prefix_logits; resp (P, G, R) right-padded response ids. Column j is
+    prompts (P, L), lens (P,) as in shared_prefix_hidden; resp (P, G, R) right-padded response ids. Column j is
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
     distribution at `temperature`; PAD is excluded from the distribution. Both are 0 where the target is PAD:
     only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens).
