@@ -14,6 +14,8 @@ generator gives the same draws in each.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
@@ -137,6 +139,26 @@ def _draw_in_place(logits: torch.Tensor, temperature: float, generator: torch.Ge
     return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(1)
 
 
+@dataclass(frozen=True)
+class Prefill:
+    """A prompt batch's `model.prefill` as `sample_groups(keep=...)` kept it, with its autograd graph: kv and last,
+    the model that computed them and the versions of its weights then (an optimizer step bumps them)."""
+    kv: list
+    last: torch.Tensor
+    model: torch.nn.Module
+    versions: tuple[int, ...]
+
+    def of(self, model: torch.nn.Module) -> tuple[list, torch.Tensor]:
+        """(kv, last) for a forward of `model`; a ValueError unless it is the model that made them, unchanged."""
+        if model is not self.model or _versions(model) != self.versions:
+            raise ValueError("prefilled: made by another model, or before its weights changed")
+        return self.kv, self.last
+
+
+def _versions(model: torch.nn.Module) -> tuple[int, ...]:
+    return tuple(p._version for p in model.parameters())
+
+
 def _burn(rows: int, vocab: int, steps: int, temperature: float, generator: torch.Generator | None,
           device) -> None:
     """Consume exactly the generator draws that `steps` more sampling steps of `rows` rows would take:
@@ -161,7 +183,7 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     skipped steps are still consumed from the generator, so the generator is left exactly where `sample` leaves
     it and the next draw from it is the same too.
 
-    keep (a list): the prefill `(kv, last)` is computed with its autograd graph and appended to it, for a
+    keep (a list): the prefill is computed with its autograd graph and appended to it as a `Prefill`, for a
     training forward over these prompts, at these weights, to reuse (`shared_token_logprobs(prefilled=...)`):
     the same computation, done once. Decoding never records a graph.
     """
@@ -174,7 +196,7 @@ def sample_groups(model, prompts: list[str], group: int, max_new: int, temperatu
     with torch.inference_mode(keep is None):
         kv, last = prefill(model, X[:, :L], lens)
     if keep is not None:
-        keep.append((kv, last))
+        keep.append(Prefill(kv, last, model, _versions(model)))
     with torch.inference_mode():
         return _decode_groups(model, kv, last, lens, group, max_new, temperature, generator, stop_at_end)
 
@@ -239,13 +261,14 @@ def sample_responses(model, problems: list[Problem], n_samples: int, temperature
     Rows are sampled in chunks of whole groups: as many problems' n_samples rows as fit in `chunk` rows
     (at least one problem). shared=True (the default) samples each chunk with `sample_groups` (one
     prefill per prompt, early stop); shared=False with the plain `sample` on the repeated prompt list. Both
-    give the same responses and leave the generator in the same state. keep: as in sample_groups, each chunk's
-    prefill appended (shared=True only).
+    give the same responses and leave the generator in the same state. keep: as in sample_groups, the prefill
+    appended when the problems fit one chunk (shared=True only; several chunks' prefills would serve no forward).
     """
     if not problems or n_samples < 1:
         return [[] for _ in problems]
     max_new = max(p.budget for p in problems)
     per = max(1, chunk // n_samples)  # problems per chunk
+    keep = keep if len(problems) <= per else None
     resps: list[str] = []
     for i in range(0, len(problems), per):
         prompts = [p.prompt for p in problems[i: i + per]]

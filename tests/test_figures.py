@@ -591,7 +591,7 @@ def test_a_long_figure_title_is_broken_into_lines_that_fit_the_figure(caught):
     long = ("Ablation — two updates per batch: symmetric clip vs clip-higher (eps_high 0.28) at lr 3e-6 "
             "(mean and 95% CI over seeds; per-step curves: 10-step moving average)")
     panel = figures.Panel("p", "y", [figures.smoothed("a", [pd.Series([0.1, 0.2, 0.3], index=[1, 2, 3])])])
-    for title, lines in ((long, 2), ("Short", 1), ("Short\n" + long, 3)):
+    for title, lines in ((long, 2), ("Short", 1), ("Short\n" + long, 3), ("Short\n\nblank line kept", 3)):
         figures.panel_figure([panel, panel], title, Path("t/long.png"))
         fig = caught["t/long.png"]
         fig.canvas.draw()

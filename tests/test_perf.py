@@ -121,8 +121,33 @@ def test_kept_prefill_moves_no_draw():
     outs = sample_groups(model, [p.prompt for p in batch.problems[::4]], 4, 8, 1.0, gen)
     assert [response_of(o) for o in outs] == batch.responses
     assert torch.equal(gen.get_state(), state)
-    (kv, last), = keep
-    assert last.grad_fn is not None and all(k.grad_fn is not None and v.grad_fn is not None for k, v in kv)
+    (pre,) = keep
+    assert pre.model is model
+    assert pre.last.grad_fn is not None and all(k.grad_fn is not None and v.grad_fn is not None for k, v in pre.kv)
+
+
+def test_a_kept_prefill_serves_only_its_model_at_its_weights():
+    """Another model (the reference), or the policy after an update, must not start from the rollout's prefill."""
+    from reasonrl.rl.layout import shared_prefix
+
+    model, batch, keep, _ = _kept()
+    batch.prefill = keep[0]
+    with pytest.raises(ValueError, match="another model"):
+        shared_prefix(batch, "cpu", 1.0).logprobs(copy.deepcopy(model))
+    with torch.no_grad():  # an optimizer step updates the weights in place, which bumps their versions
+        next(model.parameters()).mul_(1.0)
+    with pytest.raises(ValueError, match="another model"):
+        shared_prefix(batch, "cpu", 1.0).logprobs(model)
+
+
+def test_a_prefill_is_kept_only_when_the_rollout_is_one_chunk():
+    """Several chunks' prefills would serve no forward (the training batch is one): none is computed with a graph."""
+    model, probs = _warm(), _problems(5)
+    keep = []
+    sample_responses(model, probs, 4, 1.0, _gen(), chunk=8, keep=keep)  # two problems per chunk: three chunks
+    assert keep == []
+    sample_responses(model, probs, 4, 1.0, _gen(), chunk=20, keep=keep)
+    assert len(keep) == 1 and keep[0].last.shape[0] == 5
 
 
 def test_training_forward_from_the_kept_prefill_is_bit_identical():
@@ -152,7 +177,7 @@ def test_a_prefill_of_other_prompts_is_refused():
     model, batch, keep, _ = _kept()
     sub = batch.groups([0, 1, 2])  # three of the five groups, with the prefill of all five
     sub.prefill = keep[0]
-    with pytest.raises(ValueError, match="prefilled: made for"):
+    with pytest.raises(ValueError, match="prefilled: made for \\(prompts, length\\) \\(5, "):
         shared_prefix(sub, "cpu", 1.0).logprobs(model)
 
 

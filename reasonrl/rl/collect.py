@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..sampling import sample_responses
+from ..sampling import Prefill, sample_responses
 from ..tasks import Problem, get_task
 from .variants import ADVANTAGES, REWARDS, guard, length_penalty, overlong_penalty
 
@@ -35,7 +35,7 @@ class Batch:
     sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
     # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (fast layout,
     # one sampling round); sample_groups' `keep`
-    prefill: tuple | None = None
+    prefill: Prefill | None = None
 
     def groups(self, idx: list[int]) -> Batch:
         """The batch of groups idx (in that order)."""
@@ -84,7 +84,7 @@ def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
 def keeps_prefill(ctx: Context) -> bool:
     """Whether a round keeps its prefill for the step's first training forward: on the fast layout, when the round
     is the batch (a dynamic-sampling round may be filtered out) and the batch gets one update (with two, keeping
-    it raised a stage's peak RSS by 30-55 MB, past the 600 MB mark: docs/performance.md)."""
+    it raised a stage's peak RSS by 25-58 MB, past the 600 MB mark: docs/performance.md)."""
     return ctx.layout.reuse_forward and not ctx.job.dynamic_sampling and ctx.job.num_iterations == 1
 
 
@@ -102,7 +102,7 @@ def sample_round(ctx: Context) -> Batch:
     proxy, true = score(ctx, flat_p, flat_r, max(p.budget for p in probs))
     ctx.rollouts += len(flat_r)
     return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r),
-                 prefill=keep[0] if keep and len(keep) == 1 else None)
+                 prefill=keep[0] if keep else None)
 
 
 def collect_samples(ctx: Context) -> Batch:

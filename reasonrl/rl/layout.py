@@ -19,6 +19,7 @@ from ..tasks import PAD_ID, encode
 from ..tokens import encode_pairs, pad_ids
 
 if TYPE_CHECKING:
+    from ..sampling import Prefill
     from .collect import Batch
 
 
@@ -42,11 +43,11 @@ class FullSequences:
 class SharedPrefix:
     """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
     column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows.
-    `prefilled` (optional): the rollout's prefill of the prompts by the policy, with its graph; it serves the
-    next `logprobs` call only, which must be the policy's first forward (the weights it was computed with)."""
+    `prefilled` (optional): the rollout's prefill of the prompts by the policy (a `sampling.Prefill`, with its
+    graph); it serves the next `logprobs` call only, which must be that model's, its weights unchanged."""
 
     def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
-                 rows: torch.Tensor | None = None, prefilled: tuple | None = None):
+                 rows: torch.Tensor | None = None, prefilled: Prefill | None = None):
         self.prompts, self.lens, self.resp, self.temperature, self.rows = prompts, lens, resp, temperature, rows
         self.prefilled = prefilled
         m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
@@ -54,7 +55,8 @@ class SharedPrefix:
 
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
         pre, self.prefilled = self.prefilled, None  # once: after an update the weights have moved
-        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature, pre)
+        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature,
+                                          None if pre is None else pre.of(model))
         return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
 
     def head(self, n: int) -> SharedPrefix:

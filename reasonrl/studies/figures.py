@@ -146,7 +146,7 @@ def wrapped(title: str, fig) -> str:
     runs off its edges)."""
     size = FontProperties(size=matplotlib.rcParams["figure.titlesize"]).get_size_in_points()
     per_line = int(fig.get_figwidth() * 72 / (0.55 * size))  # characters: an average glyph is ~0.55 em wide
-    return "\n".join(part for line in title.splitlines() for part in textwrap.wrap(line, per_line))
+    return "\n".join(part for line in title.splitlines() for part in textwrap.wrap(line, per_line) or [""])
 
 
 def legend_below(fig, ax) -> None:
