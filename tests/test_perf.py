@@ -140,6 +140,21 @@ def test_a_kept_prefill_serves_only_its_model_at_its_weights():
         shared_prefix(batch, "cpu", 1.0).logprobs(model)
 
 
+def test_a_round_keeps_its_prefill_only_where_the_step_reuses_it_at_no_memory_cost():
+    from reasonrl.rl.collect import keeps_prefill
+
+    def ctx(shared=True, verifier=None, **overrides):
+        job = make_job(dict(B=2, G=2, n_range=[3, 5], k_max=3, steps=1), overrides)
+        return Context(job=job, policy=_warm(), ref=_warm(), verifier=verifier, rng=random.Random(0),
+                       sample_gen=_gen(), reward_gen=_gen(), shared_prefix=shared)
+
+    assert keeps_prefill(ctx())
+    assert not keeps_prefill(ctx(shared=False))  # the plain layout prefills every row in its own forward
+    assert not keeps_prefill(ctx(dynamic_sampling=True))
+    assert not keeps_prefill(ctx(num_iterations=2))
+    assert not keeps_prefill(ctx(verifier=object()))
+
+
 def test_a_prefill_is_kept_only_when_the_rollout_is_one_chunk():
     """Several chunks' prefills would serve no forward (the training batch is one): none is computed with a graph."""
     model, probs = _warm(), _problems(5)

@@ -83,9 +83,11 @@ def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
 
 def keeps_prefill(ctx: Context) -> bool:
     """Whether a round keeps its prefill for the step's first training forward: on the fast layout, when the round
-    is the batch (a dynamic-sampling round may be filtered out) and the batch gets one update (with two, keeping
-    it raised a stage's peak RSS by 25-58 MB, past the 600 MB mark: docs/performance.md)."""
-    return ctx.layout.reuse_forward and not ctx.job.dynamic_sampling and ctx.job.num_iterations == 1
+    is the batch (a dynamic-sampling round may be filtered out), the batch gets one update and no verifier scores
+    it (with two updates, or under a verifier's forward, keeping it raised a stage's peak RSS by 12-58 MB, past
+    the 600 MB mark: docs/performance.md)."""
+    job = ctx.job
+    return ctx.layout.reuse_forward and not job.dynamic_sampling and job.num_iterations == 1 and ctx.verifier is None
 
 
 def sample_round(ctx: Context) -> Batch:
