@@ -33,8 +33,8 @@ class Batch:
     zero_frac: float  # fraction of the groups whose proxy rewards are all equal
     rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
     sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
-    # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (fast layout,
-    # one sampling round); sample_groups' `keep`
+    # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (where
+    # keeps_prefill); sample_groups' `keep`
     prefill: Prefill | None = None
 
     def groups(self, idx: list[int]) -> Batch:

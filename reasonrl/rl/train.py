@@ -15,8 +15,9 @@ Two interchangeable computations of the same step, the `Layout` chosen once from
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
-  and is the first update's forward, and at one update per batch it starts from the rollout's own prefill of
-  the prompts, kept with its graph (the weights have not moved yet, so each is the same computation).
+  and is the first update's forward, and it starts from the rollout's own prefill of the prompts where the
+  rollout kept it with its graph (`collect.keeps_prefill`; the weights have not moved, so each is the same
+  computation).
 - plain: every sequence is prompt + response, computed in full (`sample`, `token_logprobs`). It is
   the reference the fast path is tested against (tests/test_perf.py): same responses and generator
   state, and losses and gradients equal up to floating-point summation order.
