@@ -54,7 +54,7 @@ B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 
 def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
     """Seconds and CPU seconds of each of `steps` steps of `rl_step`, the pipeline's step: it gives the heap's
-    freed pages back before its training pass (the memory policy that keeps a stage under 600 MB). trim=False
+    freed pages back before its training pass (the memory policy that bounds a stage's peak RSS). trim=False
     turns that off: the computation alone, at the price of a resident set that grows over a run."""
     job = make_job({}, {"steps": steps, "B": B, "G": G, "lr": LR, "beta": 0.0, "temperature": 1.0})
     policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
