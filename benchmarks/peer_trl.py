@@ -16,7 +16,9 @@ reads the `$` from the completion ids.
 TRL is configured as a careful CPU user would: fp32, no gradient checkpointing, no vLLM, dropout off,
 per_device_train_batch_size = 256 with no accumulation (one optimizer step per generation batch).
 Its defaults (bf16 and gradient checkpointing) are run for --defaults-steps steps too and reported
-separately, labelled; so is reasonrl without the heap trims of its memory policy (the computation alone).
+separately, labelled. Both run on the allocator `reasonrl repro` gives its stages (reasonrl.malloc): tcmalloc
+where it is installed, which speeds TRL up too; REASONRL_MALLOC=system runs both on glibc's malloc, and then
+reasonrl without the heap trims of its memory policy (the computation alone) is timed too, labelled.
 Seconds per step are the mean over the steps after the first (warm-up).
 """
 
@@ -36,11 +38,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from reasonrl import malloc  # noqa: E402
+
+malloc.restart()  # the allocator `reasonrl repro` gives its stages, for both contenders (before torch loads)
+
 import torch  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
-from reasonrl.rl import collect as C
+from reasonrl.rl import collect as C  # noqa: E402
 from reasonrl.rl import train as T  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.tasks import END, END_ID, ITOS, PAD_ID, decode  # noqa: E402
@@ -182,16 +188,19 @@ def main() -> None:
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     ours, ours_cpu = reasonrl_seconds(args.steps)
-    untrimmed, untrimmed_cpu = reasonrl_seconds(args.steps, trim=False)
+    trims = malloc.active() == "system"  # under tcmalloc the memory policy trims nothing
+    untrimmed, untrimmed_cpu = reasonrl_seconds(args.steps, trim=False) if trims else ([], [])
     trl, trl_cpu, setup = trl_seconds(args.steps, careful=True)
     res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
            "reasonrl_cpu_s_per_step": mean_after_first(ours_cpu), "trl_fp32_cpu_s_per_step": mean_after_first(trl_cpu),
            "reasonrl_steps": ours, "trl_fp32_steps": trl, "trl_fp32_setup": setup}
     res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
     res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
-    res["reasonrl_untrimmed_s_per_step"] = mean_after_first(untrimmed)
-    res["reasonrl_untrimmed_cpu_s_per_step"] = mean_after_first(untrimmed_cpu)
-    res["reasonrl_untrimmed_steps"] = untrimmed
+    res["malloc"] = malloc.active()
+    if trims:
+        res["reasonrl_untrimmed_s_per_step"] = mean_after_first(untrimmed)
+        res["reasonrl_untrimmed_cpu_s_per_step"] = mean_after_first(untrimmed_cpu)
+        res["reasonrl_untrimmed_steps"] = untrimmed
     if args.defaults_steps:
         d, dcpu, dsetup = trl_seconds(args.defaults_steps, careful=False)
         res["trl_defaults_s_per_step"], res["trl_defaults_steps"] = mean_after_first(d), d
@@ -202,15 +211,17 @@ def main() -> None:
 
     print(f"GRPO, B = {B} prompts x G = {G} completions, <= {MAX_NEW} new tokens, temperature 1, fp32, 1 thread,"
           f" untrained equal-size {ModelConfig().n_layers}-layer decoders; torch {torch.__version__},"
-          f" trl {trl_pkg.__version__}, transformers {transformers.__version__}")
+          f" trl {trl_pkg.__version__}, transformers {transformers.__version__}; malloc {res['malloc']} for both")
+    print(f"  machine: {numerics.machine()}; numerics {args.numerics}")
     print(f"  {'':46s}{'s/step':>8s}{'CPU s/step':>12s}")
     print(f"  {'reasonrl (fast path)':46s}{res['reasonrl_s_per_step']:8.3f}{res['reasonrl_cpu_s_per_step']:12.3f}")
     print(f"  {'TRL GRPOTrainer, fp32, no grad checkpointing':46s}{res['trl_fp32_s_per_step']:8.3f}"
           f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
     print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x")
-    print(f"  {'reasonrl without its heap trims (labelled)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
-          f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
-          f"{res['trl_fp32_s_per_step'] / res['reasonrl_untrimmed_s_per_step']:.1f}x")
+    if trims:
+        print(f"  {'reasonrl without its heap trims (labelled)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
+              f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
+              f"{res['trl_fp32_s_per_step'] / res['reasonrl_untrimmed_s_per_step']:.1f}x")
     if args.defaults_steps:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")

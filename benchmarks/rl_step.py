@@ -14,7 +14,9 @@ they are less disturbed by other work on a shared machine.
 By default the heap is never trimmed, in either path: the steps measure computation only, as every earlier
 run of this script did. `train_rl` gives freed heap pages back (`malloc_trim`) inside each step and after
 it, which bounds a stage's peak RSS at the price of faulting those pages in again; --trim runs both paths
-that way (the trims inside rl_step, and one after each step, inside the timed step).
+that way (the trims inside rl_step, and one after each step, inside the timed step). The script runs on the
+allocator `reasonrl repro` gives its stages (reasonrl.malloc: tcmalloc where installed, under which the
+policy trims nothing on this job; REASONRL_MALLOC=system for glibc's malloc).
 
 Uses the trained cot base when it exists (realistic response lengths), else a fresh model.
 """
@@ -29,15 +31,19 @@ import sys
 import time
 from pathlib import Path
 
-import torch
+from reasonrl import malloc
 
-from reasonrl import numerics
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
-from reasonrl.rl import collect as C
-from reasonrl.rl import train as T
-from reasonrl.rl.job import make_job
-from reasonrl.rl.memory import heap_trimmer
-from reasonrl.sampling import response_of, sample_reference
+malloc.restart()  # before torch loads
+
+import torch  # noqa: E402
+
+from reasonrl import numerics  # noqa: E402
+from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint  # noqa: E402
+from reasonrl.rl import collect as C  # noqa: E402
+from reasonrl.rl import train as T  # noqa: E402
+from reasonrl.rl.job import make_job  # noqa: E402
+from reasonrl.rl.memory import heap_trimmer  # noqa: E402
+from reasonrl.sampling import response_of, sample_reference  # noqa: E402
 
 PATHS = ("plain", "fast")
 
@@ -193,7 +199,7 @@ def main() -> None:
     job = ctxs["fast"][0].job
     heap = "trimmed as in train_rl" if args.trim else "never trimmed"
     print(f"GRPO step, B = {job.B}, G = {job.G}, n in {list(job.n_range)}, 1 thread, from {source};"
-          f" mean of {args.steps} interleaved steps per path; heap {heap}")
+          f" mean of {args.steps} interleaved steps per path; heap {heap}; malloc {malloc.active()}")
     print(f"  {'':32s}{'plain':>10s}{'fast':>10s}{'ratio':>9s}")
     for key, label in (("rollout_s", "rollout (sampling + rewards), s"), ("rollout_cpu_s", "rollout, CPU s"),
                        ("training_s", "training, s"),

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 
+from . import malloc
 from .errors import install_excepthook, main_guard
 
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
@@ -18,6 +19,8 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     """Exit status of the command; a ReasonrlError is one `error: ...` stderr line and status 2."""
     install_excepthook()  # errors raised while a command's module is imported
+    if argv is None and sys.argv[1:2] == ["train"]:  # the console script's training runs in this process:
+        malloc.restart()  # on tcmalloc, as `reasonrl repro` runs its stages (before torch is imported)
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="reasonrl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from . import malloc
 from .numerics import DEFAULT as DEFAULT_NUMERICS
 from .numerics import machine
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
@@ -104,11 +105,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()
-    _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}")
+    _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}; "
+         f"malloc {'tcmalloc' if malloc.library() else 'system'}")
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
-               **{k: os.environ[k] for k in NANNY_VARS if k in os.environ}}
+               **{k: os.environ[k] for k in (*NANNY_VARS, malloc.SWITCH) if k in os.environ}}
         return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [], warm=not args.cold)
 
 
@@ -253,7 +255,7 @@ def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, sto
     when `stop` is set: SIGINT to the group (`dvc` ignores it while the command runs; the command gets it,
     and DVC records nothing), SIGKILL after INTERRUPT_GRACE_S."""
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-    environ = stage_environ(os.environ, env)
+    environ = malloc.environ(stage_environ(os.environ, env))  # tcmalloc, where this worker has it installed
     with open(log_path, "w") as log, _launch(argv, root, environ, warm) as proc:
 
         def read() -> None:

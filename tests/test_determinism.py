@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from reasonrl import malloc
+
 pytestmark = pytest.mark.slow  # seven stage subprocesses: about 40 s of CPU
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,9 +79,11 @@ runs:
 """
 
 
-def _stage(cwd: Path, env_threads: str | None, *args: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS}
+def _stage(cwd: Path, env_threads: str | None, *args: str, tcmalloc: bool = False) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in (*THREAD_VARS, "LD_PRELOAD")}
     env["PYTHONPATH"] = str(ROOT)
+    if tcmalloc:
+        env = malloc.environ(env)
     if env_threads is not None:
         env.update({k: env_threads for k in THREAD_VARS})
     proc = subprocess.run([sys.executable, str(ROOT / "stages" / args[0]), *args[1:]], cwd=cwd, env=env,
@@ -91,13 +95,14 @@ OUTPUTS = ("models/base_tiny.pt", "reports/metrics/base_tiny.json", "models/rl_t
            "reports/rl/tiny.csv")
 
 
-def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, rl: bool = True) -> dict:
+def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, rl: bool = True,
+            tcmalloc: bool = False) -> dict:
     """Base and RL run in a fresh folder sharing the data; everything they computed."""
     shutil.copytree(data, where)
     (where / "params.yaml").write_text(PARAMS.format(threads=threads))
-    _stage(where, env_threads, "base.py", "bases.tiny", "base_tiny")
+    _stage(where, env_threads, "base.py", "bases.tiny", "base_tiny", tcmalloc=tcmalloc)
     if rl:
-        _stage(where, env_threads, "rl.py", "runs", "tiny")
+        _stage(where, env_threads, "rl.py", "runs", "tiny", tcmalloc=tcmalloc)
     out = {path: (where / path).read_bytes() for path in OUTPUTS if rl or "rl" not in path}
     for name in ("base_tiny", "rl_tiny") if rl else ("base_tiny",):
         blob = torch.load(where / "models" / f"{name}.pt", weights_only=True)
@@ -167,3 +172,13 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
         assert (where / path).read_bytes() == fresh[path], f"{path} differs when forked"
     for name in ("base_tiny", "rl_tiny"):
         assert _same_weights(torch.load(where / "models" / f"{name}.pt", weights_only=True)["state_dict"], fresh[name])
+
+
+@pytest.mark.skipif(malloc.library() is None, reason="tcmalloc is not installed (apt install libtcmalloc-minimal4)")
+def test_a_stage_on_tcmalloc_writes_the_bytes_of_one_on_glibc(data, tmp_path):
+    """`reasonrl repro` preloads tcmalloc into its stages, and the RL step then trims no heap (reasonrl.malloc):
+    the base and the RL run (two updates per batch, so glibc's run trims between them) are the same bytes."""
+    glibc = _launch(data, tmp_path / "glibc", None)
+    tc = _launch(data, tmp_path / "tcmalloc", None, tcmalloc=True)
+    for path in OUTPUTS:
+        assert tc[path] == glibc[path], f"{path} differs on tcmalloc"

@@ -1,5 +1,5 @@
-"""The RL step's memory policy: glibc's heap given back between its phases (`heap_trimmer`), and during the
-one forward that would otherwise peak, after each block (`trimmed_per_layer`). It moves no number."""
+"""The RL step's memory policy: the heap given back between its phases (`heap_trimmer`, by allocator), and
+during the one forward that would otherwise peak, after each block (`trimmed_per_layer`). It moves no number."""
 
 from __future__ import annotations
 
@@ -10,19 +10,33 @@ from collections.abc import Callable
 
 import torch
 
+from ..malloc import LIBRARY, active
 
-def heap_trimmer() -> Callable[[], object]:
-    """glibc's malloc_trim(0), or a no-op elsewhere. The step's tensors change shape with every batch (padding
-    lengths), and glibc keeps the freed pages of its heap resident: without a trim after each step the
+
+def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
+    """The call that gives the heap's freed pages back to the system, at the points of the step where train.py
+    calls it; what it does depends on the allocator (reasonrl.malloc).
+
+    glibc: malloc_trim(0) everywhere. The step's tensors change shape with every batch (padding lengths), and
+    glibc keeps the freed pages of its heap resident and fragmented: without a trim after each step the
     resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
     training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
-    second update) would stack on the pages the phase before it freed: trimming before each (and after each
-    layer of dynamic sampling's forward over everything it drew) keeps every RL family's peak under 600 MB
-    (docs/performance.md). Trimming moves no number."""
-    try:
+    second update) would stack on the pages the phase before it freed, so train.py trims before each (and
+    after each layer of dynamic sampling's forward over everything it drew). Each trim costs the page faults
+    of taking those pages again.
+
+    tcmalloc reuses freed memory by size without that growth: nothing, unless the run has a forward over
+    everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose peak otherwise rose
+    by 50-130 MB; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md. No trim moves a
+    number."""
+    if active() == "tcmalloc":
+        if not sampled_forward:
+            return lambda: None
+        with contextlib.suppress(OSError, AttributeError):
+            return ctypes.CDLL(LIBRARY).MallocExtension_ReleaseFreeMemory
+    with contextlib.suppress(OSError, AttributeError):
         return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
-    except (OSError, AttributeError):
-        return lambda: None
+    return lambda: None
 
 
 @contextlib.contextmanager

@@ -57,11 +57,13 @@ class Context:
     layout: Layout = field(init=False)
     kl: KLPenalty = field(init=False)
     rollouts: int = 0  # policy samples drawn so far in this run
-    trim: Callable[[], object] = field(default_factory=heap_trimmer)  # give freed heap pages back
+    trim: Callable[[], object] | None = None  # gives freed heap pages back; None: the memory policy's
 
     def __post_init__(self):
         self.layout = FAST if self.shared_prefix else PLAIN
         self.kl = KLPenalty.of(self.job)
+        if self.trim is None:
+            self.trim = heap_trimmer(sampled_forward=self.verifier is not None or self.job.dynamic_sampling)
 
     def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
         """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""

@@ -1,0 +1,131 @@
+"""The allocator (reasonrl.malloc): tcmalloc preloaded where it is installed, glibc's malloc otherwise, and
+the RL step's heap trims only where they have something to do."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasonrl import malloc
+from reasonrl.rl import memory
+
+ROOT = Path(__file__).resolve().parents[1]
+installed = pytest.mark.skipif(malloc.library() is None,
+                               reason="tcmalloc is not installed (apt install libtcmalloc-minimal4)")
+
+
+def _run(code: str, **env: str) -> list[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", malloc.SWITCH, malloc._RESTARTED)}
+    proc = subprocess.run([sys.executable, "-c", code], env={**base, "PYTHONPATH": str(ROOT), **env},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.split()
+
+
+def test_environ_puts_the_library_first_once_and_keeps_what_was_preloaded(monkeypatch):
+    monkeypatch.setattr(malloc, "library", lambda env=None: "/lib/libtcmalloc_minimal.so.4")
+    assert malloc.environ({"A": "1"}) == {"A": "1", "LD_PRELOAD": "/lib/libtcmalloc_minimal.so.4"}
+    out = malloc.environ({"LD_PRELOAD": "/x/libother.so"})
+    assert out["LD_PRELOAD"] == "/lib/libtcmalloc_minimal.so.4:/x/libother.so"
+    assert malloc.environ(out) == out  # already listed: not twice
+    monkeypatch.setattr(malloc, "library", lambda env=None: None)
+    assert malloc.environ({"A": "1"}) == {"A": "1"}
+
+
+def test_the_switch_keeps_the_system_malloc(monkeypatch):
+    monkeypatch.setenv(malloc.SWITCH, "system")
+    assert malloc.library() is None
+    monkeypatch.delenv(malloc.SWITCH)
+    assert malloc.library({malloc.SWITCH: "system"}) is None  # the environment asked about decides
+    assert "LD_PRELOAD" not in malloc.environ({malloc.SWITCH: "system"})
+
+
+@installed
+def test_restart_runs_the_process_again_on_tcmalloc_with_its_arguments(tmp_path):
+    log = tmp_path / "runs"
+    code = (f"import sys; open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; malloc.restart(); "
+            "print(malloc.active(), *sys.argv[1:])")
+    assert _run(code.replace("sys.argv[1:]", "['a', 'b']")) == ["tcmalloc", "a", "b"]
+    assert log.read_text().count("run") == 2  # the process, and once more under tcmalloc
+    assert _run(code.replace("sys.argv[1:]", "[]"), **{malloc.SWITCH: "system"}) == ["system"]
+
+
+def test_restart_tries_once_when_the_preload_does_not_take(tmp_path):
+    log = tmp_path / "runs"
+    code = (f"open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; "
+            "malloc.library = lambda env=None: '/nonexistent/libtcmalloc_minimal.so.4'; malloc.restart(); "
+            "print(malloc.active())")
+    assert _run(code) == ["system"]
+    assert log.read_text().count("run") == 2  # no loop: the second process does not restart again
+
+
+def test_glibc_trims_its_heap_for_every_run_kind(monkeypatch):
+    monkeypatch.setattr(memory, "active", lambda: "system")
+    for sampled_forward in (False, True):
+        trim = memory.heap_trimmer(sampled_forward)
+        assert isinstance(trim, functools.partial) and trim.func.__name__ == "malloc_trim"
+
+
+def _name(f) -> str:
+    return getattr(f, "__name__", None) or f.func.__name__
+
+
+@installed
+def test_under_tcmalloc_only_runs_with_a_forward_over_everything_sampled_release_memory():
+    code = ("from reasonrl import malloc; from reasonrl.rl.memory import heap_trimmer; "
+            "f = [heap_trimmer(False), heap_trimmer(True)]; f[1](); "
+            "print(malloc.active(), *[getattr(g, '__name__', None) or g.func.__name__ for g in f])")
+    assert _run(code, LD_PRELOAD=malloc.library()) == ["tcmalloc", "<lambda>", "MallocExtension_ReleaseFreeMemory"]
+    assert _run(code) == ["system", "malloc_trim", "malloc_trim"]
+
+
+def test_the_run_kind_decides_the_trim(monkeypatch):
+    import copy
+    import random
+
+    import torch
+
+    from reasonrl.model import ModelConfig, TinyReasoner
+    from reasonrl.rl import train
+    from reasonrl.rl.job import make_job
+
+    asked = []
+    monkeypatch.setattr(train, "heap_trimmer", lambda sampled_forward: asked.append(sampled_forward) or _name)
+    policy = TinyReasoner(ModelConfig(d_model=16, n_heads=2, n_layers=1), generator=torch.Generator().manual_seed(0))
+    for over, verifier in (({}, None), ({"dynamic_sampling": True}, None), ({}, object())):
+        ctx = train.Context(job=make_job({}, over), policy=policy, ref=copy.deepcopy(policy), verifier=verifier,
+                            rng=random.Random(0), sample_gen=torch.Generator(), reward_gen=torch.Generator())
+        assert ctx.trim is _name
+    assert asked == [False, True, True]
+    given = train.Context(job=make_job({}, {}), policy=policy, ref=policy, verifier=None, rng=random.Random(0),
+                          sample_gen=torch.Generator(), reward_gen=torch.Generator(), trim=print)
+    assert given.trim is print and len(asked) == 3
+
+
+@installed
+def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
+    """`reasonrl repro` (warm: the stage's `dvc repro` is forked from a zygote) preloads tcmalloc into every
+    stage's command; REASONRL_MALLOC=system in the runner's environment keeps glibc's malloc."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", malloc.SWITCH)} | {
+        "PYTHONPATH": str(ROOT), "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"]):
+        subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
+    probe = "python -c 'from reasonrl import malloc; print(malloc.active())'"
+    (repo / "dvc.yaml").write_text(f"stages:\n  probe:\n    cmd: {probe} > probe.txt\n    outs: [probe.txt]\n")
+    repro = [sys.executable, "-m", "reasonrl.cli", "repro", "-j", "1"]
+    for switch, expected in ((None, "tcmalloc"), ("system", "system")):
+        (repo / "dvc.lock").unlink(missing_ok=True)
+        (repo / "probe.txt").unlink(missing_ok=True)
+        run_env = env | ({malloc.SWITCH: switch} if switch else {})
+        out = subprocess.run(repro, cwd=repo, env=run_env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+        assert (repo / "probe.txt").read_text().strip() == expected
+        assert f"malloc {expected}" in out.stdout + out.stderr  # the run log's machine line says which
