@@ -28,25 +28,14 @@ CONTENDERS = {"glibc": {malloc.SWITCH: "system"}, "glibc, no trims (labelled)": 
 
 def child(steps: int, trim: bool, setting: str) -> None:
     """One contender's run in this process; prints {cpu, peak_mb, malloc} as JSON."""
-    import copy
-    import random
-
     import torch
+    from peer_trl import peer_context  # this folder is first on the import path
 
-    from reasonrl.model import ModelConfig, TinyReasoner
     from reasonrl.rl import train as T
-    from reasonrl.rl.job import make_job
 
     numerics.pin(setting)
     torch.set_num_threads(1)
-    job = make_job({}, {"steps": steps, "B": 32, "G": 8, "lr": 1e-3, "beta": 0.0, "temperature": 1.0})
-    policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
-    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
-                    rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
-                    reward_gen=torch.Generator().manual_seed(1))
-    if not trim:
-        ctx.trim = lambda: None
-    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+    ctx, opt = peer_context(steps, trim)
     cpu = []
     for step in range(steps):
         c0 = time.process_time()
@@ -94,7 +83,7 @@ def main() -> None:
         base = base or sum(cpu) / len(cpu)
         peaks = ", ".join(f"{r['peak_mb']:.0f}" for r in got)
         print(f"  {name:28s} CPU s/step {', '.join(f'{c:.3f}' for c in cpu):18s} peak {peaks} MB   "
-              f"{base / (sum(cpu) / len(cpu)):.2f}x")
+              f"{base / (sum(cpu) / len(cpu)):.2f}x the glibc step")
 
 
 if __name__ == "__main__":

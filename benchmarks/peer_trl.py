@@ -58,10 +58,10 @@ B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 # ----------------------------------------------------------------------------- reasonrl
 
 
-def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
-    """Seconds and CPU seconds of each of `steps` steps of `rl_step`, the pipeline's step: it gives the heap's
-    freed pages back before its training pass (the memory policy that bounds a stage's peak RSS). trim=False
-    turns that off: the computation alone, at the price of a resident set that grows over a run."""
+def peer_context(steps: int, trim: bool = True) -> tuple[T.Context, torch.optim.Optimizer]:
+    """reasonrl's side of the job: a context and optimizer for `steps` steps of `rl_step`, the pipeline's step,
+    with the memory policy's heap trims (the ones that bound a stage's peak RSS); trim=False turns them off:
+    the computation alone, at the price of a resident set that grows over a run under glibc."""
     job = make_job({}, {"steps": steps, "B": B, "G": G, "lr": LR, "beta": 0.0, "temperature": 1.0})
     policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
     ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
@@ -69,7 +69,12 @@ def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[f
                     reward_gen=torch.Generator().manual_seed(1))
     if not trim:
         ctx.trim = lambda: None
-    opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
+    return ctx, torch.optim.AdamW(ctx.policy.parameters(), lr=job.lr, weight_decay=0.0)
+
+
+def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
+    """Seconds and CPU seconds of each of `steps` steps of `rl_step` (peer_context)."""
+    ctx, opt = peer_context(steps, trim)
     out, cpu = [], []
     for step in range(steps):
         t0, c0 = time.perf_counter(), time.process_time()

@@ -3,9 +3,10 @@
 An RL step allocates and frees a few hundred MB of tensors whose shapes change with every batch. glibc's
 malloc keeps the freed pages resident and fragmented, so a run's resident set grows unless the heap is
 trimmed (rl.memory), and every trim hands pages back that the next phase faults in again, zero-filled by
-the kernel: about a fifth of a step's CPU time. tcmalloc keeps freed memory in per-size lists, reuses it
-without faults and returns it to the system gradually; a step is then cheaper and its peak lower with no
-trim at all (docs/performance.md). The allocator moves no number: every tensor is 64-byte aligned either way.
+the kernel: about a quarter of a step's CPU time. tcmalloc keeps freed memory in per-size lists, reuses it
+without faults and returns it to the system gradually; a step is then cheaper and its peak lower, with no
+trim in most run kinds (rl.memory; docs/performance.md). The allocator moves no number: every tensor is
+64-byte aligned either way.
 
 It has to be chosen when a process starts (LD_PRELOAD). `reasonrl repro` starts its stages under it,
 `reasonrl train` and the benchmarks restart themselves under it; a plain `dvc repro` runs whatever its

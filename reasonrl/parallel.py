@@ -13,7 +13,8 @@ outcome comes from its exit status and DVC's own files: its dvc.lock entry and t
 (`plan.stage_status`). The only state a worker keeps is its zygote (reasonrl.warm), an interpreter that
 has imported the stages' modules and from which each stage's process is forked: a run is told to stop
 through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or interrupted run
-resumes from there with `reasonrl repro` or `dvc repro`.
+resumes from there with `reasonrl repro` or `dvc repro`. A stage runs on tcmalloc where its worker's machine has
+it installed (reasonrl.malloc).
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
         env = {**(dict.fromkeys(THREAD_VARS, "1") if parallel else {}),
-               **{k: os.environ[k] for k in (*NANNY_VARS, malloc.SWITCH) if k in os.environ}}
+               **{k: os.environ[k] for k in NANNY_VARS if k in os.environ}}
         return execute(client, plan, env, log_dir, ["--pull"] if args.pull else [], warm=not args.cold)
 
 

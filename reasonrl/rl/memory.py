@@ -26,9 +26,9 @@ def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
     of taking those pages again.
 
     tcmalloc reuses freed memory by size without that growth: nothing, unless the run has a forward over
-    everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose peak otherwise rose
-    by 50-130 MB; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md. No trim moves a
-    number."""
+    everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose stage peaked 51 and
+    102 MB higher without it; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md. No
+    trim moves a number."""
     if active() == "tcmalloc":
         if not sampled_forward:
             return lambda: None
