@@ -129,3 +129,12 @@ def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
         assert (repo / "probe.txt").read_text().strip() == expected
         assert f"malloc {expected}" in out.stdout + out.stderr  # the run log's machine line says which
+
+
+@installed
+def test_reasonrl_train_restarts_on_tcmalloc_and_a_caller_passing_argv_does_not():
+    code = ("import sys; from reasonrl import malloc, cli; print(malloc.active(), flush=True); "
+            "sys.argv = ['reasonrl', 'train', '--help']; cli.main({})")
+    first = _run(code.format("None"))
+    assert first[:2] == ["system", "tcmalloc"] and "usage:" in first  # run again, under tcmalloc
+    assert _run(code.format("['train', '--help']"))[:2] == ["system", "usage:"]  # no restart
