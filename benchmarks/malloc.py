@@ -65,8 +65,10 @@ def main() -> None:
     ap.add_argument("--no-trim", action="store_true", help=argparse.SUPPRESS)
     numerics.add_argument(ap)
     args = ap.parse_args()
-    if args.child:
+    if args.child is not None:
         return child(args.child, not args.no_trim, args.numerics)
+    if args.steps <= 3:
+        ap.error("--steps must be more than 3: the mean is over the steps after the first three")
     if malloc.library() is None:
         sys.exit("tcmalloc is not installed (Debian, Ubuntu: apt install libtcmalloc-minimal4)")
     runs: dict[str, list[dict]] = {name: [] for name in CONTENDERS}

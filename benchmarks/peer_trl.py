@@ -40,7 +40,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from reasonrl import malloc  # noqa: E402
 
-malloc.restart()  # the allocator `reasonrl repro` gives its stages, for both contenders (before torch loads)
+if __name__ == "__main__":  # not when benchmarks/malloc.py imports peer_context
+    malloc.restart()  # the allocator `reasonrl repro` gives its stages, for both contenders (before torch loads)
 
 import torch  # noqa: E402
 

@@ -9,13 +9,16 @@ trim in most run kinds (rl.memory; docs/performance.md). The allocator moves no 
 64-byte aligned either way.
 
 It has to be chosen when a process starts (LD_PRELOAD). `reasonrl repro` starts its stages under it,
-`reasonrl train` and the benchmarks restart themselves under it; a plain `dvc repro` runs whatever its
-environment says. REASONRL_MALLOC=system keeps the C library's malloc everywhere.
+`reasonrl train` and the step benchmarks (peer_trl, rl_step) restart themselves under it; a plain `dvc repro`
+runs whatever its environment says. REASONRL_MALLOC=system keeps the C library's malloc everywhere: also the
+way out where the preload cannot load (it brings the system's libstdc++, which a conda environment built
+against a newer one may refuse).
 """
 
 from __future__ import annotations
 
 import ctypes.util
+import functools
 import os
 import sys
 import sysconfig
@@ -24,6 +27,8 @@ from collections.abc import Mapping
 LIBRARY = "libtcmalloc_minimal.so.4"  # Debian and Ubuntu: apt install libtcmalloc-minimal4
 SWITCH = "REASONRL_MALLOC"  # "system": keep the C library's malloc
 _RESTARTED = "REASONRL_MALLOC_RESTARTED"  # set by restart(), so that a preload that did not take is not retried
+# already preloaded: an allocator of the user's choice (or ASan, which must come first) is left as it is
+OTHERS = ("libtcmalloc", "libjemalloc", "libmimalloc", "libasan")
 
 
 def library(env: Mapping[str, str] | None = None) -> str | None:
@@ -31,6 +36,11 @@ def library(env: Mapping[str, str] | None = None) -> str | None:
     `env`, by default this process's environment)."""
     if (os.environ if env is None else env).get(SWITCH, "") == "system" or not sys.platform.startswith("linux"):
         return None
+    return _installed()
+
+
+@functools.cache
+def _installed() -> str | None:
     for folder in (f"/usr/lib/{sysconfig.get_config_var('MULTIARCH')}", "/usr/lib64", "/usr/lib", "/usr/local/lib"):
         path = os.path.join(folder, LIBRARY)
         if os.path.exists(path):
@@ -49,19 +59,23 @@ def active() -> str:
 
 
 def environ(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for a child process that should run on tcmalloc: LD_PRELOAD with the library first, when one
-    is found and not already listed; otherwise `env` as it is."""
+    """`env` for a child process that should run on tcmalloc: the library added to LD_PRELOAD (after what is
+    there) when one is found and LD_PRELOAD names no allocator yet; otherwise `env` as it is."""
     lib, out = library(env), dict(env)
     preloaded = out.get("LD_PRELOAD", "")
-    if lib and lib not in preloaded.replace(":", " ").split():
-        out["LD_PRELOAD"] = f"{lib}:{preloaded}" if preloaded else lib
+    if lib and not any(name in preloaded for name in OTHERS):
+        out["LD_PRELOAD"] = f"{preloaded}:{lib}" if preloaded else lib
     return out
 
 
 def restart() -> None:
     """Re-execute this process under tcmalloc, with the same interpreter options and arguments, when it is
-    installed and not loaded yet. Call it before importing torch: what ran before is run again."""
-    if active() == "tcmalloc" or os.environ.get(_RESTARTED) or library() is None:
+    installed and not loaded yet. Call it before importing torch: what ran before is run again. A script read
+    from stdin (or an interactive session) cannot be run again, so it stays as it is."""
+    if active() == "tcmalloc":
+        os.environ.pop(_RESTARTED, None)  # this process's children inherit the preload, not the marker
+        return
+    if os.environ.get(_RESTARTED) or library() is None or sys.argv[0] in ("", "-"):
         return
     env = {**environ(os.environ), _RESTARTED: "1"}
     sys.stdout.flush()

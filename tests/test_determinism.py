@@ -178,6 +178,10 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
 def test_a_stage_on_tcmalloc_writes_the_bytes_of_one_on_glibc(data, tmp_path):
     """`reasonrl repro` preloads tcmalloc into its stages, and the RL step then trims no heap (reasonrl.malloc):
     the base and the RL run (two updates per batch, so glibc's run trims between them) are the same bytes."""
+    env = malloc.environ({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"} | {"PYTHONPATH": str(ROOT)})
+    probe = subprocess.run([sys.executable, "-c", "from reasonrl import malloc; print(malloc.active())"], env=env,
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "tcmalloc"  # the environment _stage gives the tcmalloc run does preload it
     glibc = _launch(data, tmp_path / "glibc", None)
     tc = _launch(data, tmp_path / "tcmalloc", None, tcmalloc=True)
     for path in OUTPUTS:

@@ -19,20 +19,22 @@ installed = pytest.mark.skipif(malloc.library() is None,
                                reason="tcmalloc is not installed (apt install libtcmalloc-minimal4)")
 
 
-def _run(code: str, **env: str) -> list[str]:
+def _run(code: str, *args: str, options: tuple[str, ...] = (), **env: str) -> list[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", malloc.SWITCH, malloc._RESTARTED)}
-    proc = subprocess.run([sys.executable, "-c", code], env={**base, "PYTHONPATH": str(ROOT), **env},
+    proc = subprocess.run([sys.executable, *options, "-c", code, *args], env={**base, "PYTHONPATH": str(ROOT), **env},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.split()
 
 
-def test_environ_puts_the_library_first_once_and_keeps_what_was_preloaded(monkeypatch):
+def test_environ_adds_the_library_after_what_was_preloaded_unless_an_allocator_is_there(monkeypatch):
     monkeypatch.setattr(malloc, "library", lambda env=None: "/lib/libtcmalloc_minimal.so.4")
     assert malloc.environ({"A": "1"}) == {"A": "1", "LD_PRELOAD": "/lib/libtcmalloc_minimal.so.4"}
     out = malloc.environ({"LD_PRELOAD": "/x/libother.so"})
-    assert out["LD_PRELOAD"] == "/lib/libtcmalloc_minimal.so.4:/x/libother.so"
+    assert out["LD_PRELOAD"] == "/x/libother.so:/lib/libtcmalloc_minimal.so.4"
     assert malloc.environ(out) == out  # already listed: not twice
+    for theirs in ("/usr/lib/libjemalloc.so.2", "libasan.so.8:/x/libother.so", "/opt/libtcmalloc.so.4"):
+        assert malloc.environ({"LD_PRELOAD": theirs}) == {"LD_PRELOAD": theirs}  # the user's choice stands
     monkeypatch.setattr(malloc, "library", lambda env=None: None)
     assert malloc.environ({"A": "1"}) == {"A": "1"}
 
@@ -48,11 +50,12 @@ def test_the_switch_keeps_the_system_malloc(monkeypatch):
 @installed
 def test_restart_runs_the_process_again_on_tcmalloc_with_its_arguments(tmp_path):
     log = tmp_path / "runs"
-    code = (f"import sys; open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; malloc.restart(); "
-            "print(malloc.active(), *sys.argv[1:])")
-    assert _run(code.replace("sys.argv[1:]", "['a', 'b']")) == ["tcmalloc", "a", "b"]
-    assert log.read_text().count("run") == 2  # the process, and once more under tcmalloc
-    assert _run(code.replace("sys.argv[1:]", "[]"), **{malloc.SWITCH: "system"}) == ["system"]
+    code = (f"import os, sys; open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; "
+            "malloc.restart(); print(malloc.active(), sys.flags.utf8_mode, malloc._RESTARTED in os.environ, "
+            "*sys.argv[1:])")
+    assert _run(code, "a", "b c", options=("-X", "utf8")) == ["tcmalloc", "1", "False", "a", "b", "c"]
+    assert log.read_text().count("run") == 2  # the process, and once more under tcmalloc with its options
+    assert _run(code, **{malloc.SWITCH: "system"}) == ["system", "0", "False"]
 
 
 def test_restart_tries_once_when_the_preload_does_not_take(tmp_path):
@@ -107,6 +110,7 @@ def test_the_run_kind_decides_the_trim(monkeypatch):
     assert given.trim is print and len(asked) == 3
 
 
+@pytest.mark.slow  # a DVC repo and a Dask cluster
 @installed
 def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
     """`reasonrl repro` (warm: the stage's `dvc repro` is forked from a zygote) preloads tcmalloc into every
@@ -118,8 +122,10 @@ def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
-    probe = "python -c 'from reasonrl import malloc; print(malloc.active())'"
-    (repo / "dvc.yaml").write_text(f"stages:\n  probe:\n    cmd: {probe} > probe.txt\n    outs: [probe.txt]\n")
+    (repo / "stages").mkdir()  # `python stages/<x>.py`: a command the warm runner forks from its zygote
+    (repo / "stages" / "probe.py").write_text("import pathlib\nfrom reasonrl import malloc\n"
+                                              "pathlib.Path('probe.txt').write_text(malloc.active())\n")
+    (repo / "dvc.yaml").write_text("stages:\n  probe:\n    cmd: python stages/probe.py\n    outs: [probe.txt]\n")
     repro = [sys.executable, "-m", "reasonrl.cli", "repro", "-j", "1"]
     for switch, expected in ((None, "tcmalloc"), ("system", "system")):
         (repo / "dvc.lock").unlink(missing_ok=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import torch
 
-from ..malloc import LIBRARY, active
+from ..malloc import active
 
 
 def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
@@ -32,8 +32,8 @@ def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
     if active() == "tcmalloc":
         if not sampled_forward:
             return lambda: None
-        with contextlib.suppress(OSError, AttributeError):
-            return ctypes.CDLL(LIBRARY).MallocExtension_ReleaseFreeMemory
+        with contextlib.suppress(OSError, AttributeError):  # from whichever tcmalloc the process has loaded
+            return ctypes.CDLL(None).MallocExtension_ReleaseFreeMemory
     with contextlib.suppress(OSError, AttributeError):
         return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
     return lambda: None
