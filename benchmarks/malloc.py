@@ -22,8 +22,9 @@ import time
 
 from reasonrl import malloc, numerics
 
-CONTENDERS = {"glibc": {malloc.SWITCH: "system"}, "glibc, no trims (labelled)": {malloc.SWITCH: "system"},
-              "tcmalloc": {}}
+# name -> (the allocator it runs on, whether the memory policy trims)
+CONTENDERS = {"glibc": ("system", True), "glibc, no trims (labelled)": ("system", False),
+              "tcmalloc": ("tcmalloc", True)}
 
 
 def child(steps: int, trim: bool, setting: str) -> None:
@@ -47,12 +48,10 @@ def child(steps: int, trim: bool, setting: str) -> None:
 
 
 def contender(name: str, steps: int, setting: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", malloc.SWITCH)} | CONTENDERS[name]
-    if name == "tcmalloc":
-        env = malloc.environ(env)
-    argv = [sys.executable, __file__, "--child", str(steps), "--numerics", setting]
-    if "no trims" in name:
-        argv.append("--no-trim")
+    allocator, trim = CONTENDERS[name]
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", malloc.SWITCH)}
+    env = malloc.environ(env) if allocator == "tcmalloc" else env | {malloc.SWITCH: "system"}
+    argv = [sys.executable, __file__, "--child", str(steps), "--numerics", setting, *([] if trim else ["--no-trim"])]
     out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -80,7 +79,7 @@ def main() -> None:
     print(f"  machine: {numerics.machine()}")
     base = None
     for name, got in runs.items():
-        assert all(r["malloc"] == ("tcmalloc" if name == "tcmalloc" else "system") for r in got), got
+        assert all(r["malloc"] == CONTENDERS[name][0] for r in got), got
         cpu = [sum(r["cpu"][3:]) / len(r["cpu"][3:]) for r in got]
         base = base or sum(cpu) / len(cpu)
         peaks = ", ".join(f"{r['peak_mb']:.0f}" for r in got)

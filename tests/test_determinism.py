@@ -79,13 +79,17 @@ runs:
 """
 
 
-def _stage(cwd: Path, env_threads: str | None, *args: str, tcmalloc: bool = False) -> None:
+def _env(env_threads: str | None, tcmalloc: bool) -> dict[str, str]:
+    """A stage's environment: this one without its thread variables and preloads, then as asked."""
     env = {k: v for k, v in os.environ.items() if k not in (*THREAD_VARS, "LD_PRELOAD")}
     env["PYTHONPATH"] = str(ROOT)
-    if tcmalloc:
-        env = malloc.environ(env)
     if env_threads is not None:
         env.update({k: env_threads for k in THREAD_VARS})
+    return malloc.environ(env) if tcmalloc else env
+
+
+def _stage(cwd: Path, env_threads: str | None, *args: str, tcmalloc: bool = False) -> None:
+    env = _env(env_threads, tcmalloc)
     proc = subprocess.run([sys.executable, str(ROOT / "stages" / args[0]), *args[1:]], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -178,9 +182,8 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
 def test_a_stage_on_tcmalloc_writes_the_bytes_of_one_on_glibc(data, tmp_path):
     """`reasonrl repro` preloads tcmalloc into its stages, and the RL step then trims no heap (reasonrl.malloc):
     the base and the RL run (two updates per batch, so glibc's run trims between them) are the same bytes."""
-    env = malloc.environ({k: v for k, v in os.environ.items() if k != "LD_PRELOAD"} | {"PYTHONPATH": str(ROOT)})
-    probe = subprocess.run([sys.executable, "-c", "from reasonrl import malloc; print(malloc.active())"], env=env,
-                           capture_output=True, text=True, check=True)
+    probe = subprocess.run([sys.executable, "-c", "from reasonrl import malloc; print(malloc.active())"],
+                           env=_env(None, tcmalloc=True), capture_output=True, text=True, check=True)
     assert probe.stdout.strip() == "tcmalloc"  # the environment _stage gives the tcmalloc run does preload it
     glibc = _launch(data, tmp_path / "glibc", None)
     tc = _launch(data, tmp_path / "tcmalloc", None, tcmalloc=True)

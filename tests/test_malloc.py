@@ -74,10 +74,6 @@ def test_glibc_trims_its_heap_for_every_run_kind(monkeypatch):
         assert isinstance(trim, functools.partial) and trim.func.__name__ == "malloc_trim"
 
 
-def _name(f) -> str:
-    return getattr(f, "__name__", None) or f.func.__name__
-
-
 @installed
 def test_under_tcmalloc_only_runs_with_a_forward_over_everything_sampled_release_memory():
     code = ("from reasonrl import malloc; from reasonrl.rl.memory import heap_trimmer; "
@@ -97,13 +93,13 @@ def test_the_run_kind_decides_the_trim(monkeypatch):
     from reasonrl.rl import train
     from reasonrl.rl.job import make_job
 
-    asked = []
-    monkeypatch.setattr(train, "heap_trimmer", lambda sampled_forward: asked.append(sampled_forward) or _name)
+    asked, policy_trim = [], object()
+    monkeypatch.setattr(train, "heap_trimmer", lambda sampled_forward: asked.append(sampled_forward) or policy_trim)
     policy = TinyReasoner(ModelConfig(d_model=16, n_heads=2, n_layers=1), generator=torch.Generator().manual_seed(0))
     for over, verifier in (({}, None), ({"dynamic_sampling": True}, None), ({}, object())):
         ctx = train.Context(job=make_job({}, over), policy=policy, ref=copy.deepcopy(policy), verifier=verifier,
                             rng=random.Random(0), sample_gen=torch.Generator(), reward_gen=torch.Generator())
-        assert ctx.trim is _name
+        assert ctx.trim is policy_trim
     assert asked == [False, True, True]
     given = train.Context(job=make_job({}, {}), policy=policy, ref=policy, verifier=None, rng=random.Random(0),
                           sample_gen=torch.Generator(), reward_gen=torch.Generator(), trim=print)
