@@ -19,7 +19,13 @@ Its defaults (bf16 and gradient checkpointing) are run for --defaults-steps step
 separately, labelled. Both run on the allocator `reasonrl repro` gives its stages (reasonrl.malloc): tcmalloc
 where it is installed, which speeds TRL up too; REASONRL_MALLOC=system runs both on glibc's malloc, and then
 reasonrl without the heap trims of its memory policy (the computation alone) is timed too, labelled.
-Seconds per step are the mean over the steps after the first (warm-up).
+Step k of reasonrl runs right before step k of TRL (inside TRL's step callback, outside TRL's timing), so a
+drift of the machine's speed falls on both; seconds per step are the mean over the steps after the first
+(warm-up), and the range of the per-step ratios is printed beside their ratio.
+
+The packages go into an environment that keeps the project's torch: `pip install torch==2.13.0 trl==1.16.0 ...`
+(the `bench` extra does this); without the pin, pip resolves transformers' torch requirement to the newest
+release, a CUDA build, and both contenders would run on it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import random
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded: model and tokenizer are built here
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -73,16 +80,27 @@ def peer_context(steps: int, trim: bool = True) -> tuple[T.Context, torch.optim.
     return ctx, torch.optim.AdamW(ctx.policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 
-def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
-    """Seconds and CPU seconds of each of `steps` steps of `rl_step` (peer_context)."""
-    ctx, opt = peer_context(steps, trim)
-    out, cpu = [], []
-    for step in range(steps):
+class ReasonrlSteps:
+    """reasonrl's side, one timed `rl_step` per call (peer_context), for `steps` calls."""
+
+    def __init__(self, steps: int, trim: bool = True):
+        self.ctx, self.opt = peer_context(steps, trim)
+        self.seconds: list[float] = []
+        self.cpu: list[float] = []
+
+    def __call__(self) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
-        T.rl_step(ctx, opt, step)
-        out.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return out, cpu
+        T.rl_step(self.ctx, self.opt, len(self.seconds))
+        self.seconds.append(time.perf_counter() - t0)
+        self.cpu.append(time.process_time() - c0)
+
+
+def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
+    """Seconds and CPU seconds of each of `steps` steps of `rl_step` (peer_context), one after the other."""
+    ours = ReasonrlSteps(steps, trim)
+    for _ in range(steps):
+        ours()
+    return ours.seconds, ours.cpu
 
 
 # ----------------------------------------------------------------------------- TRL
@@ -128,10 +146,13 @@ def true_reward(prompts, completions, completion_ids, problem, **_):
 
 
 class StepTimer:
-    def __init__(self):
+    """Times each TRL step; `before` (optional) runs ahead of each one, outside its time."""
+
+    def __init__(self, before: Callable[[], object] | None = None):
         self.seconds: list[float] = []
         self.cpu: list[float] = []
         self.setup: dict = {}
+        self.before = before
         self._t0 = self._c0 = 0.0
 
     def callback(self):
@@ -141,16 +162,27 @@ class StepTimer:
 
         class _CB(TrainerCallback):
             def on_step_begin(self, args, state, control, **kw):
-                timer._t0, timer._c0 = time.perf_counter(), time.process_time()
+                timer.begin()
 
             def on_step_end(self, args, state, control, **kw):
-                timer.seconds.append(time.perf_counter() - timer._t0)
-                timer.cpu.append(time.process_time() - timer._c0)
+                timer.end()
 
         return _CB()
 
+    def begin(self) -> None:
+        if self.before is not None:
+            self.before()
+        self._t0, self._c0 = time.perf_counter(), time.process_time()
 
-def trl_seconds(steps: int, careful: bool) -> tuple[list[float], list[float], dict]:
+    def end(self) -> None:
+        self.seconds.append(time.perf_counter() - self._t0)
+        self.cpu.append(time.process_time() - self._c0)
+
+
+def trl_seconds(steps: int, careful: bool, before: Callable[[], object] | None = None
+                ) -> tuple[list[float], list[float], dict]:
+    """Seconds and CPU seconds of each of `steps` TRL steps, and its precision setup; `before()` runs ahead of
+    each step, outside its time (main interleaves reasonrl's steps this way)."""
     from transformers.utils import logging as hf_logging
     from trl import GRPOConfig, GRPOTrainer
 
@@ -167,7 +199,7 @@ def trl_seconds(steps: int, careful: bool) -> tuple[list[float], list[float], di
             generation_kwargs={"suppress_tokens": [PAD_ID]},  # PAD is never an action, as in reasonrl
             logging_steps=1, save_strategy="no", report_to=[], disable_tqdm=True, dataloader_num_workers=0,
             **precision)
-        timer = StepTimer()
+        timer = StepTimer(before)
         trainer = GRPOTrainer(model=model, reward_funcs=true_reward, args=args,
                               train_dataset=problems_dataset(B * (steps + 1)), processing_class=tok,
                               callbacks=[timer.callback()])
@@ -176,6 +208,18 @@ def trl_seconds(steps: int, careful: bool) -> tuple[list[float], list[float], di
         timer.setup = {"bf16": bool(args.bf16), "params_dtype": str(next(m.parameters()).dtype),
                        "gradient_checkpointing": bool(getattr(m, "is_gradient_checkpointing", False))}
     return timer.seconds, timer.cpu, timer.setup
+
+
+def torch_pin() -> str | None:
+    """The torch version pyproject.toml pins (torch==X), read from the installed project's metadata."""
+    from importlib import metadata
+
+    try:
+        reqs = metadata.requires("reasonrl") or []
+    except metadata.PackageNotFoundError:
+        return None
+    return next((r.split("==")[1].split(";")[0].strip() for r in reqs if r.replace(" ", "").startswith("torch==")),
+                None)
 
 
 def mean_after_first(xs: list[float]) -> float:
@@ -192,16 +236,24 @@ def main() -> None:
     args = ap.parse_args()
     numerics.pin(args.numerics)
     torch.set_num_threads(1)
+    if (pin := torch_pin()) and torch.__version__.split("+")[0] != pin:
+        print(f"warning: torch {torch.__version__} is not the project's torch=={pin}: the numbers are for this build")
     warnings.filterwarnings("ignore")
-    ours, ours_cpu = reasonrl_seconds(args.steps)
+    # step k of reasonrl runs right before step k of TRL: the machine's speed drifts over minutes (a fixed matmul's
+    # time moved by 25 % within a run), and contenders run one after the other would each meet a different machine
+    steps = ReasonrlSteps(args.steps)
+    trl, trl_cpu, setup = trl_seconds(args.steps, careful=True, before=steps)
+    ours, ours_cpu = steps.seconds, steps.cpu
+    if len(ours) != len(trl):
+        raise RuntimeError(f"interleaving: {len(ours)} reasonrl steps against {len(trl)} TRL steps")
     trims = malloc.active() == "system"  # under tcmalloc the memory policy trims nothing
     untrimmed, untrimmed_cpu = reasonrl_seconds(args.steps, trim=False) if trims else ([], [])
-    trl, trl_cpu, setup = trl_seconds(args.steps, careful=True)
     res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
            "reasonrl_cpu_s_per_step": mean_after_first(ours_cpu), "trl_fp32_cpu_s_per_step": mean_after_first(trl_cpu),
            "reasonrl_steps": ours, "trl_fp32_steps": trl, "trl_fp32_setup": setup}
     res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
     res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
+    res["pair_ratios"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res["ratio"]]
     res["malloc"] = malloc.active()
     if trims:
         res["reasonrl_untrimmed_s_per_step"] = mean_after_first(untrimmed)
@@ -223,7 +275,8 @@ def main() -> None:
     print(f"  {'reasonrl (fast path)':46s}{res['reasonrl_s_per_step']:8.3f}{res['reasonrl_cpu_s_per_step']:12.3f}")
     print(f"  {'TRL GRPOTrainer, fp32, no grad checkpointing':46s}{res['trl_fp32_s_per_step']:8.3f}"
           f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
-    print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x")
+    print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x"
+          f"   step pairs {min(res['pair_ratios']):.1f}x to {max(res['pair_ratios']):.1f}x")
     if trims:
         print(f"  {'reasonrl without its heap trims (labelled)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
               f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
@@ -231,7 +284,7 @@ def main() -> None:
     if args.defaults_steps:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")
-    print(f"  (mean over steps 2..{args.steps}; first step is warm-up)")
+    print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k ran right before TRL's step k)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)
