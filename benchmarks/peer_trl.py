@@ -210,16 +210,51 @@ def trl_seconds(steps: int, careful: bool, before: Callable[[], object] | None =
     return timer.seconds, timer.cpu, timer.setup
 
 
-def torch_pin() -> str | None:
-    """The torch version pyproject.toml pins (torch==X), read from the installed project's metadata."""
+def torch_mismatch(version: str, cuda: str | None, requires: list[str] | None) -> str | None:
+    """Why torch `version` (built for CUDA `cuda`, None for a CPU build) is not the project's torch, given the
+    project's requirement strings (`importlib.metadata.requires`); None when it is, or when nothing pins it."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pins = [r for r in map(Requirement, requires or []) if r.name.lower() == "torch"]
+    if pins and not pins[0].specifier.contains(Version(version).base_version, prereleases=True):
+        return f"torch {version} is not the project's torch{pins[0].specifier}"
+    if cuda is not None:
+        return f"torch {version} is a CUDA {cuda} build, not the CPU wheel the project installs"
+    return None
+
+
+def project_requires() -> list[str] | None:
+    """The installed project's requirement strings, None when it is not installed."""
     from importlib import metadata
 
     try:
-        reqs = metadata.requires("reasonrl") or []
+        return metadata.requires("reasonrl")
     except metadata.PackageNotFoundError:
         return None
-    return next((r.split("==")[1].split(";")[0].strip() for r in reqs if r.replace(" ", "").startswith("torch==")),
-                None)
+
+
+def interleaved(steps: int, trl: Callable[..., tuple[list[float], list[float], dict]]) -> dict:
+    """Run `trl(steps, careful=True, before=...)` with reasonrl's step k right before TRL's step k; both contenders'
+    seconds and CPU seconds per step, and TRL's setup."""
+    ours = ReasonrlSteps(steps)
+    theirs, theirs_cpu, setup = trl(steps, careful=True, before=ours)
+    if len(ours.seconds) != len(theirs):
+        raise RuntimeError(f"interleaving: {len(ours.seconds)} reasonrl steps against {len(theirs)} TRL steps")
+    return {"reasonrl_steps": ours.seconds, "reasonrl_cpu_steps": ours.cpu, "trl_fp32_steps": theirs,
+            "trl_fp32_cpu_steps": theirs_cpu, "trl_fp32_setup": setup}
+
+
+def summary(runs: dict) -> dict:
+    """Means over the steps after the first (warm-up), their ratios TRL / reasonrl, and each step pair's ratio."""
+    ours, trl = runs["reasonrl_steps"], runs["trl_fp32_steps"]
+    res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
+           "reasonrl_cpu_s_per_step": mean_after_first(runs["reasonrl_cpu_steps"]),
+           "trl_fp32_cpu_s_per_step": mean_after_first(runs["trl_fp32_cpu_steps"])}
+    res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
+    res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
+    res["pair_ratios"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res["ratio"]]
+    return res
 
 
 def mean_after_first(xs: list[float]) -> float:
@@ -236,24 +271,16 @@ def main() -> None:
     args = ap.parse_args()
     numerics.pin(args.numerics)
     torch.set_num_threads(1)
-    if (pin := torch_pin()) and torch.__version__.split("+")[0] != pin:
-        print(f"warning: torch {torch.__version__} is not the project's torch=={pin}: the numbers are for this build")
+    if why := torch_mismatch(torch.__version__, torch.version.cuda, project_requires()):
+        print(f"warning: {why}: the numbers are for this build")
     warnings.filterwarnings("ignore")
     # step k of reasonrl runs right before step k of TRL: the machine's speed drifts over minutes (a fixed matmul's
-    # time moved by 25 % within a run), and contenders run one after the other would each meet a different machine
-    steps = ReasonrlSteps(args.steps)
-    trl, trl_cpu, setup = trl_seconds(args.steps, careful=True, before=steps)
-    ours, ours_cpu = steps.seconds, steps.cpu
-    if len(ours) != len(trl):
-        raise RuntimeError(f"interleaving: {len(ours)} reasonrl steps against {len(trl)} TRL steps")
+    # time ranged over 4.0-6.1 ms in one 40 s loop), and contenders run one after the other meet different machines
+    runs = interleaved(args.steps, trl_seconds)
+    setup = runs["trl_fp32_setup"]
+    res = {**summary(runs), **runs}
     trims = malloc.active() == "system"  # under tcmalloc the memory policy trims nothing
     untrimmed, untrimmed_cpu = reasonrl_seconds(args.steps, trim=False) if trims else ([], [])
-    res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
-           "reasonrl_cpu_s_per_step": mean_after_first(ours_cpu), "trl_fp32_cpu_s_per_step": mean_after_first(trl_cpu),
-           "reasonrl_steps": ours, "trl_fp32_steps": trl, "trl_fp32_setup": setup}
-    res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
-    res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
-    res["pair_ratios"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res["ratio"]]
     res["malloc"] = malloc.active()
     if trims:
         res["reasonrl_untrimmed_s_per_step"] = mean_after_first(untrimmed)
@@ -278,13 +305,14 @@ def main() -> None:
     print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x"
           f"   step pairs {min(res['pair_ratios']):.1f}x to {max(res['pair_ratios']):.1f}x")
     if trims:
-        print(f"  {'reasonrl without its heap trims (labelled)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
+        print(f"  {'reasonrl without heap trims (labelled; after)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
               f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
               f"{res['trl_fp32_s_per_step'] / res['reasonrl_untrimmed_s_per_step']:.1f}x")
     if args.defaults_steps:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")
-    print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k ran right before TRL's step k)")
+    print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k ran right before TRL's step k"
+          + ("; the untrimmed steps ran after TRL's, not interleaved)" if trims else ")"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -1,4 +1,5 @@
-"""benchmarks/peer_trl.py without TRL: the interleaving of the contenders and the torch pin it checks."""
+"""benchmarks/peer_trl.py without TRL: the interleaving of the contenders, the ratios it prints, and the torch
+build it checks."""
 
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import peer_trl  # noqa: E402
 
 
 class FakeClock:
-    """perf_counter and process_time that move only when told (no timed assertion)."""
+    """A clock that moves only when told (no timed assertion)."""
 
     def __init__(self):
         self.now = 0.0
@@ -22,23 +23,61 @@ class FakeClock:
 
 
 def test_the_step_run_before_trl_stays_outside_trl_time(monkeypatch):
-    clock = FakeClock()
-    monkeypatch.setattr(peer_trl.time, "perf_counter", clock)
-    monkeypatch.setattr(peer_trl.time, "process_time", clock)
+    wall, cpu = FakeClock(), FakeClock()
+    monkeypatch.setattr(peer_trl.time, "perf_counter", wall)
+    monkeypatch.setattr(peer_trl.time, "process_time", cpu)
     order = []
 
-    def ours():  # reasonrl's step: 100 s on the fake clock
+    def ours():  # reasonrl's step: 100 s of wall clock, 90 of CPU
         order.append("ours")
-        clock.now += 100.0
+        wall.now += 100.0
+        cpu.now += 90.0
 
     timer = peer_trl.StepTimer(before=ours)
-    for trl_step_seconds in (2.0, 3.0):
+    for trl_wall, trl_cpu in ((2.0, 1.5), (3.0, 2.5)):
         timer.begin()
         order.append("trl")
-        clock.now += trl_step_seconds
+        wall.now += trl_wall
+        cpu.now += trl_cpu
         timer.end()
     assert order == ["ours", "trl", "ours", "trl"]
-    assert timer.seconds == [2.0, 3.0] and timer.cpu == [2.0, 3.0]
+    assert timer.seconds == [2.0, 3.0] and timer.cpu == [1.5, 2.5]
+
+
+def test_interleaved_runs_reasonrl_step_k_right_before_trl_step_k(monkeypatch):
+    log = []
+    monkeypatch.setattr(peer_trl.ReasonrlSteps, "__call__", lambda self: (log.append("ours"),
+                                                                          self.seconds.append(1.0),
+                                                                          self.cpu.append(1.0)))
+
+    def trl(steps, careful, before):  # what TRL's step callback does: before(), then the timed step
+        assert careful
+        for _ in range(steps):
+            before()
+            log.append("trl")
+        return [5.0] * steps, [5.0] * steps, {"bf16": False}
+
+    runs = peer_trl.interleaved(3, trl)
+    assert log == ["ours", "trl"] * 3
+    assert runs["reasonrl_steps"] == [1.0] * 3 and runs["trl_fp32_steps"] == [5.0] * 3
+
+    def short(steps, careful, before):  # TRL timed fewer steps than reasonrl ran: no comparison
+        before()
+        before()
+        return [5.0], [5.0], {}
+
+    with pytest.raises(RuntimeError, match="interleaving: 2 reasonrl steps against 1 TRL steps"):
+        peer_trl.interleaved(3, short)
+
+
+def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
+    runs = {"reasonrl_steps": [9.0, 0.5, 0.4], "trl_fp32_steps": [30.0, 2.5, 2.4],
+            "reasonrl_cpu_steps": [9.0, 0.25, 0.25], "trl_fp32_cpu_steps": [30.0, 1.0, 2.0]}
+    res = peer_trl.summary(runs)
+    assert res["reasonrl_s_per_step"] == pytest.approx(0.45) and res["trl_fp32_s_per_step"] == pytest.approx(2.45)
+    assert res["ratio"] == pytest.approx(2.45 / 0.45)
+    assert res["ratio_cpu"] == pytest.approx(1.5 / 0.25)
+    assert res["pair_ratios"] == pytest.approx([5.0, 6.0])
 
 
 def test_reasonrl_steps_runs_one_pipeline_step_per_call():
@@ -49,8 +88,22 @@ def test_reasonrl_steps_runs_one_pipeline_step_per_call():
     assert ours.ctx.rollouts == 2 * peer_trl.B * peer_trl.G  # two real steps of B x G samples
 
 
-def test_torch_pin_is_the_one_pyproject_names():
+@pytest.mark.parametrize("version, cuda, requires, why", [
+    ("2.13.0+cpu", None, ["torch==2.13.0", "dvc==3.59.1"], None),
+    ("2.13.0", None, ["torch == 2.13.0 ; python_version >= '3.11'"], None),
+    ("2.13.0+cpu", None, ["torch==2.13.*"], None),
+    ("2.14.1", None, ["numpy", "torch==2.13.0"], "torch 2.14.1 is not the project's torch==2.13.0"),
+    ("2.13.0", "13.0", ["torch==2.13.0"], "torch 2.13.0 is a CUDA 13.0 build"),
+    ("2.14.1", None, None, None),  # the project is not installed: nothing to compare with
+])
+def test_torch_mismatch(version, cuda, requires, why):
+    got = peer_trl.torch_mismatch(version, cuda, requires)
+    assert (got is None) if why is None else got.startswith(why)
+
+
+def test_the_installed_project_pins_the_torch_of_pyproject():
     tomllib = pytest.importorskip("tomllib")
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    pinned = next(d.split("==")[1] for d in deps if d.replace(" ", "").startswith("torch=="))
-    assert peer_trl.torch_pin() == pinned
+    pinned = next(d for d in deps if d.replace(" ", "").startswith("torch=="))
+    assert pinned in peer_trl.project_requires()
+    assert peer_trl.torch_mismatch(pinned.split("==")[1], None, peer_trl.project_requires()) is None
