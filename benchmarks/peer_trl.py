@@ -23,9 +23,9 @@ Step k of reasonrl runs right before step k of TRL (inside TRL's step callback, 
 drift of the machine's speed falls on both; seconds per step are the mean over the steps after the first
 (warm-up), and the range of the per-step ratios is printed beside their ratio.
 
-The packages go into an environment that keeps the project's torch: `pip install torch==2.13.0 trl==1.16.0 ...`
-(the `bench` extra does this); without the pin, pip resolves transformers' torch requirement to the newest
-release, a CUDA build, and both contenders would run on it.
+The packages go into an environment that keeps the project's torch, the CPU wheel the README's Quick start
+installs: `pip install torch==2.13.0 trl==1.16.0 ...` (the `bench` extra keeps it too); without the pin, pip
+resolves transformers' torch requirement to the newest release, a CUDA build, and both contenders would run on it.
 """
 
 from __future__ import annotations
