@@ -609,3 +609,34 @@ def test_the_stability_map_cuts_each_interval_at_the_accuracy_range(caught):
                                     ("RLOO", "1e-4"): iv(0.013, -0.023, 0.049)}, [], Path("ab/stability.png"))
     texts = sorted(t.get_text() for t in caught["ab/stability.png"].axes[0].texts)
     assert texts == ["0.013\n[0.000, 0.049]", "0.999\n[0.997, 1.000]"]
+
+
+def test_a_per_step_curve_stops_where_its_first_seed_stopped(caught):
+    # three seeds of a budgeted run end at steps 18, 19 and 20; at 19 and 20 fewer seeds would carry the mean
+    # and two seeds' t-interval (df 1) would spike, so the line and its band end at step 18
+    seeds = [pd.Series([0.1 * k + 0.01 * i for i in range(1, last + 1)], index=range(1, last + 1))
+             for k, last in enumerate((20, 18, 19))]
+    figures.panel_figure([figures.Panel("p", "y", [figures.Curve("arm", seeds)]),
+                          figures.Panel("q", "y", [figures.Curve("one seed", seeds[:1])])], "T", Path("stop.png"))
+    ax, single = panels(caught["stop.png"])
+    (line,) = ax.get_lines()
+    assert list(line.get_xdata()) == list(range(1, 19))
+    assert line.get_ydata() == pytest.approx([0.1 + 0.01 * i for i in range(1, 19)])  # the mean of 0, 0.1, 0.2 + ...
+    (band,) = ax.collections
+    assert band.get_paths()[0].vertices[:, 0].max() == 18
+    (whole,) = single.get_lines()  # one seed: all its steps
+    assert list(whole.get_xdata()) == list(range(1, 21))
+
+
+def test_a_single_panel_figure_has_its_legend_under_the_panel_and_many_panels_each_their_own(caught):
+    curve = figures.Curve("arm", [pd.Series([0.5, 0.6], index=[1, 2])])
+    figures.panel_figure([figures.Panel("p", "y", [curve])], "One", Path("one.png"), ncols=1)
+    fig = caught["one.png"]
+    (ax,) = fig.axes
+    assert ax.get_legend() is None
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["arm"]
+    assert legend.get_window_extent(fig.canvas.get_renderer()).y1 <= ax.get_window_extent().y0  # under the axes
+    figures.panel_figure([figures.Panel("p", "y", [curve]), figures.Panel("q", "y", [curve])], "Two", Path("two.png"))
+    fig = caught["two.png"]
+    assert not fig.legends and all(ax.get_legend() is not None for ax in fig.axes)

@@ -74,6 +74,9 @@ def band(ax, curve: Curve) -> None:
         ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
                     alpha=0.9, **curve.style)
     else:
+        # a per-step curve stops where its first seed stopped (runs with a rollout budget end at different steps):
+        # past it the mean would switch to fewer seeds, and the interval of two would spike at the end
+        st = st[st["n"] == len(curve.series)]
         (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
         if len(curve.series) > 1:
             ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
@@ -133,11 +136,15 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
             band(ax, c)
         ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        if len(panels) > 1:
+            ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle(wrapped(title, fig))
-    fig.tight_layout()
+    if len(panels) > 1:
+        fig.tight_layout()
+    else:  # one panel's bands can fill every corner (seeds that split): its legend goes under it
+        legend_below(fig, axes.flat[0])
     save_figure(fig, path)
 
 
