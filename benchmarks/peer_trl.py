@@ -85,14 +85,13 @@ class ReasonrlSteps:
 
     def __init__(self, steps: int, trim: bool = True):
         self.ctx, self.opt = peer_context(steps, trim)
-        self.seconds: list[float] = []
-        self.cpu: list[float] = []
+        self.timer = StepTimer()
+        self.seconds, self.cpu = self.timer.seconds, self.timer.cpu  # the timer's lists, filled by each call
 
     def __call__(self) -> None:
-        t0, c0 = time.perf_counter(), time.process_time()
+        self.timer.begin()
         T.rl_step(self.ctx, self.opt, len(self.seconds))
-        self.seconds.append(time.perf_counter() - t0)
-        self.cpu.append(time.process_time() - c0)
+        self.timer.end()
 
 
 def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:

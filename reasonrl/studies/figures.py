@@ -120,7 +120,7 @@ def evaluated(label: str, series: list[pd.Series], color: str | None = None, **s
 
 def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
     """Panels in a grid (size: inches per panel), each with its curves, labelled axes and a legend."""
-    nrows = math.ceil(len(panels) / ncols)
+    nrows, single = math.ceil(len(panels) / ncols), len(panels) == 1
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
     for ax, p in zip(axes.flat, panels):
         points = [c for c in p.curves if c.points]
@@ -136,15 +136,15 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
             band(ax, c)
         ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
-        if len(panels) > 1:
+        if not single:
             ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle(wrapped(title, fig))
-    if len(panels) > 1:
-        fig.tight_layout()
-    else:  # one panel's bands can fill every corner (seeds that split): its legend goes under it
+    if single:  # one panel's bands can fill every corner (seeds that split): its legend goes under it
         legend_below(fig, axes.flat[0])
+    else:
+        fig.tight_layout()
     save_figure(fig, path)
 
 
