@@ -21,7 +21,10 @@ where it is installed, which speeds TRL up too; REASONRL_MALLOC=system runs both
 reasonrl without the heap trims of its memory policy (the computation alone) is timed too, labelled.
 Step k of reasonrl runs right before step k of TRL (inside TRL's step callback, outside TRL's timing), so a
 drift of the machine's speed falls on both; seconds per step are the mean over the steps after the first
-(warm-up), and the range of the per-step ratios is printed beside their ratio.
+(warm-up), and the range of the per-step ratios is printed beside their ratio. After the timed steps one more
+step of each runs untimed under the dispatch mode of benchmarks/roofline.py: each contender's matrix-product FLOPs
+per step (2 M K N per product) and achieved GFLOP/s, so the time ratio reads as TRL's work over reasonrl's times
+TRL's time per FLOP over reasonrl's.
 
 The packages go into an environment that keeps the project's torch, the CPU wheel the README's Quick start
 installs: `pip install torch==2.13.0 trl==1.16.0 ...` (the `bench` extra keeps it too); without the pin, pip
@@ -51,6 +54,7 @@ if __name__ == "__main__":  # not when benchmarks/malloc.py imports peer_context
     malloc.restart()  # the allocator `reasonrl repro` gives its stages, for both contenders (before torch loads)
 
 import torch  # noqa: E402
+from roofline import MatmulShapes, shape_flops  # noqa: E402  (benchmarks/, this script's directory)
 
 from reasonrl import numerics  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
@@ -81,11 +85,12 @@ def peer_context(steps: int, trim: bool = True) -> tuple[T.Context, torch.optim.
 
 
 class ReasonrlSteps:
-    """reasonrl's side, one timed `rl_step` per call (peer_context), for `steps` calls."""
+    """reasonrl's side, one `rl_step` per call (peer_context), for `steps` calls: timed, or counted after the
+    first `timed` (StepTimer)."""
 
-    def __init__(self, steps: int, trim: bool = True):
+    def __init__(self, steps: int, trim: bool = True, timed: int | None = None):
         self.ctx, self.opt = peer_context(steps, trim)
-        self.timer = StepTimer()
+        self.timer = StepTimer(timed=timed)
         self.seconds, self.cpu = self.timer.seconds, self.timer.cpu  # the timer's lists, filled by each call
 
     def __call__(self) -> None:
@@ -145,14 +150,20 @@ def true_reward(prompts, completions, completion_ids, problem, **_):
 
 
 class StepTimer:
-    """Times each TRL step; `before` (optional) runs ahead of each one, outside its time."""
+    """Times each step; `before` (optional) runs ahead of each one, outside its time. The steps after the first
+    `timed` (all when None) are not timed but counted: the matrix products they run, by shape (`shapes`,
+    roofline.MatmulShapes), so that the counter's overhead never enters a timed step."""
 
-    def __init__(self, before: Callable[[], object] | None = None):
+    def __init__(self, before: Callable[[], object] | None = None, timed: int | None = None):
         self.seconds: list[float] = []
         self.cpu: list[float] = []
         self.setup: dict = {}
-        self.before = before
+        self.before, self.timed = before, timed
+        self.counter = MatmulShapes()
+        self.shapes = self.counter.shapes
+        self.counted = 0  # steps run under the counter
         self._t0 = self._c0 = 0.0
+        self._counting = False
 
     def callback(self):
         from transformers import TrainerCallback
@@ -171,17 +182,29 @@ class StepTimer:
     def begin(self) -> None:
         if self.before is not None:
             self.before()
+        self._counting = self.timed is not None and len(self.seconds) >= self.timed
+        if self._counting:
+            self.counter.__enter__()
         self._t0, self._c0 = time.perf_counter(), time.process_time()
 
     def end(self) -> None:
+        if self._counting:
+            self.counter.__exit__(None, None, None)
+            self.counted += 1
+            return
         self.seconds.append(time.perf_counter() - self._t0)
         self.cpu.append(time.process_time() - self._c0)
 
+    def flops_per_step(self) -> float:
+        """The counted steps' matrix-product FLOPs (2 M K N each), per step; nan when none was counted."""
+        return shape_flops(self.shapes) / self.counted if self.counted else float("nan")
 
-def trl_seconds(steps: int, careful: bool, before: Callable[[], object] | None = None
-                ) -> tuple[list[float], list[float], dict]:
-    """Seconds and CPU seconds of each of `steps` TRL steps, and its precision setup; `before()` runs ahead of
-    each step, outside its time (main interleaves reasonrl's steps this way)."""
+
+def trl_steps(steps: int, careful: bool, before: Callable[[], object] | None = None, count: bool = False
+              ) -> StepTimer:
+    """`steps` timed TRL steps, then one counted when `count`: the StepTimer holds each step's seconds and CPU
+    seconds, the counted step's matrix products and TRL's precision setup. `before()` runs ahead of each step,
+    outside its time (main interleaves reasonrl's steps this way)."""
     from transformers.utils import logging as hf_logging
     from trl import GRPOConfig, GRPOTrainer
 
@@ -191,22 +214,23 @@ def trl_seconds(steps: int, careful: bool, before: Callable[[], object] | None =
     precision = dict(bf16=False, gradient_checkpointing=False) if careful else {}  # else TRL's defaults
     with tempfile.TemporaryDirectory() as tmp:
         args = GRPOConfig(
-            output_dir=tmp, use_cpu=True, seed=0, max_steps=steps, learning_rate=LR, lr_scheduler_type="constant",
-            weight_decay=0.0, max_grad_norm=1.0, per_device_train_batch_size=B * G, gradient_accumulation_steps=1,
+            output_dir=tmp, use_cpu=True, seed=0, max_steps=steps + count, learning_rate=LR,
+            lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1.0, per_device_train_batch_size=B * G,
+            gradient_accumulation_steps=1,
             num_generations=G, max_completion_length=MAX_NEW, temperature=1.0, top_k=0, top_p=1.0, beta=0.0,
             num_iterations=1, epsilon=0.2, loss_type="dapo", scale_rewards="group", disable_dropout=True,
             generation_kwargs={"suppress_tokens": [PAD_ID]},  # PAD is never an action, as in reasonrl
             logging_steps=1, save_strategy="no", report_to=[], disable_tqdm=True, dataloader_num_workers=0,
             **precision)
-        timer = StepTimer(before)
+        timer = StepTimer(before, timed=steps)
         trainer = GRPOTrainer(model=model, reward_funcs=true_reward, args=args,
-                              train_dataset=problems_dataset(B * (steps + 1)), processing_class=tok,
+                              train_dataset=problems_dataset(B * (steps + 2)), processing_class=tok,
                               callbacks=[timer.callback()])
         trainer.train()
         m = trainer.model
         timer.setup = {"bf16": bool(args.bf16), "params_dtype": str(next(m.parameters()).dtype),
                        "gradient_checkpointing": bool(getattr(m, "is_gradient_checkpointing", False))}
-    return timer.seconds, timer.cpu, timer.setup
+    return timer
 
 
 def torch_mismatch(version: str, cuda: str | None, requires: list[str] | None) -> str | None:
@@ -233,15 +257,18 @@ def project_requires() -> list[str] | None:
         return None
 
 
-def interleaved(steps: int, trl: Callable[..., tuple[list[float], list[float], dict]]) -> dict:
-    """Run `trl(steps, careful=True, before=...)` with reasonrl's step k right before TRL's step k; both contenders'
-    seconds and CPU seconds per step, and TRL's setup."""
-    ours = ReasonrlSteps(steps)
-    theirs, theirs_cpu, setup = trl(steps, careful=True, before=ours)
-    if len(ours.seconds) != len(theirs):
-        raise RuntimeError(f"interleaving: {len(ours.seconds)} reasonrl steps against {len(theirs)} TRL steps")
-    return {"reasonrl_steps": ours.seconds, "reasonrl_cpu_steps": ours.cpu, "trl_fp32_steps": theirs,
-            "trl_fp32_cpu_steps": theirs_cpu, "trl_fp32_setup": setup}
+def interleaved(steps: int, trl: Callable[..., StepTimer]) -> dict:
+    """Run `trl(steps, careful=True, before=..., count=True)` with reasonrl's step k right before TRL's step k:
+    `steps` timed steps each, then one counted each (step steps + 1, after all timing). Both contenders' seconds
+    and CPU seconds per step, their matrix-product FLOPs per step, and TRL's setup."""
+    ours = ReasonrlSteps(steps + 1, timed=steps)
+    theirs = trl(steps, careful=True, before=ours, count=True)
+    if (len(ours.seconds), ours.timer.counted) != (len(theirs.seconds), theirs.counted):
+        raise RuntimeError(f"interleaving: {len(ours.seconds)} + {ours.timer.counted} reasonrl steps (timed + "
+                           f"counted) against {len(theirs.seconds)} + {theirs.counted} TRL steps")
+    return {"reasonrl_steps": ours.seconds, "reasonrl_cpu_steps": ours.cpu, "trl_fp32_steps": theirs.seconds,
+            "trl_fp32_cpu_steps": theirs.cpu, "trl_fp32_setup": theirs.setup,
+            "reasonrl_flops_per_step": ours.timer.flops_per_step(), "trl_fp32_flops_per_step": theirs.flops_per_step()}
 
 
 def summary(runs: dict) -> dict:
@@ -253,6 +280,11 @@ def summary(runs: dict) -> dict:
     res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
     res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
     res["pair_ratios"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res["ratio"]]
+    # the time ratio as (how much more work TRL does) x (how much longer TRL takes per unit of that work)
+    res["flops_ratio"] = runs["trl_fp32_flops_per_step"] / runs["reasonrl_flops_per_step"]
+    res["per_flop_ratio"] = res["ratio"] / res["flops_ratio"]
+    res["reasonrl_gflop_s"] = runs["reasonrl_flops_per_step"] / res["reasonrl_s_per_step"] / 1e9
+    res["trl_fp32_gflop_s"] = runs["trl_fp32_flops_per_step"] / res["trl_fp32_s_per_step"] / 1e9
     return res
 
 
@@ -275,7 +307,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     # step k of reasonrl runs right before step k of TRL: the machine's speed drifts over minutes (a fixed matmul's
     # time ranged over 4.0-6.1 ms in one 40 s loop), and contenders run one after the other meet different machines
-    runs = interleaved(args.steps, trl_seconds)
+    runs = interleaved(args.steps, trl_steps)
     setup = runs["trl_fp32_setup"]
     res = {**summary(runs), **runs}
     trims = malloc.active() == "system"  # under tcmalloc the memory policy trims nothing
@@ -286,10 +318,10 @@ def main() -> None:
         res["reasonrl_untrimmed_cpu_s_per_step"] = mean_after_first(untrimmed_cpu)
         res["reasonrl_untrimmed_steps"] = untrimmed
     if args.defaults_steps:
-        d, dcpu, dsetup = trl_seconds(args.defaults_steps, careful=False)
-        res["trl_defaults_s_per_step"], res["trl_defaults_steps"] = mean_after_first(d), d
-        res["trl_defaults_cpu_s_per_step"] = mean_after_first(dcpu)
-        res["trl_defaults_setup"] = dsetup
+        d = trl_steps(args.defaults_steps, careful=False)
+        res["trl_defaults_s_per_step"], res["trl_defaults_steps"] = mean_after_first(d.seconds), d.seconds
+        res["trl_defaults_cpu_s_per_step"] = mean_after_first(d.cpu)
+        res["trl_defaults_setup"] = d.setup
     import transformers
     import trl as trl_pkg
 
@@ -303,6 +335,11 @@ def main() -> None:
           f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
     print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x"
           f"   step pairs {min(res['pair_ratios']):.1f}x to {max(res['pair_ratios']):.1f}x")
+    print(f"  {'GFLOP of matrix products (one step counted)':46s}"
+          f"{res['reasonrl_flops_per_step'] / 1e9:8.3f}{res['trl_fp32_flops_per_step'] / 1e9:12.3f}"
+          f"   TRL does {res['flops_ratio']:.1f}x the work")
+    print(f"  {'achieved GFLOP/s (those FLOPs / s per step)':46s}{res['reasonrl_gflop_s']:8.2f}"
+          f"{res['trl_fp32_gflop_s']:12.2f}   TRL takes {res['per_flop_ratio']:.2f}x as long per FLOP")
     if trims:
         print(f"  {'reasonrl without heap trims (labelled; after)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
               f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
@@ -311,7 +348,8 @@ def main() -> None:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")
     print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k ran right before TRL's step k"
-          + ("; the untrimmed steps ran after TRL's, not interleaved)" if trims else ")"))
+          + ("; the untrimmed steps ran after TRL's, not interleaved" if trims else "")
+          + f"; FLOPs: step {args.steps + 1} of each, untimed, its reasonrl column then TRL's)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -1,10 +1,12 @@
 """benchmarks/peer_trl.py without TRL: the interleaving of the contenders, the ratios it prints, and the torch
 build it checks."""
 
+import math
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -44,40 +46,82 @@ def test_the_step_run_before_trl_stays_outside_trl_time(monkeypatch):
     assert timer.seconds == [2.0, 3.0] and timer.cpu == [1.5, 2.5]
 
 
-def test_interleaved_runs_reasonrl_step_k_right_before_trl_step_k(monkeypatch):
-    log = []
-    monkeypatch.setattr(peer_trl.ReasonrlSteps, "__call__", lambda self: (log.append("ours"),
-                                                                          self.seconds.append(1.0),
-                                                                          self.cpu.append(1.0)))
+def fake_trl(steps, careful, before, count):
+    """What trl_steps does with TRL's step callback: before(), then the step, timed or (the last) counted; each
+    step of TRL's runs one (2 x 3) @ (3 x 4) product, 48 FLOPs."""
+    timer = peer_trl.StepTimer(before, timed=steps)
+    for _ in range(steps + count):
+        timer.begin()
+        torch.ones(2, 3) @ torch.ones(3, 4)
+        timer.end()
+    return timer
 
-    def trl(steps, careful, before):  # what TRL's step callback does: before(), then the timed step
-        assert careful
-        for _ in range(steps):
-            before()
-            log.append("trl")
-        return [5.0] * steps, [5.0] * steps, {"bf16": False}
+
+def test_interleaved_runs_reasonrl_step_k_right_before_trl_step_k_then_counts_one_each(monkeypatch):
+    log = []
+
+    def ours(self):  # reasonrl's step: one (5 x 2) @ (2 x 1) product, 20 FLOPs
+        self.timer.begin()
+        log.append("ours")
+        torch.ones(5, 2) @ torch.ones(2, 1)
+        self.timer.end()
+
+    monkeypatch.setattr(peer_trl.ReasonrlSteps, "__call__", ours)
+
+    def trl(steps, careful, before, count):
+        assert careful and count
+        return fake_trl(steps, careful, lambda: (before(), log.append("trl")), count)
 
     runs = peer_trl.interleaved(3, trl)
-    assert log == ["ours", "trl"] * 3
-    assert runs["reasonrl_steps"] == [1.0] * 3 and runs["trl_fp32_steps"] == [5.0] * 3
+    assert log == ["ours", "trl"] * 4  # three timed pairs, then the counted pair
+    assert len(runs["reasonrl_steps"]) == len(runs["trl_fp32_steps"]) == 3
+    assert runs["reasonrl_flops_per_step"] == 20 and runs["trl_fp32_flops_per_step"] == 48
 
-    def short(steps, careful, before):  # TRL timed fewer steps than reasonrl ran: no comparison
+    def short(steps, careful, before, count):  # TRL timed fewer steps than reasonrl ran: no comparison
         before()
-        before()
-        return [5.0], [5.0], {}
+        return fake_trl(steps - 1, careful, before, count)
 
-    with pytest.raises(RuntimeError, match="interleaving: 2 reasonrl steps against 1 TRL steps"):
+    with pytest.raises(RuntimeError, match=r"interleaving: 3 \+ 1 reasonrl steps \(timed \+ counted\) against "
+                                           r"2 \+ 1 TRL steps"):
         peer_trl.interleaved(3, short)
+
+    def uncounted(steps, careful, before, count):  # TRL ran no counted step: its FLOPs would be nan
+        before()
+        return fake_trl(steps, careful, before, False)
+
+    with pytest.raises(RuntimeError, match=r"3 \+ 1 reasonrl steps \(timed \+ counted\) against 3 \+ 0 TRL"):
+        peer_trl.interleaved(3, uncounted)
+
+
+def test_a_counted_step_is_not_timed_and_a_timed_one_not_counted(monkeypatch):
+    wall, cpu = FakeClock(), FakeClock()
+    monkeypatch.setattr(peer_trl.time, "perf_counter", wall)
+    monkeypatch.setattr(peer_trl.time, "process_time", cpu)
+    timer = peer_trl.StepTimer(timed=1)
+    for rows in (1, 2, 3, 5):  # a (rows x 4) @ (4 x 8) product per step, 64 rows FLOPs
+        timer.begin()
+        torch.ones(rows, 4) @ torch.ones(4, 8)
+        wall.now += rows
+        cpu.now += rows * 0.5
+        timer.end()
+    assert timer.seconds == [1.0] and timer.cpu == [0.5]
+    assert timer.counted == 3 and timer.flops_per_step() == 64 * (2 + 3 + 5) / 3
+    assert math.isnan(peer_trl.StepTimer().flops_per_step())  # nothing counted
 
 
 def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
     runs = {"reasonrl_steps": [9.0, 0.5, 0.4], "trl_fp32_steps": [30.0, 2.5, 2.4],
-            "reasonrl_cpu_steps": [9.0, 0.25, 0.25], "trl_fp32_cpu_steps": [30.0, 1.0, 2.0]}
+            "reasonrl_cpu_steps": [9.0, 0.25, 0.25], "trl_fp32_cpu_steps": [30.0, 1.0, 2.0],
+            "reasonrl_flops_per_step": 0.9e9, "trl_fp32_flops_per_step": 4.9e9}
     res = peer_trl.summary(runs)
     assert res["reasonrl_s_per_step"] == pytest.approx(0.45) and res["trl_fp32_s_per_step"] == pytest.approx(2.45)
     assert res["ratio"] == pytest.approx(2.45 / 0.45)
     assert res["ratio_cpu"] == pytest.approx(1.5 / 0.25)
     assert res["pair_ratios"] == pytest.approx([5.0, 6.0])
+    # 4.9 / 0.9 GFLOP: TRL does 5.44x the work, at 4.9 / 2.45 = 2 GFLOP/s against 0.9 / 0.45 = 2: the same per FLOP
+    assert res["flops_ratio"] == pytest.approx(4.9 / 0.9)
+    assert res["reasonrl_gflop_s"] == pytest.approx(2.0) and res["trl_fp32_gflop_s"] == pytest.approx(2.0)
+    assert res["per_flop_ratio"] == pytest.approx(1.0)
 
 
 def test_reasonrl_steps_runs_one_pipeline_step_per_call():
