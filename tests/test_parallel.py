@@ -136,7 +136,9 @@ def check_parallel_run(tmp: Path, repo: Path, out: subprocess.CompletedProcess, 
     t = times(tmp)
     ab = overlap(t, "sleep@a", "sleep@b")
     print(f"overlap of sleep@a and sleep@b: {ab:.2f}s of {seconds}s each")
-    assert ab > seconds / 2, f"independent stages did not run concurrently: {t}"
+    # one after the other, the overlap is <= 0; any positive overlap is concurrency (a threshold of a fraction of
+    # `seconds` failed when the machine was loaded and the stages' start-up staggered them by over a second)
+    assert ab > 0, f"independent stages did not run concurrently: {t}"
     assert t["join"]["start"] >= max(t["sleep@a"]["end"], t["sleep@b"]["end"])
     assert {v["threads"] for v in t.values()} == {"1"}  # TORCH_NUM_THREADS=1 with 2 workers
     assert dvc_status(repo) == {}
@@ -320,7 +322,7 @@ def test_stages_after_a_quick_one_spread_over_the_idle_workers(tmp_path, env):
     out = repro(repo, "-j", "2")
     assert out.returncode == 0, out.stderr
     t = times(tmp_path)
-    assert overlap(t, "fan@a", "fan@b") > 1.5, t
+    assert overlap(t, "fan@a", "fan@b") > 0, t  # one after the other on one worker: <= 0 (see check_parallel_run)
     assert min(t["fan@a"]["start"], t["fan@b"]["start"]) >= t["root"]["end"]
 
 
