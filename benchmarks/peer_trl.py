@@ -3,11 +3,11 @@
     pip install -e '.[bench]'      (or the `bench` extra's pinned packages, from pyproject.toml)
     python benchmarks/peer_trl.py [--steps 4] [--defaults-steps 2]
 
-The job, for both: B = 32 prompts of hop world (n in [4, 12], k <= 7) x G = 8 completions, temperature 1,
-at most 12 new tokens (reasonrl: the batch's largest k + 5), true (verifiable) reward, group-normalised
-advantages, token-mean loss, no KL (beta 0), one optimizer step (AdamW, lr 1e-3, constant, grad clip 1)
+The job, for both: B = 32 prompts of hop world (n in [4, 16], k <= 7: the `rl:` defaults) x G = 8 completions,
+temperature 1, at most 12 new tokens (reasonrl: the batch's largest k + 5), true (verifiable) reward,
+group-normalised advantages, token-mean loss, no KL (beta 0), one optimizer step (AdamW, lr 1e-3, constant, grad clip 1)
 per 32 x 8 completions, one pass over them (mu = 1), one thread, fp32. Both models start untrained (so
-every completion runs to the token budget, the same work on both sides) and have the same size:
+about two thirds of the completions run to the token budget, on both sides alike) and have the same size:
 reasonrl's TinyReasoner (the model defaults: d 128, 4 heads, 3 layers, GELU MLP 4x, tied head) and a
 GPT-2 of the same shape in transformers. TRL gets a character tokenizer built here (no download; PAD = id
 0, `$` = end of sequence, so generation stops there); TRL decodes completions without special tokens, so the reward

@@ -2,8 +2,8 @@
 
     python benchmarks/rl_step.py [--steps 4] [--ref-steps 1] [--init models/base_cot.pt]
 
-Default job (B = 32 prompts, G = 8 samples each, n in [4, 12], k <= 7). Two contexts start from the same
-weights and seeds: `plain` (every sequence computed in full: `sample`, `token_logprobs`) and `fast`
+Default job (B = 32 prompts, G = 8 samples each, n in [4, 16], k <= 7: the `rl:` defaults). Two contexts start
+from the same weights and seeds: `plain` (every sequence computed in full: `sample`, `token_logprobs`) and `fast`
 (prefix-shared rollouts and training, `shared_prefix=True`, the default of `train_rl`). Their steps are
 interleaved so that the machine's load falls on both alike; both draw the same responses (checked).
 On the first --ref-steps steps the same prompts are also sampled with `sample_reference` (full recompute
