@@ -95,8 +95,10 @@ class ReasonrlSteps:
 
     def __call__(self) -> None:
         self.timer.begin()
-        T.rl_step(self.ctx, self.opt, len(self.seconds))
-        self.timer.end()
+        try:
+            T.rl_step(self.ctx, self.opt, len(self.seconds) + self.timer.counted)
+        finally:
+            self.timer.end()
 
 
 def reasonrl_seconds(steps: int, trim: bool = True) -> tuple[list[float], list[float]]:
@@ -189,11 +191,17 @@ class StepTimer:
 
     def end(self) -> None:
         if self._counting:
-            self.counter.__exit__(None, None, None)
+            self.stop()
             self.counted += 1
             return
         self.seconds.append(time.perf_counter() - self._t0)
         self.cpu.append(time.process_time() - self._c0)
+
+    def stop(self) -> None:
+        """Leave the counter if a counted step is under way: end() does, and trl_steps after a step that raised."""
+        if self._counting:
+            self._counting = False
+            self.counter.__exit__(None, None, None)
 
     def flops_per_step(self) -> float:
         """The counted steps' matrix-product FLOPs (2 M K N each), per step; nan when none was counted."""
@@ -226,7 +234,10 @@ def trl_steps(steps: int, careful: bool, before: Callable[[], object] | None = N
         trainer = GRPOTrainer(model=model, reward_funcs=true_reward, args=args,
                               train_dataset=problems_dataset(B * (steps + 2)), processing_class=tok,
                               callbacks=[timer.callback()])
-        trainer.train()
+        try:
+            trainer.train()
+        finally:
+            timer.stop()  # a step that raised leaves no counter entered
         m = trainer.model
         timer.setup = {"bf16": bool(args.bf16), "params_dtype": str(next(m.parameters()).dtype),
                        "gradient_checkpointing": bool(getattr(m, "is_gradient_checkpointing", False))}

@@ -48,8 +48,9 @@ aten = torch.ops.aten
 
 class MatmulShapes(TorchDispatchMode):
     """Records the (batch, M, K, N) of every matrix product that runs inside it: linear layers, matmuls and
-    the two products of each attention (scores q k^T, then weights @ v). Under inference mode the composite
-    ops (linear, matmul, attention) arrive whole; otherwise as mm / addmm / bmm."""
+    the two products of each attention (scores q k^T, then weights @ v), five for its backward. Under inference
+    mode the composite ops (linear, matmul, attention) arrive whole; otherwise as mm / addmm / bmm and CPU
+    flash attention."""
 
     def __init__(self):
         super().__init__()
@@ -74,6 +75,14 @@ class MatmulShapes(TorchDispatchMode):
             q, k = args[0], args[1]  # (B, H, T, hd), (B, H, S, hd)
             self.add(q.shape, k.shape[:-2] + (k.shape[-1], k.shape[-2]), "attention")
             self.add(q.shape[:-1] + (k.shape[-2],), k.shape, "attention")
+        elif func is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            q, k = args[1], args[2]  # args: grad_out, q, k, v, ...
+            scores, k_t = q.shape[:-1] + (k.shape[-2],), k.shape[:-2] + (k.shape[-1], k.shape[-2])
+            # five products, as FlopCounterMode counts an attention's backward: the scores recomputed, then the
+            # gradients of the weights, of v, of q and of k, each (T x S) by hd
+            self.add(q.shape, k_t, "attention")
+            for _ in range(4):
+                self.add(scores, k.shape, "attention")
         return func(*args, **kwargs)
 
 

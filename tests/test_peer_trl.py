@@ -109,19 +109,31 @@ def test_a_counted_step_is_not_timed_and_a_timed_one_not_counted(monkeypatch):
     assert math.isnan(peer_trl.StepTimer().flops_per_step())  # nothing counted
 
 
+def test_a_counted_step_that_raised_leaves_no_counter_behind():
+    timer = peer_trl.StepTimer(timed=0)
+    with pytest.raises(RuntimeError, match="the step failed"):
+        timer.begin()
+        torch.ones(2, 3) @ torch.ones(3, 4)
+        raise RuntimeError("the step failed")
+    timer.stop()  # what trl_steps does after TRL's train() raised
+    torch.ones(7, 7) @ torch.ones(7, 7)  # not counted: the counter is gone
+    assert timer.shapes == {("matmul", 1, 2, 3, 4): 1} and timer.counted == 0
+
+
 def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
     runs = {"reasonrl_steps": [9.0, 0.5, 0.4], "trl_fp32_steps": [30.0, 2.5, 2.4],
             "reasonrl_cpu_steps": [9.0, 0.25, 0.25], "trl_fp32_cpu_steps": [30.0, 1.0, 2.0],
-            "reasonrl_flops_per_step": 0.9e9, "trl_fp32_flops_per_step": 4.9e9}
+            "reasonrl_flops_per_step": 0.9e9, "trl_fp32_flops_per_step": 7.35e9}
     res = peer_trl.summary(runs)
     assert res["reasonrl_s_per_step"] == pytest.approx(0.45) and res["trl_fp32_s_per_step"] == pytest.approx(2.45)
     assert res["ratio"] == pytest.approx(2.45 / 0.45)
     assert res["ratio_cpu"] == pytest.approx(1.5 / 0.25)
     assert res["pair_ratios"] == pytest.approx([5.0, 6.0])
-    # 4.9 / 0.9 GFLOP: TRL does 5.44x the work, at 4.9 / 2.45 = 2 GFLOP/s against 0.9 / 0.45 = 2: the same per FLOP
-    assert res["flops_ratio"] == pytest.approx(4.9 / 0.9)
-    assert res["reasonrl_gflop_s"] == pytest.approx(2.0) and res["trl_fp32_gflop_s"] == pytest.approx(2.0)
-    assert res["per_flop_ratio"] == pytest.approx(1.0)
+    # 7.35 / 0.9 GFLOP: TRL does 8.17x the work, at 7.35 / 2.45 = 3 GFLOP/s against 0.9 / 0.45 = 2, so it takes
+    # 2/3 as long per FLOP: 5.44x = 8.17x * 2/3
+    assert res["flops_ratio"] == pytest.approx(7.35 / 0.9)
+    assert res["reasonrl_gflop_s"] == pytest.approx(2.0) and res["trl_fp32_gflop_s"] == pytest.approx(3.0)
+    assert res["per_flop_ratio"] == pytest.approx(2 / 3)
 
 
 def test_reasonrl_steps_runs_one_pipeline_step_per_call():
