@@ -224,8 +224,8 @@ def trl_steps(steps: int, careful: bool, before: Callable[[], object] | None = N
         args = GRPOConfig(
             output_dir=tmp, use_cpu=True, seed=0, max_steps=steps + count, learning_rate=LR,
             lr_scheduler_type="constant", weight_decay=0.0, max_grad_norm=1.0, per_device_train_batch_size=B * G,
-            gradient_accumulation_steps=1,
-            num_generations=G, max_completion_length=MAX_NEW, temperature=1.0, top_k=0, top_p=1.0, beta=0.0,
+            gradient_accumulation_steps=1, num_generations=G, max_completion_length=MAX_NEW, temperature=1.0,
+            top_k=0, top_p=1.0, beta=0.0,
             num_iterations=1, epsilon=0.2, loss_type="dapo", scale_rewards="group", disable_dropout=True,
             generation_kwargs={"suppress_tokens": [PAD_ID]},  # PAD is never an action, as in reasonrl
             logging_steps=1, save_strategy="no", report_to=[], disable_tqdm=True, dataloader_num_workers=0,
