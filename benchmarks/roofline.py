@@ -78,8 +78,8 @@ class MatmulShapes(TorchDispatchMode):
         elif func is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             q, k = args[1], args[2]  # args: grad_out, q, k, v, ...
             scores, k_t = q.shape[:-1] + (k.shape[-2],), k.shape[:-2] + (k.shape[-1], k.shape[-2])
-            # five products, as FlopCounterMode counts an attention's backward: the scores recomputed, then the
-            # gradients of the weights, of v, of q and of k, each (T x S) by hd
+            # five products, by FlopCounterMode's formula for an attention's backward (it registers none for this
+            # CPU kernel): the scores recomputed, then the gradients of the weights, of v, of q and of k
             self.add(q.shape, k_t, "attention")
             for _ in range(4):
                 self.add(scores, k.shape, "attention")
