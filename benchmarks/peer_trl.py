@@ -187,7 +187,8 @@ class StepTimer:
         self._counting = self.timed is not None and len(self.seconds) >= self.timed
         if self._counting:
             self.counter.__enter__()
-        self._t0, self._c0 = time.perf_counter(), time.process_time()
+        else:
+            self._t0, self._c0 = time.perf_counter(), time.process_time()
 
     def end(self) -> None:
         if self._counting:
