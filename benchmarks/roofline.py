@@ -72,18 +72,19 @@ class MatmulShapes(TorchDispatchMode):
             self.add(torch.Size([x.shape[:-1].numel(), x.shape[-1]]), torch.Size([w.shape[1], w.shape[0]]))
         elif func in (aten.scaled_dot_product_attention.default,
                       aten._scaled_dot_product_flash_attention_for_cpu.default):
-            q, k = args[0], args[1]  # (B, H, T, hd), (B, H, S, hd)
-            self.add(q.shape, k.shape[:-2] + (k.shape[-1], k.shape[-2]), "attention")
-            self.add(q.shape[:-1] + (k.shape[-2],), k.shape, "attention")
+            self.attention(args[0], args[1], after_scores=1)
         elif func is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
-            q, k = args[1], args[2]  # args: grad_out, q, k, v, ...
-            scores, k_t = q.shape[:-1] + (k.shape[-2],), k.shape[:-2] + (k.shape[-1], k.shape[-2])
             # five products, by FlopCounterMode's formula for an attention's backward (it registers none for this
             # CPU kernel): the scores recomputed, then the gradients of the weights, of v, of q and of k
-            self.add(q.shape, k_t, "attention")
-            for _ in range(4):
-                self.add(scores, k.shape, "attention")
+            self.attention(args[1], args[2], after_scores=4)  # args: grad_out, q, k, v, ...
         return func(*args, **kwargs)
+
+    def attention(self, q: torch.Tensor, k: torch.Tensor, after_scores: int) -> None:
+        """q (B, H, T, hd), k (B, H, S, hd): the scores q k^T, then `after_scores` products of the scores' shape
+        (B, H, T, S) with one of k's (weights @ v in the forward)."""
+        self.add(q.shape, k.shape[:-2] + (k.shape[-1], k.shape[-2]), "attention")
+        for _ in range(after_scores):
+            self.add(q.shape[:-1] + (k.shape[-2],), k.shape, "attention")
 
 
 def shape_flops(shapes: Counter, kinds: tuple[str, ...] = ("matmul", "attention")) -> int:
