@@ -153,7 +153,7 @@ def true_reward(prompts, completions, completion_ids, problem, **_):
 
 class StepTimer:
     """Times each step; `before` (optional) runs ahead of each one, outside its time. The steps after the first
-    `timed` (all when None) are not timed but counted: the matrix products they run, by shape (`shapes`,
+    `timed` (all when None) are not timed but counted: the matrix products they run, by shape (`counter`,
     roofline.MatmulShapes), so that the counter's overhead never enters a timed step."""
 
     def __init__(self, before: Callable[[], object] | None = None, timed: int | None = None):
@@ -162,7 +162,6 @@ class StepTimer:
         self.setup: dict = {}
         self.before, self.timed = before, timed
         self.counter = MatmulShapes()
-        self.shapes = self.counter.shapes
         self.counted = 0  # steps run under the counter
         self._t0 = self._c0 = 0.0
         self._counting = False
@@ -206,7 +205,7 @@ class StepTimer:
 
     def flops_per_step(self) -> float:
         """The counted steps' matrix-product FLOPs (2 M K N each), per step; nan when none was counted."""
-        return shape_flops(self.shapes) / self.counted if self.counted else float("nan")
+        return shape_flops(self.counter.shapes) / self.counted if self.counted else float("nan")
 
 
 def trl_steps(steps: int, careful: bool, before: Callable[[], object] | None = None, count: bool = False

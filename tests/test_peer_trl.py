@@ -117,7 +117,7 @@ def test_a_counted_step_that_raised_leaves_no_counter_behind():
         raise RuntimeError("the step failed")
     timer.stop()  # what trl_steps does after TRL's train() raised
     torch.ones(7, 7) @ torch.ones(7, 7)  # not counted: the counter is gone
-    assert timer.shapes == {("matmul", 1, 2, 3, 4): 1} and timer.counted == 0
+    assert timer.counter.shapes == {("matmul", 1, 2, 3, 4): 1} and timer.counted == 0
 
 
 def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
