@@ -2,9 +2,11 @@
 
 The time left comes from what each stage took last time: the `seconds` of its timing file
 (`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
-bookkeeping per stage. A stage never run before counts as the median of the known ones of its kind (the
-name before `@`), or of all known ones. As stages of a kind finish, or run past their estimates, the
-estimates of that kind's other stages scale by how long those took against their estimates: a changed
+bookkeeping per stage. A stage never run before counts as the median of the known ones of its arm (the
+name without its seed: `rl@grpo_s3` -> `rl@grpo`), else of its kind (the name before `@`), else of all
+known ones: the two tasks' runs of one kind, or a zero-study run and a test-bed run, take very different
+times. As stages finish, or run past their estimates, the estimates of the others of their arm scale by how
+long those took against their estimates; an arm with no such evidence yet scales by its kind's: a changed
 param that makes every RL run twice as long starts to show in the time left once the first one overruns,
 and fully when it finishes.
 On a terminal one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -31,8 +35,8 @@ UNKNOWN_S = 60.0  # a stage's estimate when no stage of the plan has a timing fi
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
-    for the others, the median of the known stages of their kind, else of all known stages. Each dvc.lock
-    is read once."""
+    for the others, the median of the known stages of their arm, else of their kind, else of all known
+    stages. Each dvc.lock is read once."""
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
         try:
@@ -51,16 +55,24 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
                 except (OSError, KeyError, TypeError, ValueError):
                     pass
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
-    by_kind: dict[str, list[float]] = {}
+    groups: dict[str, list[float]] = {}
     for stage, seconds in known.items():
-        by_kind.setdefault(kind(stage), []).append(seconds)
-    medians = {k: statistics.median(v) for k, v in by_kind.items()}
-    return {stage: known.get(stage, medians.get(kind(stage), fallback)) + DVC_OVERHEAD_S for stage in locks}
+        for group in {arm(stage), kind(stage)}:
+            groups.setdefault(group, []).append(seconds)
+    medians = {group: statistics.median(v) for group, v in groups.items()}
+    return {stage: known.get(stage, medians.get(arm(stage), medians.get(kind(stage), fallback))) + DVC_OVERHEAD_S
+            for stage in locks}
 
 
 def kind(stage: str) -> str:
     """A foreach stage's group (`eval@grpo_s0` -> `eval`), or the stage's own name."""
     return stage.split("@", 1)[0]
+
+
+def arm(stage: str) -> str:
+    """The stage without its seed (`rl@grpo_s3` -> `rl@grpo`): the seeds of an arm do the same work. Never a
+    kind's name unless it is the stage's own (a kind has no `@`)."""
+    return re.sub(r"_s\d+$", "", stage) if "@" in stage else stage
 
 
 def _width(file) -> dict:
@@ -91,7 +103,7 @@ class Progress:
         self.file = file if file is not None else sys.stderr
         self.running: dict[str, float] = {}
         self.finished: set[str] = set()
-        self.taken: dict[str, list[float]] = {}  # kind -> [seconds taken, seconds expected] of those that ran
+        self.taken: dict[str, list[float]] = {}  # arm or kind -> [seconds taken, seconds expected] of those that ran
         self._lock = threading.Lock()
         self.bar = (tqdm(total=len(expected), file=self.file, unit="stage", bar_format="{n_fmt}/{total_fmt} stages "
                          "|{bar:20}| {postfix}", **_width(self.file)) if self.file.isatty() else None)
@@ -106,16 +118,22 @@ class Progress:
         return (pending + busy) / self.workers
 
     def estimate(self, stage: str) -> float:
-        """Its expected seconds, scaled by what its kind's stages took against their estimates: the finished
-        ones, and the running ones already past theirs (a new kind of pass@k stage three times as long as
-        the old ones must not wait until it finishes to show in the time left)."""
-        taken, expected = self.taken.get(kind(stage), (0.0, 0.0))
+        """Its expected seconds, scaled by what its arm's stages took against their estimates, or its kind's
+        while its arm has no evidence: the finished ones, and the running ones already past theirs (a new kind
+        of pass@k stage three times as long as the old ones must not wait until it finishes to show)."""
+        scale = self._scale(arm, stage)
+        return self.expected.get(stage, 0.0) * (scale if scale is not None else self._scale(kind, stage) or 1.0)
+
+    def _scale(self, group: Callable[[str], str], stage: str) -> float | None:
+        """Seconds taken over seconds expected by the other stages of `stage`'s group, or None when none
+        finished with seconds or runs past its estimate."""
+        taken, expected = self.taken.get(group(stage), (0.0, 0.0))
         scale = taken / expected if taken and expected else 1.0
-        now = self.clock()
+        now, evidence = self.clock(), expected > 0
         for other, t0 in self.running.items():  # a running stage's time so far is a lower bound: only raise
-            if kind(other) == kind(stage) and now - t0 > self.expected.get(other, 0.0) * scale:
-                taken, expected = taken + now - t0, expected + self.expected[other]
-        return self.expected.get(stage, 0.0) * max(scale, taken / expected if taken and expected else 1.0)
+            if other != stage and group(other) == group(stage) and now - t0 > self.expected.get(other, 0.0) * scale:
+                taken, expected, evidence = taken + now - t0, expected + self.expected[other], True
+        return max(scale, taken / expected if taken and expected else 1.0) if evidence else None
 
     def status(self) -> str:
         running = ", ".join(self.running) or "none"
@@ -132,15 +150,16 @@ class Progress:
 
     def finish(self, stage: str, seconds: float | None = None) -> str:
         """Mark a stage finished (ran, restored, failed or skipped); `seconds` when it ran (what it took
-        teaches its kind's estimates). Returns the count and estimate for a plain line."""
+        teaches its arm's and its kind's estimates). Returns the count and estimate for a plain line."""
         with self._lock:
             self.running.pop(stage, None)
             if stage not in self.finished:
                 self.finished.add(stage)
                 if seconds is not None and stage in self.expected:
-                    taken = self.taken.setdefault(kind(stage), [0.0, 0.0])
-                    taken[0] += seconds
-                    taken[1] += self.expected[stage]
+                    for group in {arm(stage), kind(stage)}:
+                        taken = self.taken.setdefault(group, [0.0, 0.0])
+                        taken[0] += seconds
+                        taken[1] += self.expected[stage]
                 if self.bar is not None:
                     self.bar.update(1)
             self._refresh()

@@ -81,10 +81,45 @@ def test_time_left_scales_a_kind_by_what_its_finished_stages_took():
     prog.finish("rl@b")  # restored from the run-cache, or failed: no seconds, nothing learnt
     assert prog.estimate("rl@c") == 80.0
     prog.finish("rl@c", 10.0)  # (40 + 10) s taken against (10 + 20) expected
-    assert prog.taken == {"rl": [50.0, 30.0]} and prog.left() == 5.0
+    assert prog.taken == {"rl": [50.0, 30.0], "rl@a": [40.0, 10.0], "rl@c": [10.0, 20.0]} and prog.left() == 5.0
     prog.start("eval@a")
     prog.finish("eval@a", 0.0)  # a kind whose stages took no time yet keeps its estimates
     assert prog.estimate("eval@a") == 5.0
+
+
+def test_an_unseen_stage_takes_its_arms_median_before_its_kinds(tmp_path):
+    tmp = tmp_path
+    timings = {"rl@grpo_s0": 100.0, "rl@grpo_s1": 120.0, "rl@chain_s0": 400.0, "rl@chain_s1": 500.0,
+               "rl@chain_s12": 600.0}
+    (tmp / "reports/timing").mkdir(parents=True)
+    write_lock(tmp, {s: [f"reports/timing/{s}.json"] for s in timings})
+    for s, seconds in timings.items():
+        (tmp / f"reports/timing/{s}.json").write_text(json.dumps({"seconds": seconds}))
+    lock = str(tmp / "dvc.lock")
+    got = P.expected_seconds(str(tmp), {s: (lock, s) for s in [*timings, "rl@grpo_s2", "rl@chain_s2", "rl@new_s0",
+                                                                 "rl_s1"]})
+    # the seeds of an arm: its median (grpo 110, chain 500); a new arm: the kind's (median of all five, 400);
+    # `rl_s1` is no foreach stage, so no seed is cut from it: the median of all
+    assert {s: got[s] - 5.0 for s in ("rl@grpo_s2", "rl@chain_s2", "rl@new_s0", "rl_s1")} == {
+        "rl@grpo_s2": 110.0, "rl@chain_s2": 500.0, "rl@new_s0": 400.0, "rl_s1": 400.0}
+    assert [P.arm(s) for s in ("rl@grpo_s3", "rl@grpo_s12", "base@cot", "rl@s1", "report_s1")] == [
+        "rl@grpo", "rl@grpo", "base@cot", "rl@s1", "report_s1"]
+
+
+def test_an_arm_with_evidence_scales_by_its_own_not_by_its_kinds():
+    now = [0.0]
+    prog = P.Progress({"rl@hop_s0": 10.0, "rl@hop_s1": 10.0, "rl@chain_s0": 10.0, "rl@chain_s1": 10.0,
+                       "rl@new_s0": 10.0}, workers=1, file=io.StringIO(), clock=lambda: now[0])
+    prog.start("rl@chain_s0")
+    now[0] = 40.0
+    prog.finish("rl@chain_s0", 40.0)  # the chain arm at 4x: its other seed at 4x, the other arms too (the kind)
+    assert [prog.estimate(s) for s in ("rl@chain_s1", "rl@hop_s1", "rl@new_s0")] == [40.0, 40.0, 40.0]
+    prog.start("rl@hop_s0")
+    prog.finish("rl@hop_s0", 10.0)  # the hop arm at 1x: its seed back at 1x; chain keeps 4x; a new arm (50 / 20)
+    assert [prog.estimate(s) for s in ("rl@chain_s1", "rl@hop_s1", "rl@new_s0")] == [40.0, 10.0, 25.0]
+    prog.start("rl@hop_s1")
+    now[0] += 30.0  # a running seed past its estimate is evidence for its arm (30 s against 10)
+    assert prog.estimate("rl@hop_s0") == 20.0  # (10 + 30) s against (10 + 10)
 
 
 def test_a_running_stage_past_its_estimate_scales_its_kind_before_it_finishes():
