@@ -2,13 +2,13 @@
 
 The time left comes from what each stage took last time: the `seconds` of its timing file
 (`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
-bookkeeping per stage. A stage never run before counts as the median of the known ones of its arm (the
-name without its seed: `rl@grpo_s3` -> `rl@grpo`), else of its kind (the name before `@`), else of all
-known ones: the two tasks' runs of one kind, or a zero-study run and a test-bed run, take very different
-times. As stages finish, or run past their estimates, the estimates of the others of their arm scale by how
-long those took against their estimates; an arm with no such evidence yet scales by its kind's: a changed
-param that makes every RL run twice as long starts to show in the time left once the first one overruns,
-and fully when it finishes.
+bookkeeping per stage. A stage never run before counts as the median of the timed stages in the lock (up to
+date or not) of its arm (the name without its seed: `rl@grpo_s3` -> `rl@grpo`), else of its kind (the name
+before `@`), else of all of them: the two tasks' runs of one kind, or a zero-study run and a test-bed run,
+take very different times. As stages finish, or run past their estimates, the estimates of the others of
+their arm scale by how long those took against their estimates; an arm with no such evidence yet scales by
+its kind's: a changed param that makes every RL run twice as long starts to show in the time left once the
+first one overruns, and fully when it finishes.
 On a terminal one tqdm line updates in place; elsewhere (a log file, CI) each finished stage is a plain
 line with the same count and estimate.
 """
@@ -30,13 +30,13 @@ from tqdm import tqdm
 
 TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
-UNKNOWN_S = 60.0  # a stage's estimate when no stage of the plan has a timing file
+UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
 
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
-    for the others, the median of the known stages of their arm, else of their kind, else of all known
-    stages. Each dvc.lock is read once."""
+    for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
+    of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
         try:
@@ -44,24 +44,28 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
             entries[lockfile] = (yaml.load(Path(lockfile).read_text(), Loader=loader) or {}).get("stages", {})
         except (OSError, yaml.YAMLError):
             entries[lockfile] = {}
-    known: dict[str, float] = {}
-    for stage, (lockfile, key) in locks.items():
-        outs = (entries[lockfile].get(key) or {}).get("outs") or []
-        for out in outs:
-            path = str(out.get("path", ""))
-            if path.startswith(TIMING_DIR) and path.endswith(".json"):
-                try:
-                    known[stage] = float(json.loads((Path(root) / path).read_text())["seconds"])
-                except (OSError, KeyError, TypeError, ValueError):
-                    pass
+    known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
+             if (seconds := _timed(root, entry)) is not None}
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
     groups: dict[str, list[float]] = {}
-    for stage, seconds in known.items():
-        for group in {arm(stage), kind(stage)}:
+    for (_, key), seconds in known.items():  # a new seed or arm learns from the stages that are up to date too
+        for group in {arm(key), kind(key)}:
             groups.setdefault(group, []).append(seconds)
     medians = {group: statistics.median(v) for group, v in groups.items()}
-    return {stage: known.get(stage, medians.get(arm(stage), medians.get(kind(stage), fallback))) + DVC_OVERHEAD_S
-            for stage in locks}
+    return {stage: known.get((lockfile, key), medians.get(arm(key), medians.get(kind(key), fallback)))
+            + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
+
+
+def _timed(root: str, entry: dict | None) -> float | None:
+    """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
+    for out in (entry or {}).get("outs") or []:
+        path = str(out.get("path", ""))
+        if path.startswith(TIMING_DIR) and path.endswith(".json"):
+            try:
+                return float(json.loads((Path(root) / path).read_text())["seconds"])
+            except (OSError, KeyError, TypeError, ValueError):
+                return None
+    return None
 
 
 def kind(stage: str) -> str:

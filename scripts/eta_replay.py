@@ -1,0 +1,136 @@
+"""How good `reasonrl repro`'s time left is: replay a run's logs through reasonrl/progress.py and compare what it
+said with the time that was in fact left. Two versions side by side: this checkout's and the one at REV.
+
+    python scripts/eta_replay.py --against REV LOG [LOG ...]     (the logs of one run, in order)
+
+The logs' parts are laid end to end on one clock (the gaps between them dropped); a stage stopped in one
+part and rerun in a later one counts once, where it finished. Three situations, each with a lock holding the
+timing files a real run would find (`seconds` = the runner's seconds from the log):
+- a fresh build: no timing file at all;
+- resumed at part k: the stages finished in the parts before k timed, the rest never run;
+- a design grown from 3 to 5 seeds: every stage timed except the seeds s3 and s4, which are the whole plan.
+Printed: the time left said at the start against the time that was left, and the median and mean of
+|said - left| / left at each finish (the last ten minutes left out: any error is large against them). For
+the grown design, the predicted stage seconds of the new seeds against what they took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+EVENT = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] (start|finished)\s+(\S+)\s+(?:in ([\d.]+)s \((\w+)\))?")
+LAST_S = 600.0  # finishes with less left than this are not scored
+
+
+def module(name: str, source: str):
+    """progress.py's source as a module of its own (its imports are stdlib, yaml and tqdm)."""
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def parts_of(logs: list[str]) -> list[list[tuple]]:
+    """Each log's (seconds on the common clock, "start" | "finished", stage, seconds, status) events, of the
+    stages that finished in that log."""
+    parts, offset = [], 0.0
+    for log in logs:
+        events, base, prev = [], None, None
+        for line in Path(log).read_text().splitlines():
+            if not (m := EVENT.match(line)):
+                continue
+            t = int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3])
+            base = t if base is None else base
+            while prev is not None and t < prev:  # past midnight
+                t += 86400
+            prev = t
+            events.append((t - base, m[4], m[5], float(m[6]) if m[6] else None, m[7]))
+        if not events:
+            continue
+        done = {e[2] for e in events if e[1] == "finished"}
+        parts.append([(t + offset, *rest) for t, *rest in events if rest[1] in done])
+        offset += events[-1][0] + 1
+    return parts
+
+
+def lock_with(root: Path, timed: dict[str, float]) -> str:
+    """A dvc.lock under root whose stages are `timed`, each with a timing file of those seconds."""
+    (root / "reports/timing").mkdir(parents=True)
+    stages = {}
+    for stage, seconds in timed.items():
+        path = f"reports/timing/{stage.replace('@', '_')}.json"
+        (root / path).write_text(json.dumps({"seconds": seconds}))
+        stages[stage] = {"cmd": "x", "outs": [{"path": path, "md5": "0"}]}
+    (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": stages}))
+    return str(root / "dvc.lock")
+
+
+def expected(mod, timed: dict[str, float], plan: list[str]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as d:
+        lock = lock_with(Path(d), timed)
+        return mod.expected_seconds(d, {stage: (lock, stage) for stage in plan})
+
+
+def replay(mod, parts: list[list[tuple]], k: int) -> tuple[float, float, list[float]]:
+    """Resume at part k (1: a fresh build): (said at the start, left at the start, relative errors)."""
+    timed = {e[2]: e[3] for p in parts[:k - 1] for e in p if e[1] == "finished" and e[4] == "ran"}
+    events = [e for p in parts[k - 1:] for e in p]
+    end, now = events[-1][0], [events[0][0]]
+    prog = mod.Progress(expected(mod, timed, sorted({e[2] for e in events})), workers=2, file=io.StringIO(),
+                        clock=lambda: now[0])
+    said, errors = prog.left(), []
+    for t, kind, stage, seconds, status in events:
+        now[0] = t
+        if kind == "start":
+            prog.start(stage)
+            continue
+        prog.finish(stage, seconds if status == "ran" else None)
+        if end - t > LAST_S:
+            errors.append(abs(prog.left() - (end - t)) / (end - t))
+    return said, end - events[0][0], errors
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--against", required=True, help="the git revision whose reasonrl/progress.py to compare")
+    ap.add_argument("logs", nargs="+")
+    args = ap.parse_args()
+    here = Path(__file__).resolve().parents[1]
+    versions = {args.against: module("progress_then", subprocess.run(
+                    ["git", "show", f"{args.against}:reasonrl/progress.py"], cwd=here, check=True,
+                    capture_output=True, text=True).stdout),
+                "this checkout": module("progress_now", (here / "reasonrl/progress.py").read_text())}
+    parts = parts_of(args.logs)
+    ran = {e[2]: e[3] for p in parts for e in p if e[1] == "finished" and e[4] == "ran"}
+    print(f"{len(parts)} parts, {len(ran)} stages that ran")
+    for k in range(1, len(parts) + 1):
+        for name, mod in versions.items():
+            said, left, errors = replay(mod, parts, k)
+            print(f"{'a fresh build' if k == 1 else f'resumed at part {k}'}, {name}: said {said / 3600:.2f} h of "
+                  f"{left / 3600:.2f} h; |error| at {len(errors)} finishes: median {statistics.median(errors):.2f}, "
+                  f"mean {statistics.mean(errors):.2f}")
+    grown = [s for s in ran if re.search(r"_s[34]$", s)]
+    timed = {s: seconds for s, seconds in ran.items() if s not in grown}
+    for name, mod in versions.items():
+        exp = expected(mod, timed, grown)
+        errors = [abs(exp[s] - mod.DVC_OVERHEAD_S - ran[s]) / ran[s] for s in grown]
+        print(f"grown to 5 seeds, {name}: {len(grown)} new stages, said {sum(exp.values()) / 3600:.2f} h "
+              f"({mod.DVC_OVERHEAD_S:.0f} s each of it for DVC) of {sum(ran[s] for s in grown) / 3600:.2f} h; "
+              f"per stage |error| median {statistics.median(errors):.2f}, mean {statistics.mean(errors):.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
