@@ -3,9 +3,10 @@ said with the time that was in fact left. Two versions side by side: this checko
 
     python scripts/eta_replay.py --against REV LOG [LOG ...]     (the logs of one run, in order)
 
-The logs' parts are laid end to end on one clock (the gaps between them dropped); a stage stopped in one
-part and rerun in a later one counts once, where it finished. Three situations, each with a lock holding the
-timing files a real run would find (`seconds` = the runner's seconds from the log):
+The logs' parts are laid end to end on one clock, each from its first event to its last start or finish (the
+gaps between them dropped); a stage stopped in one part and rerun in a later one counts once, where it finished.
+Three situations, each with a lock holding the timing files a real run would find (`seconds` = the runner's
+seconds from the log):
 - a fresh build: no timing file at all;
 - resumed at part k: the stages finished in the parts before k timed, the rest never run;
 - a design grown from 3 to 5 seeds: every stage timed except the seeds s3 and s4, which are the whole plan.

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import eta_replay  # noqa: E402
 import reference_md5s as R  # noqa: E402
 import relock  # noqa: E402
 
@@ -42,3 +43,39 @@ def test_prune_drops_removed_stages_and_names_only_the_outputs_no_kept_stage_rec
     assert kept["report_passk"] is stages["report_passk"]
     assert orphans == ["data/n16.jsonl", "reports/passk/curve_GRPO_s0.csv", "reports/timing/data.json"]
     assert relock.pruned(stages, set(stages)) == (stages, [])
+
+
+def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
+    from reasonrl import progress
+
+    one = tmp_path / "part1.log"
+    one.write_text("""[23:59:50] machine  x
+[23:59:50] start    rl@a_s0  on w1
+[23:59:55] start    rl@a_s1  on w2
+[00:09:50] finished rl@a_s0  in 600.0s (ran)  [1/3, about 1 min left]
+[00:10:00] interrupted: stopping the running stages
+[00:10:00] stopped  rl@a_s1
+""")
+    two = tmp_path / "part2.log"
+    two.write_text("""[08:00:00] start    rl@a_s1  on w1
+[08:20:00] finished rl@a_s1  in 1200.0s (ran)  [1/2, about 1 min left]
+[08:20:00] start    report  on w1
+[08:20:10] finished report  in 10.0s (unchanged)  [2/2, about 0 s left]
+""")
+    parts = eta_replay.parts_of([str(one), str(two)])
+    # past midnight in part 1; part 2 starts 1 s after part 1's last start or finish (600 s in: the stopped
+    # stage's time dropped), and that stage counts only where it finished
+    assert parts == [[(0.0, "start", "rl@a_s0", None, None), (600.0, "finished", "rl@a_s0", 600.0, "ran")],
+                     [(601.0, "start", "rl@a_s1", None, None), (1801.0, "finished", "rl@a_s1", 1200.0, "ran"),
+                      (1801.0, "start", "report", None, None), (1811.0, "finished", "report", 10.0, "unchanged")]]
+    # resumed at part 2: rl@a_s1 takes its arm's 600 s (+ 5 for DVC), report the median of all (600 + 5),
+    # on two workers; at rl@a_s1's finish 10 s are left and the time left says (605 * 1) / 2: not scored
+    said, left, errors = eta_replay.replay(progress, parts, 2)
+    assert (said, left, errors) == ((605.0 + 605.0) / 2, 1210.0, [])
+    assert eta_replay.expected(progress, {"rl@a_s0": 600.0, "rl@b_s0": 30.0}, ["rl@a_s1", "rl@c_s0"]) == {
+        "rl@a_s1": 605.0, "rl@c_s0": 320.0}  # its arm; a new arm: the kind's median (600 + 30) / 2, + 5 for DVC
+    said, left, errors = eta_replay.replay(progress, parts, 1)  # a fresh build: 60 + 5 s each, 3 stages
+    assert said == 3 * 65.0 / 2 and left == 1811.0
+    # at rl@a_s0's finish (600 s in, 1211 left): rl@a_s0 took 600 against 65, so its arm's other seed says
+    # 65 * 600 / 65 = 600, report (its own arm and kind, no evidence) 65: (600 + 65) / 2
+    assert errors == [abs((600.0 + 65.0) / 2 - 1211.0) / 1211.0]
