@@ -18,19 +18,29 @@ import threading
 
 from .warm import MESSAGE
 
+# A zygote answers its first request once its imports are done (about 1.5 s; tens of seconds on a loaded
+# machine with a cold disk cache). One that has not answered by then is stuck (an import that waits on a lock,
+# a network file system): the worker starts its stages cold instead of waiting with it for ever.
+START_S = 300.0
+
 
 def forked(code: str, argv: list[str], root: str, environ: dict[str, str]) -> Forked | None:
     """`python -c code *argv` in `root` as a child of this thread's zygote, or None where it cannot be:
     no fork here, or a fresh zygote failed too (then this root and environment start cold from now on).
-    A stale zygote is replaced once."""
+    A stale zygote is replaced once; one that does not answer within START_S is not (a fresh one would most
+    likely hang on the same import)."""
     if not (hasattr(os, "fork") and hasattr(socket, "send_fds")):
         return None
     for fresh in (False, True):
         zyg = zygote(root, environ, fresh)
         if zyg is None:
             return None
-        with contextlib.suppress(Stale):
+        try:
             return Forked(zyg, code, argv, root, environ)
+        except Silent:
+            break
+        except Stale:
+            continue
     failed(root, environ)
     return None
 
@@ -80,6 +90,10 @@ class Stale(Exception):
     """The zygote's modules changed on disk; start a new one."""
 
 
+class Silent(Exception):
+    """The zygote did not answer a start within START_S; it is stopped."""
+
+
 class Zygote:
     """One warm interpreter for the stages of one worker thread, started in `root` with `env`."""
 
@@ -103,10 +117,26 @@ class Zygote:
             socket.send_fds(self.sock, [request], [out])
         except OSError:  # the zygote is gone
             raise Stale() from None
-        reply = self._reply(None)
+        reply = self._reply(START_S)
+        if reply == {}:
+            self._stop()
+            raise Silent()
         if reply is None or "stale" in reply:
             raise Stale()
         return reply["pid"]
+
+    def _stop(self) -> None:
+        """Kill the zygote, and the child it may have forked as the wait ran out (a child leads its own
+        process group), so that no stage runs unwatched."""
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.proc.wait()
+        late = self._reply(0)
+        if late and "pid" in late:
+            for kill in (os.killpg, os.kill):  # the group once the child leads one; the child itself before
+                with contextlib.suppress(ProcessLookupError):
+                    kill(late["pid"], signal.SIGKILL)
+        self.sock.close()
 
     def returncode(self, timeout: float | None) -> int | None:
         """The child's exit status, or None if it is still running after `timeout` seconds."""

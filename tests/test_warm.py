@@ -151,6 +151,32 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
         z.close()
 
 
+def test_a_zygote_that_does_not_answer_is_stopped_and_its_worker_starts_cold(tmp_path, monkeypatch):
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "hang").mkdir()  # an interpreter start that never ends, as an import stuck on a lock would
+    (tmp_path / "hang" / "sitecustomize.py").write_text("import time\ntime.sleep(600)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hang")}
+    monkeypatch.setattr(zygotes, "START_S", 1.0)
+    made = []
+
+    class Counted(zygotes.Zygote):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(zygotes, "Zygote", Counted)
+    t0 = time.monotonic()
+    try:
+        assert zygotes.forked("print(1)", [], str(tmp_path), env) is None  # the worker's cue to start cold
+        assert time.monotonic() - t0 >= 1.0
+        (stuck,) = made  # one wait, not a second one for a fresh zygote
+        assert stuck.proc.poll() is not None  # stopped, not left sleeping
+        assert zygotes.zygote(str(tmp_path), env) is None  # and no zygote is tried again for this root
+    finally:
+        zygotes._failed.clear()
+        zygotes._close_all()
+
+
 def test_zygotes_are_kept_per_thread_root_and_environment(tmp_path):
     (tmp_path / "stages").mkdir()
     env = dict(os.environ)
