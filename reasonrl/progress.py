@@ -41,25 +41,26 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
     for lockfile in {path for path, _ in locks.values()}:
         try:
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            entries[lockfile] = (yaml.load(Path(lockfile).read_text(), Loader=loader) or {}).get("stages", {})
+            entries[lockfile] = (yaml.load(Path(lockfile).read_text(), Loader=loader) or {}).get("stages") or {}
         except (OSError, yaml.YAMLError):
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
-    groups: dict[str, list[float]] = {}
-    for (_, key), seconds in known.items():  # a new seed or arm learns from the stages that are up to date too
+    groups: dict[tuple[str, str], list[float]] = {}  # per dvc.lock: two dvc.yaml files may reuse a name
+    for (lockfile, key), seconds in known.items():  # a new seed or arm learns from the up-to-date stages too
         for group in {arm(key), kind(key)}:
-            groups.setdefault(group, []).append(seconds)
+            groups.setdefault((lockfile, group), []).append(seconds)
     medians = {group: statistics.median(v) for group, v in groups.items()}
-    return {stage: known.get((lockfile, key), medians.get(arm(key), medians.get(kind(key), fallback)))
+    return {stage: known.get((lockfile, key), medians.get((lockfile, arm(key)),
+                                                          medians.get((lockfile, kind(key)), fallback)))
             + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
 
 
 def _timed(root: str, entry: dict | None) -> float | None:
     """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
-    for out in (entry or {}).get("outs") or []:
-        path = str(out.get("path", ""))
+    for out in (entry.get("outs") or [] if isinstance(entry, dict) else []):
+        path = str(out.get("path", "") if isinstance(out, dict) else "")
         if path.startswith(TIMING_DIR) and path.endswith(".json"):
             try:
                 return float(json.loads((Path(root) / path).read_text())["seconds"])
@@ -69,14 +70,23 @@ def _timed(root: str, entry: dict | None) -> float | None:
 
 
 def kind(stage: str) -> str:
-    """A foreach stage's group (`eval@grpo_s0` -> `eval`), or the stage's own name."""
-    return stage.split("@", 1)[0]
+    """A foreach stage's group (`eval@grpo_s0` -> `eval`), or the stage's own name; a stage of another
+    dvc.yaml keeps its file (`sub/dvc.yaml:eval@x` -> `sub/dvc.yaml:eval`)."""
+    path, name = _split(stage)
+    return path + name.split("@", 1)[0]
 
 
 def arm(stage: str) -> str:
     """The stage without its seed (`rl@grpo_s3` -> `rl@grpo`): the seeds of an arm do the same work. Never a
     kind's name unless it is the stage's own (a kind has no `@`)."""
-    return re.sub(r"_s\d+$", "", stage) if "@" in stage else stage
+    path, name = _split(stage)
+    return path + (re.sub(r"_s\d+$", "", name) if "@" in name else name)
+
+
+def _split(stage: str) -> tuple[str, str]:
+    """(`sub/dvc.yaml:`, `rl@x_s0`) from `sub/dvc.yaml:rl@x_s0`; ("", name) for the root dvc.yaml's."""
+    path, sep, name = stage.rpartition(":")
+    return path + sep, name
 
 
 def _width(file) -> dict:

@@ -126,16 +126,21 @@ class Zygote:
         return reply["pid"]
 
     def _stop(self) -> None:
-        """Kill the zygote, and the child it may have forked as the wait ran out (a child leads its own
-        process group), so that no stage runs unwatched."""
+        """Kill the zygote with what it spawned (its session: a probe, an import's helper), and the child whose
+        pid it sent after the wait ran out (a child leads its own process group). A zygote stuck in the kernel
+        may outlive SIGKILL for a while: it is not waited for longer than 5 s."""
         with contextlib.suppress(ProcessLookupError):
-            self.proc.kill()
-        self.proc.wait()
-        late = self._reply(0)
-        if late and "pid" in late:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5)
+        replies = []
+        while reply := self._reply(0):  # what it sent before it died
+            replies.append(reply)
+        started = [r["pid"] for r in replies if "pid" in r]
+        if started and not any("returncode" in r for r in replies):  # reaped: its pid may be another's now
             for kill in (os.killpg, os.kill):  # the group once the child leads one; the child itself before
                 with contextlib.suppress(ProcessLookupError):
-                    kill(late["pid"], signal.SIGKILL)
+                    kill(started[0], signal.SIGKILL)
         self.sock.close()
 
     def returncode(self, timeout: float | None) -> int | None:
@@ -161,7 +166,8 @@ class Zygote:
             self.proc.wait(5)
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):  # stuck in the kernel: not for ever
+                self.proc.wait(5)
 
 
 _zygotes: dict[tuple, Zygote] = {}
@@ -185,7 +191,8 @@ def zygote(root: str, env: dict[str, str], fresh: bool = False) -> Zygote | None
 
 
 def failed(root: str, env: dict[str, str]) -> None:
-    """A fresh zygote for `root` and `env` could not start a stage: start them cold from now on."""
+    """A fresh zygote for `root` and `env` could not start a stage, or one did not answer: start them cold
+    from now on."""
     with _zygotes_lock:
         _failed.add((root, tuple(sorted(env.items()))))
 

@@ -8,17 +8,17 @@ gaps between them dropped); a stage stopped in one part and rerun in a later one
 Three situations, each with a lock holding the timing files a real run would find (`seconds` = the runner's
 seconds from the log):
 - a fresh build: no timing file at all;
-- resumed at part k: the stages finished in the parts before k timed, the rest never run;
+- resumed after part k: the stages finished in parts 1..k timed, the rest never run;
 - a design grown from 3 to 5 seeds: every stage timed except the seeds s3 and s4, which are the whole plan.
 Printed: the time left said at the start against the time that was left, and the median and mean of
 |said - left| / left at each finish (the last ten minutes left out: any error is large against them). For
-the grown design, the predicted stage seconds of the new seeds against what they took.
+the grown design, the predicted stage seconds of the new seeds against what they took. Only stages that
+finished are replayed (a FAILED or skipped one, which a real run counts too, is left out).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import io
 import json
 import re
@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import yaml
@@ -34,13 +35,10 @@ EVENT = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] (start|finished)\s+(\S+)\s+(?:in 
 LAST_S = 600.0  # finishes with less left than this are not scored
 
 
-def module(name: str, source: str):
+def module(name: str, source: str) -> types.ModuleType:
     """progress.py's source as a module of its own (its imports are stdlib, yaml and tqdm)."""
-    path = Path(tempfile.mkdtemp()) / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), mod.__dict__)
     return mod
 
 
@@ -55,7 +53,7 @@ def parts_of(logs: list[str]) -> list[list[tuple]]:
                 continue
             t = int(m[1]) * 3600 + int(m[2]) * 60 + int(m[3])
             base = t if base is None else base
-            while prev is not None and t < prev:  # past midnight
+            while prev is not None and t < prev - 43200:  # past midnight (not two threads' lines a second apart)
                 t += 86400
             prev = t
             events.append((t - base, m[4], m[5], float(m[6]) if m[6] else None, m[7]))
@@ -99,9 +97,14 @@ def replay(mod, parts: list[list[tuple]], k: int) -> tuple[float, float, list[fl
             prog.start(stage)
             continue
         prog.finish(stage, seconds if status == "ran" else None)
-        if end - t > LAST_S:
+        if end - t > LAST_S:  # and so never 0
             errors.append(abs(prog.left() - (end - t)) / (end - t))
     return said, end - events[0][0], errors
+
+
+def spread(errors: list[float]) -> str:
+    return (f"median {statistics.median(errors):.2f}, mean {statistics.mean(errors):.2f}" if errors
+            else "none scored")
 
 
 def main() -> None:
@@ -120,17 +123,16 @@ def main() -> None:
     for k in range(1, len(parts) + 1):
         for name, mod in versions.items():
             said, left, errors = replay(mod, parts, k)
-            print(f"{'a fresh build' if k == 1 else f'resumed at part {k}'}, {name}: said {said / 3600:.2f} h of "
-                  f"{left / 3600:.2f} h; |error| at {len(errors)} finishes: median {statistics.median(errors):.2f}, "
-                  f"mean {statistics.mean(errors):.2f}")
+            print(f"{'a fresh build' if k == 1 else f'resumed after part {k - 1}'}, {name}: said "
+                  f"{said / 3600:.2f} h of {left / 3600:.2f} h; |error| at {len(errors)} finishes: {spread(errors)}")
     grown = [s for s in ran if re.search(r"_s[34]$", s)]
     timed = {s: seconds for s, seconds in ran.items() if s not in grown}
     for name, mod in versions.items():
         exp = expected(mod, timed, grown)
-        errors = [abs(exp[s] - mod.DVC_OVERHEAD_S - ran[s]) / ran[s] for s in grown]
+        errors = [abs(exp[s] - mod.DVC_OVERHEAD_S - ran[s]) / ran[s] for s in grown if ran[s] > 0]
         print(f"grown to 5 seeds, {name}: {len(grown)} new stages, said {sum(exp.values()) / 3600:.2f} h "
               f"({mod.DVC_OVERHEAD_S:.0f} s each of it for DVC) of {sum(ran[s] for s in grown) / 3600:.2f} h; "
-              f"per stage |error| median {statistics.median(errors):.2f}, mean {statistics.mean(errors):.2f}")
+              f"per stage |error| {spread(errors)}")
 
 
 if __name__ == "__main__":

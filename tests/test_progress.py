@@ -102,8 +102,25 @@ def test_an_unseen_stage_takes_its_arms_median_before_its_kinds(tmp_path):
     # seed is cut from it: the median of all
     assert {s: got[s] - 5.0 for s in ("rl@grpo_s2", "rl@chain_s2", "rl@new_s0", "rl_s1")} == {
         "rl@grpo_s2": 110.0, "rl@chain_s2": 500.0, "rl@new_s0": 400.0, "rl_s1": 400.0}
-    assert [P.arm(s) for s in ("rl@grpo_s3", "rl@grpo_s12", "base@cot", "rl@s1", "report_s1")] == [
-        "rl@grpo", "rl@grpo", "base@cot", "rl@s1", "report_s1"]
+    assert [P.arm(s) for s in ("rl@grpo_s3", "rl@grpo_s12", "base@cot", "rl@s1", "report_s1", "sub/dvc.yaml:rl@x_s0",
+                               "exp@1/dvc.yaml:train_s2")] == [
+        "rl@grpo", "rl@grpo", "base@cot", "rl@s1", "report_s1", "sub/dvc.yaml:rl@x", "exp@1/dvc.yaml:train_s2"]
+    assert [P.kind(s) for s in ("rl@grpo_s3", "report", "sub/dvc.yaml:rl@x_s0", "exp@1/dvc.yaml:train")] == [
+        "rl", "report", "sub/dvc.yaml:rl", "exp@1/dvc.yaml:train"]
+
+
+def test_each_dvc_lock_teaches_only_its_own_stages_and_a_malformed_entry_teaches_nothing(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "reports/timing").mkdir(parents=True)
+    for name, seconds in (("top", 1000.0), ("sub", 10.0)):
+        (tmp_path / f"reports/timing/{name}.json").write_text(json.dumps({"seconds": seconds}))
+    write_lock(tmp_path, {"rl@a_s0": ["reports/timing/top.json"]})
+    write_lock(tmp_path / "sub", {"rl@a_s0": ["reports/timing/sub.json"]})
+    with open(tmp_path / "sub/dvc.lock", "a") as f:  # entries no dvc.lock should hold: skipped, not a crash
+        f.write("  broken: 3\n  odd:\n    outs: [7]\n")
+    top, sub = str(tmp_path / "dvc.lock"), str(tmp_path / "sub/dvc.lock")
+    got = P.expected_seconds(str(tmp_path), {"rl@a_s1": (top, "rl@a_s1"), "sub/dvc.yaml:rl@a_s1": (sub, "rl@a_s1")})
+    assert got == {"rl@a_s1": 1005.0, "sub/dvc.yaml:rl@a_s1": 15.0}
 
 
 def test_an_arm_with_evidence_scales_by_its_own_not_by_its_kinds():

@@ -153,9 +153,13 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
 
 def test_a_zygote_that_does_not_answer_is_stopped_and_its_worker_starts_cold(tmp_path, monkeypatch):
     (tmp_path / "stages").mkdir()
-    (tmp_path / "hang").mkdir()  # an interpreter start that never ends, as an import stuck on a lock would
-    (tmp_path / "hang" / "sitecustomize.py").write_text("import time\ntime.sleep(600)\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hang")}
+    (tmp_path / "hang").mkdir()  # an interpreter start that does not end in time, as an import stuck on a lock
+    (tmp_path / "hang" / "sitecustomize.py").write_text(
+        "import os, subprocess, time\n"
+        "if os.environ.get('HANG_HELPER'):  # a helper process, as an import may start one\n"
+        "    open(os.environ['HANG_HELPER'], 'w').write(str(subprocess.Popen(['sleep', '60']).pid))\n"
+        "    time.sleep(30)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hang"), "HANG_HELPER": str(tmp_path / "helper.pid")}
     monkeypatch.setattr(zygotes, "START_S", 1.0)
     made = []
 
@@ -171,10 +175,38 @@ def test_a_zygote_that_does_not_answer_is_stopped_and_its_worker_starts_cold(tmp
         assert time.monotonic() - t0 >= 1.0
         (stuck,) = made  # one wait, not a second one for a fresh zygote
         assert stuck.proc.poll() is not None  # stopped, not left sleeping
+        helper = int((tmp_path / "helper.pid").read_text())
+        time.sleep(0.2)
+        assert not Path(f"/proc/{helper}").exists() or "Z" in Path(f"/proc/{helper}/stat").read_text().split()[2]
         assert zygotes.zygote(str(tmp_path), env) is None  # and no zygote is tried again for this root
     finally:
         zygotes._failed.clear()
         zygotes._close_all()
+
+
+@pytest.mark.parametrize("reaped", [False, True])
+def test_a_child_announced_after_the_wait_ran_out_is_stopped_unless_already_reaped(reaped):
+    import socket
+
+    zyg = zygotes.Zygote.__new__(zygotes.Zygote)
+    zyg.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zyg.proc = subprocess.Popen(["sleep", "60"], start_new_session=True)  # stands in for the zygote
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)  # the stage it forked
+    theirs.send(json.dumps({"pid": child.pid}).encode())
+    if reaped:  # its exit was reported too: the pid is free for another process, which must not be killed
+        theirs.send(json.dumps({"returncode": 0}).encode())
+    try:
+        zyg._stop()
+        assert zyg.proc.poll() is not None
+        if reaped:
+            time.sleep(0.3)  # time for a kill to land
+            assert child.poll() is None
+        else:
+            assert child.wait(5) == -signal.SIGKILL
+    finally:
+        child.kill()
+        child.wait()
+        theirs.close()
 
 
 def test_zygotes_are_kept_per_thread_root_and_environment(tmp_path):
