@@ -222,7 +222,7 @@ def install() -> None:
     from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
 
-    original, original_parse = dvcfile.modify_yaml, strictyaml.parse_yaml
+    original = dvcfile.modify_yaml
     if getattr(original, "__wrapped_by_reasonrl__", False):
         return
 
@@ -231,12 +231,43 @@ def install() -> None:
             return modify_lock(path, fs=fs)
         return original(path, fs=fs)
 
-    def read_yaml(text, path, typ="safe"):  # strictyaml.load's parser: DVC reads lock files through it
-        if typ == "safe" and os.fspath(path).endswith(".lock"):
-            return parse_kept(text, path)
-        return original_parse(text, path, typ=typ)
-
     modify_yaml.__wrapped_by_reasonrl__ = True  # type: ignore[attr-defined]
-    dvcfile.modify_yaml, strictyaml.parse_yaml = modify_yaml, read_yaml
+    dvcfile.modify_yaml, strictyaml.parse_yaml = modify_yaml, _kept_reader(strictyaml.parse_yaml)
     for suffix in (".yaml", ".yml"):  # the params files' loader (a defaultdict whose default is YAML)
         serialize.LOADERS[suffix] = load_yaml
+
+
+@contextlib.contextmanager
+def reading() -> Iterator[None]:
+    """Inside, this process's DVC reads lock and params files through `parse_kept` (as `install` makes it),
+    and writes as before; on leaving, DVC is as it was. For the planner of `reasonrl repro`, which asks DVC
+    which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
+    before, 15–16 s with it (docs/performance.md)."""
+    import dvc.utils.serialize as serialize
+    import dvc.utils.strictyaml as strictyaml
+
+    parse = strictyaml.parse_yaml
+    loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
+    if not getattr(parse, "__kept__", False):
+        strictyaml.parse_yaml = _kept_reader(parse)
+        serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
+    try:
+        yield
+    finally:
+        strictyaml.parse_yaml = parse
+        for suffix, loader in loaders.items():
+            if loader is None:  # served by the default until now
+                serialize.LOADERS.pop(suffix, None)
+            else:
+                serialize.LOADERS[suffix] = loader
+
+
+def _kept_reader(original: Any) -> Any:
+    """strictyaml.load's parser (through which DVC reads lock files), with lock files read by `parse_kept`."""
+    def read_yaml(text, path, typ="safe"):
+        if typ == "safe" and os.fspath(path).endswith(".lock"):
+            return parse_kept(text, path)
+        return original(text, path, typ=typ)
+
+    read_yaml.__kept__ = True  # type: ignore[attr-defined]
+    return read_yaml

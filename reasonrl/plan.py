@@ -42,8 +42,10 @@ def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tu
     from dvc.dvcfile import PROJECT_FILE
     from dvc.repo import Repo
 
+    from .lockfile import reading
+
     root = Repo.find_root(repo)
-    with contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock:
+    with reading(), contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock:
         graph = dvc_repo.index.graph  # edges: stage -> upstream stage
         order: dict[Any, None] = {}
 

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
 from tqdm import tqdm
 
 TIMING_DIR = "reports/timing/"
@@ -37,12 +36,13 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
     for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
     of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
+    from .lockfile import parse_kept
+
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
-        try:
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            entries[lockfile] = (yaml.load(Path(lockfile).read_text(), Loader=loader) or {}).get("stages") or {}
-        except (OSError, yaml.YAMLError):
+        try:  # the parse the plan's DVC pass just kept: 0.02 s against 1.5 s for a YAML load of a 2 MB lock
+            entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
+        except Exception:  # noqa: BLE001  (unreadable or not YAML: no estimate from it; the run says why)
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}

@@ -131,6 +131,32 @@ def test_install_patches_lock_files_and_the_params_loader_only(monkeypatch):
     assert serialize.LOADERS[".json"] is serialize.load_json and serialize.LOADERS[".toml"] is serialize.load_toml
 
 
+def test_reading_patches_the_reads_only_and_puts_dvc_back(monkeypatch):
+    import dvc.dvcfile as dvcfile
+    import dvc.utils.serialize as serialize
+    import dvc.utils.strictyaml as strictyaml
+
+    calls = []
+    parse = lambda text, path, typ="safe": calls.append(("parse", path, typ))  # noqa: E731
+    monkeypatch.setattr(strictyaml, "parse_yaml", parse)
+    monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: calls.append(("ours", path)))
+    loaders, modify = dict(serialize.LOADERS), dvcfile.modify_yaml
+    with lockfile.reading():
+        strictyaml.parse_yaml("", "dir/dvc.lock")
+        strictyaml.parse_yaml("", "dir/dvc.lock", typ="rt")
+        strictyaml.parse_yaml("", "dir/dvc.yaml")
+        assert serialize.LOADERS[".yaml"] is serialize.LOADERS[".yml"] is lockfile.load_yaml
+        assert dvcfile.modify_yaml is modify  # writes as before
+        with lockfile.reading():  # nested: no second wrapper, and the outer one stays until its own end
+            inner = strictyaml.parse_yaml
+        assert strictyaml.parse_yaml is inner
+    assert calls == [("ours", "dir/dvc.lock"), ("parse", "dir/dvc.lock", "rt"), ("parse", "dir/dvc.yaml", "safe")]
+    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+    with pytest.raises(RuntimeError), lockfile.reading():  # put back when the body fails, too
+        raise RuntimeError
+    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+
+
 def test_a_params_file_is_parsed_once_then_read_from_the_kept_parse(tmp_path, monkeypatch):
     from dvc.fs import LocalFileSystem
     from dvc.utils.serialize import load_yaml as dvc_load_yaml
