@@ -29,6 +29,7 @@ from tqdm import tqdm
 
 TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
+REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
 
 
@@ -120,8 +121,11 @@ class Progress:
         self.taken: dict[str, list[float]] = {}  # arm or kind -> [seconds taken, seconds expected] of those that ran
         self._lock = threading.Lock()
         self.bar = (tqdm(total=len(expected), file=self.file, unit="stage", bar_format="{n_fmt}/{total_fmt} stages "
-                         "|{bar:20}| {postfix}", **_width(self.file)) if self.file.isatty() else None)
+                         "|{bar:20}| {desc}", **_width(self.file)) if self.file.isatty() else None)
+        self._closed = threading.Event()
         self._refresh()
+        if self.bar is not None:  # the time left runs down, and a long stage overruns, between events too
+            threading.Thread(target=self._redraw, daemon=True, name="progress-redraw").start()
 
     def left(self) -> float:
         """Seconds left, at this moment."""
@@ -175,21 +179,30 @@ class Progress:
                         taken[0] += seconds
                         taken[1] += self.expected[stage]
                 if self.bar is not None:
+                    self.bar.set_description_str(self.status(), refresh=False)  # not drawn with it running
                     self.bar.update(1)
             self._refresh()
             return f"[{self.count()}, about {fmt_duration(self.left())} left]"
 
     def write(self, line: str) -> None:
         """A log line that does not break the bar."""
-        if self.bar is not None:
-            self.bar.write(line, file=self.file)
-        else:
-            print(line, file=self.file, flush=True)
+        with self._lock:
+            if self.bar is not None:
+                self.bar.write(line, file=self.file)
+            else:
+                print(line, file=self.file, flush=True)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self._closed.set()
+        with self._lock:
+            if self.bar is not None:
+                self.bar.close()
 
     def _refresh(self) -> None:
         if self.bar is not None:
-            self.bar.set_postfix_str(self.status(), refresh=True)
+            self.bar.set_description_str(self.status(), refresh=True)
+
+    def _redraw(self) -> None:
+        while not self._closed.wait(REDRAW_S):
+            with self._lock:  # a bar closed meanwhile draws nothing (tqdm disables it)
+                self._refresh()

@@ -203,6 +203,15 @@ def read_all(master: int, wait: float = 0.5) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+def read_for(master: int, seconds: float) -> str:
+    """What arrives on the terminal in the next `seconds` (a line that redraws itself is never quiet)."""
+    chunks, end = [], time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if select.select([master], [], [], left)[0]:
+            chunks.append(os.read(master, 65536))
+    return b"".join(chunks).decode(errors="replace")
+
+
 def test_on_a_terminal_one_line_updates_in_place():
     master, slave = pty.openpty()
     with os.fdopen(slave, "w") as term:
@@ -215,6 +224,30 @@ def test_on_a_terminal_one_line_updates_in_place():
     os.close(master)
     assert "1/2 stages" in text and "about 10 s left" in text and "running: a" in text
     assert "\r" in text  # the same line is redrawn, not a new line per update
+
+
+def test_on_a_terminal_the_line_runs_down_between_events_and_never_shows_a_finished_stage_running(monkeypatch):
+    monkeypatch.setattr(P, "REDRAW_S", 0.05)
+    now = [0.0]
+    master, slave = pty.openpty()
+    with os.fdopen(slave, "w") as term:
+        prog = P.Progress({"a": 600.0, "b": 600.0}, workers=1, file=term, clock=lambda: now[0])
+        prog.start("a")
+        first = read_for(master, 0.3)
+        now[0] = 480.0  # no event: only the redraw can show that a is 8 min in
+        later = read_for(master, 0.3)
+        prog.finish("a", 480.0)
+        done = read_for(master, 0.3)
+        prog.close()
+        time.sleep(0.2)
+        assert read_all(master, 0.3).count("\r") <= 2  # closed: no redraws after it (its last line only)
+    os.close(master)
+    assert "0/2 stages" in first and "running: a; about 20 min left" in first
+    assert "running: a; about 12 min left" in later  # (120 left of a + 600 of b) / 1 worker
+    assert "| , " not in first + later + done  # the status follows the bar, with no stray separator
+    frames = done.split("\r")
+    assert any("1/2 stages" in f and "running: none; about 10 min left" in f for f in frames)  # b, another kind
+    assert not any("1/2 stages" in f and "running: a" in f for f in frames)
 
 
 def test_on_a_terminal_lines_print_above_the_bar_and_it_closes():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -28,7 +29,9 @@ def test_only_a_plain_python_script_of_the_stages_folder_on_this_interpreter_is_
     ours.mkdir()
     other.mkdir()
     (tmp_path / "stages").mkdir()
-    (ours / "python").symlink_to(sys.executable)
+    # a wrapper, not a link: a link to a virtualenv's python, outside the virtualenv, starts its base interpreter
+    (ours / "python").write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    (ours / "python").chmod(0o755)
     (other / "python").write_text("#!/bin/sh\necho /opt/another/python\n")
     (other / "python").chmod(0o755)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
@@ -224,7 +227,8 @@ def test_zygotes_are_kept_per_thread_root_and_environment(tmp_path):
 
 
 SHOW = """import json, os, sys
-SHELL = {"PWD", "OLDPWD", "SHLVL", "_"}  # set by the shell DVC runs a command through; a fork skips it
+SHELL = {"PWD", "OLDPWD", "SHLVL", "_", "PS1", "PS2"}  # set, or dropped (bash -c: the prompts of an activated
+# virtualenv), by the shell DVC runs a command through; a fork skips it
 root = os.environ["DVC_ROOT"]
 seen = {"argv": sys.argv, "cwd": os.path.relpath(os.getcwd(), root), "name": __name__,
         "file": os.path.relpath(__file__, root), "path0": os.path.relpath(sys.path[0], root),
