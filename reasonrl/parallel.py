@@ -37,7 +37,7 @@ from . import malloc
 from .numerics import DEFAULT as DEFAULT_NUMERICS
 from .numerics import machine
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
-from .progress import Progress, expected_seconds
+from .progress import Progress, expected_seconds, fmt_duration
 
 TOPIC = "reasonrl-repro"
 # When stages share the machine, helper libraries get one thread each; torch's own count comes from the
@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
         for stage in Schedule(plan.stages).order():
             upstream = plan.stages[stage]
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
+        seconds = sum(expected_seconds(plan.root, plan.locks).values())  # as the run's time left starts
+        on = f", about {fmt_duration(seconds / args.jobs)} at -j {args.jobs} if all stay busy" if args.jobs > 1 else ""
+        _log(f"{len(plan.stages)} stale stages, about {fmt_duration(seconds)} of stage time{on} "
+             "(from reports/timing/)")
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()

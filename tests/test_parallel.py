@@ -167,6 +167,7 @@ def test_stale_plan_is_the_downstream_closure(tmp_path, env):
     assert stale_plan(str(repo), ["sleep@b"]).stages == {}
     dry = repro(repo, "--dry", cli=True)
     assert dry.returncode == 0 and dry.stdout.splitlines() == ["sleep@a", "join  (after sleep@a)"]
+    assert "2 stale stages, about 2 min of stage time (from reports/timing/)" in dry.stderr  # 2 x (60 + 5) s
     assert set(dvc_status(repo)) == {"sleep@a"}  # --dry ran nothing
 
 
