@@ -26,7 +26,8 @@ START_S = 300.0
 
 def forked(code: str, argv: list[str], root: str, environ: dict[str, str]) -> Forked | None:
     """`python -c code *argv` in `root` as a child of this thread's zygote, or None where it cannot be:
-    no fork here, or a fresh zygote failed too (then this root and environment start cold from now on).
+    no fork here, a fresh zygote failed too, or one did not answer (then this root and environment start
+    cold from now on).
     A stale zygote is replaced once; one that does not answer within START_S is not (a fresh one would most
     likely hang on the same import)."""
     if not (hasattr(os, "fork") and hasattr(socket, "send_fds")):

@@ -36,8 +36,10 @@ LAST_S = 600.0  # finishes with less left than this are not scored
 
 
 def module(name: str, source: str) -> types.ModuleType:
-    """progress.py's source as a module of its own (its imports are stdlib, yaml and tqdm)."""
+    """progress.py's source as a module of its own, its relative imports (`from .lockfile ...`) from the
+    installed reasonrl."""
     mod = types.ModuleType(name)
+    mod.__package__ = "reasonrl"
     exec(compile(source, f"<{name}>", "exec"), mod.__dict__)
     return mod
 

@@ -46,8 +46,6 @@ def test_prune_drops_removed_stages_and_names_only_the_outputs_no_kept_stage_rec
 
 
 def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
-    from reasonrl import progress
-
     one = tmp_path / "part1.log"
     one.write_text("""[23:59:50] machine  x
 [23:59:50] start    rl@a_s0  on w1
@@ -63,6 +61,9 @@ def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
 [08:20:10] finished report  in 10.0s (unchanged)  [2/2, about 0 s left]
 """)
     parts = eta_replay.parts_of([str(one), str(two)])
+    # the versions compared are loaded from their source text; the one checked out here, as the script does
+    progress = eta_replay.module("progress_now", (Path(__file__).resolve().parents[1] / "reasonrl/progress.py")
+                                 .read_text())
     # past midnight in part 1; part 2 starts 1 s after part 1's last start or finish (600 s in: the stopped
     # stage's time dropped), and that stage counts only where it finished
     assert parts == [[(0.0, "start", "rl@a_s0", None, None), (600.0, "finished", "rl@a_s0", 600.0, "ran")],
