@@ -38,6 +38,7 @@ import os
 import pickle
 import re
 import tempfile
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -215,13 +216,18 @@ def load_yaml(path: str, fs: Any = None, **kwargs: Any) -> Any:
 
 def install() -> None:
     """Make DVC update lock files with `modify_lock`, and read lock and params files through `parse_kept`
-    (dvc.yaml keeps DVC's own path)."""
+    (dvc.yaml keeps DVC's own path), for the rest of the process (inside `reading()` too)."""
     import dvc.dvcfile as dvcfile
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
     from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
 
+    if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
+        plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
+        strictyaml.parse_yaml = _kept_reader(plain, installed=True)
+    for suffix in (".yaml", ".yml"):  # the params files' loader (a defaultdict whose default is YAML)
+        serialize.LOADERS[suffix] = load_yaml
     original = dvcfile.modify_yaml
     if getattr(original, "__wrapped_by_reasonrl__", False):
         return
@@ -232,9 +238,7 @@ def install() -> None:
         return original(path, fs=fs)
 
     modify_yaml.__wrapped_by_reasonrl__ = True  # type: ignore[attr-defined]
-    dvcfile.modify_yaml, strictyaml.parse_yaml = modify_yaml, _kept_reader(strictyaml.parse_yaml)
-    for suffix in (".yaml", ".yml"):  # the params files' loader (a defaultdict whose default is YAML)
-        serialize.LOADERS[suffix] = load_yaml
+    dvcfile.modify_yaml = modify_yaml
 
 
 @contextlib.contextmanager
@@ -242,32 +246,40 @@ def reading() -> Iterator[None]:
     """Inside, this process's DVC reads lock and params files through `parse_kept` (as `install` makes it),
     and writes as before; on leaving, DVC is as it was. For the planner of `reasonrl repro`, which asks DVC
     which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
-    before, 15–16 s with it (docs/performance.md)."""
+    before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
+    called inside: only the outermost one that patched puts back, and only what is still its own."""
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
-    parse = strictyaml.parse_yaml
-    loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
-    if not getattr(parse, "__kept__", False):
-        strictyaml.parse_yaml = _kept_reader(parse)
-        serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
+    with _reading_lock:
+        parse = strictyaml.parse_yaml
+        loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
+        mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
+        if mine is not None:
+            strictyaml.parse_yaml = mine
+            serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
     try:
         yield
     finally:
-        strictyaml.parse_yaml = parse
-        for suffix, loader in loaders.items():
-            if loader is None:  # served by the default until now
-                serialize.LOADERS.pop(suffix, None)
-            else:
-                serialize.LOADERS[suffix] = loader
+        with _reading_lock:
+            if mine is not None and strictyaml.parse_yaml is mine:
+                strictyaml.parse_yaml = parse
+                for suffix, loader in loaders.items():
+                    if loader is None:  # served by the default until now
+                        serialize.LOADERS.pop(suffix, None)
+                    else:
+                        serialize.LOADERS[suffix] = loader
 
 
-def _kept_reader(original: Any) -> Any:
+_reading_lock = threading.Lock()
+
+
+def _kept_reader(original: Any, installed: bool = False) -> Any:
     """strictyaml.load's parser (through which DVC reads lock files), with lock files read by `parse_kept`."""
     def read_yaml(text, path, typ="safe"):
         if typ == "safe" and os.fspath(path).endswith(".lock"):
             return parse_kept(text, path)
         return original(text, path, typ=typ)
 
-    read_yaml.__kept__ = True  # type: ignore[attr-defined]
+    read_yaml.__kept__, read_yaml.__installed__, read_yaml.__wrapped__ = True, installed, original  # type: ignore
     return read_yaml

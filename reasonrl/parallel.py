@@ -103,10 +103,10 @@ def run(args: argparse.Namespace) -> int:
         for stage in Schedule(plan.stages).order():
             upstream = plan.stages[stage]
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
-        seconds = sum(expected_seconds(plan.root, plan.locks).values())  # as the run's time left starts
-        on = f", about {fmt_duration(seconds / args.jobs)} at -j {args.jobs} if all stay busy" if args.jobs > 1 else ""
-        _log(f"{len(plan.stages)} stale stages, about {fmt_duration(seconds)} of stage time{on} "
-             "(from reports/timing/)")
+        seconds, n = sum(expected_seconds(plan.root, plan.locks).values()), len(plan.stages)  # as a run starts
+        on = f", {fmt_duration(seconds / args.jobs)} at -j {args.jobs}" if args.jobs > 1 and not args.scheduler else ""
+        _log(f"{n} stale stage{'s' * (n != 1)}: about {fmt_duration(seconds)} of stage time{on}, estimated as the "
+             "time left of a run")
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()

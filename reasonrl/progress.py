@@ -37,13 +37,15 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
     for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
     of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
+    from dvc.exceptions import DvcException
+
     from .lockfile import parse_kept
 
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
         try:  # the parse the plan's DVC pass just kept: 0.02 s against 1.5 s for a YAML load of a 2 MB lock
             entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
-        except Exception:  # noqa: BLE001  (unreadable or not YAML: no estimate from it; the run says why)
+        except (OSError, AttributeError, DvcException):  # unreadable, not YAML, not a mapping: the run says why
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}
@@ -123,9 +125,8 @@ class Progress:
         self.bar = (tqdm(total=len(expected), file=self.file, unit="stage", bar_format="{n_fmt}/{total_fmt} stages "
                          "|{bar:20}| {desc}", **_width(self.file)) if self.file.isatty() else None)
         self._closed = threading.Event()
+        self._redrawer: threading.Thread | None = None  # from the first start on: the caller closes after that
         self._refresh()
-        if self.bar is not None:  # the time left runs down, and a long stage overruns, between events too
-            threading.Thread(target=self._redraw, daemon=True, name="progress-redraw").start()
 
     def left(self) -> float:
         """Seconds left, at this moment."""
@@ -164,6 +165,10 @@ class Progress:
         with self._lock:
             if stage not in self.finished:  # a late start event must not leave it running for ever
                 self.running.setdefault(stage, self.clock())
+            if self.bar is not None and self._redrawer is None and not self._closed.is_set():
+                # the time left runs down, and a long stage overruns, between events too
+                self._redrawer = threading.Thread(target=self._redraw, daemon=True, name="progress-redraw")
+                self._redrawer.start()
             self._refresh()
 
     def finish(self, stage: str, seconds: float | None = None) -> str:
@@ -197,6 +202,8 @@ class Progress:
         with self._lock:
             if self.bar is not None:
                 self.bar.close()
+        if self._redrawer is not None:
+            self._redrawer.join(REDRAW_S + 1.0)
 
     def _refresh(self) -> None:
         if self.bar is not None:

@@ -155,6 +155,33 @@ def test_reading_patches_the_reads_only_and_puts_dvc_back(monkeypatch):
     with pytest.raises(RuntimeError), lockfile.reading():  # put back when the body fails, too
         raise RuntimeError
     assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+    a, b = lockfile.reading(), lockfile.reading()  # two threads' plans overlapping: a in, b in, a out, b out
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    b.__exit__(None, None, None)
+    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+
+
+def test_install_inside_reading_stays_installed(monkeypatch):
+    import dvc.dvcfile as dvcfile
+    import dvc.utils.serialize as serialize
+    import dvc.utils.strictyaml as strictyaml
+
+    for suffix in (".yaml", ".yml"):
+        monkeypatch.setitem(serialize.LOADERS, suffix, serialize.LOADERS[suffix])
+    parse = lambda text, path, typ="safe": ("parse", path)  # noqa: E731
+    monkeypatch.setattr(strictyaml, "parse_yaml", parse)
+    monkeypatch.setattr(dvcfile, "modify_yaml", dvcfile.modify_yaml)
+    monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: ("ours", path))
+    with lockfile.reading():
+        lockfile.install()
+    assert strictyaml.parse_yaml("", "dvc.lock") == ("ours", "dvc.lock")  # still read through the kept parse
+    assert strictyaml.parse_yaml.__wrapped__ is parse  # wrapping DVC's reader, not reading()'s
+    assert serialize.LOADERS[".yaml"] is lockfile.load_yaml
+    with lockfile.reading():  # and a later plan changes nothing of it
+        pass
+    assert strictyaml.parse_yaml("", "dvc.lock") == ("ours", "dvc.lock")
 
 
 def test_a_params_file_is_parsed_once_then_read_from_the_kept_parse(tmp_path, monkeypatch):
