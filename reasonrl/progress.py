@@ -148,11 +148,11 @@ class Progress:
         finished with seconds or runs past its estimate."""
         taken, expected = self.taken.get(group(stage), (0.0, 0.0))
         scale = taken / expected if taken and expected else 1.0
-        now, evidence = self.clock(), expected > 0
+        now = self.clock()
         for other, t0 in self.running.items():  # a running stage's time so far is a lower bound: only raise
             if other != stage and group(other) == group(stage) and now - t0 > self.expected.get(other, 0.0) * scale:
-                taken, expected, evidence = taken + now - t0, expected + self.expected[other], True
-        return max(scale, taken / expected if taken and expected else 1.0) if evidence else None
+                taken, expected = taken + now - t0, expected + self.expected[other]
+        return max(scale, taken / expected if taken else 1.0) if expected else None
 
     def status(self) -> str:
         running = ", ".join(self.running) or "none"
