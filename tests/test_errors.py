@@ -307,6 +307,18 @@ def test_producing_stage_reads_dvc_lock_then_guesses(tmp_path, monkeypatch):
     assert producing_stage("data/hop_in.jsonl") == "sets"
 
 
+def test_producing_stage_parses_only_a_lock_that_names_the_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dvc.lock").write_text("stages: {base@cot: {outs: [{path: models/base_cot.pt}]}}\n")
+    parsed = []
+    real = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    assert producing_stage("models/verifier_orm.pt") == "verifier@orm" and parsed == []  # not in it: no parse
+    assert producing_stage("models/base_cot.pt") == "base@cot" and parsed == [1]
+    (tmp_path / "dvc.lock").write_text("stages: {models/base_cot.pt: [\n")  # torn: the guess, not a traceback
+    assert producing_stage("models/base_cot.pt") == "base@cot"
+
+
 def test_refused_pickle_names_the_global_not_the_migration_note(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # away from the project's dvc.lock: the message's fix would parse it (seconds)
     _evil(tmp_path / "evil.pt")

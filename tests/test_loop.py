@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 
 import pytest
 import torch
 
 from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
+from reasonrl.pretrain import PhaseConfig, optimize
 from reasonrl.rl import collect as C
 from reasonrl.rl import memory as M
 from reasonrl.rl import records as R
@@ -665,3 +667,21 @@ def test_trimming_per_layer_moves_no_number_and_leaves_no_hook():
         after = model(X)
     assert torch.equal(hooked, plain) and len(calls) == 2  # one per block
     assert torch.equal(after, plain) and len(calls) == 2 and not any(b.mlp._forward_hooks for b in model.blocks)
+
+
+def _postfix_counts(err: str, key: str) -> list[int]:
+    """The step count of every progress-bar frame in `err` that shows the postfix `key=`."""
+    return [int(m.group(1)) for m in re.finditer(rf"(\d+)/\d+ \[[^\]\r]*{key}=", err)]
+
+
+def test_the_bars_postfix_never_comes_with_a_stale_count(capsys):
+    # a postfix set after step s is drawn by the next timed refresh (count >= s + 1); set_postfix's own redraw
+    # would draw tqdm's count of the loop, not yet advanced: "0/3 ... true=0.000" after the first step
+    job = make_job({}, dict(B=2, G=2, n_range=[5, 5], k_max=3, steps=3, lr=1e-3))
+    T.train_rl(job, _model(), progress=True)
+    model = _model()
+    optimize(model, PhaseConfig(steps=3, lr=1e-3, warmup=1), lambda s: model.embed.weight.pow(2).sum(), "base")
+    err = capsys.readouterr().err
+    assert "3 [" in err  # the bars were drawn
+    assert all(n >= 1 for n in _postfix_counts(err, "true")), err
+    assert all(n >= 1 for n in _postfix_counts(err, "loss")), err

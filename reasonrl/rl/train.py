@@ -264,7 +264,7 @@ def train_rl(job: Job, policy: torch.nn.Module, verifier=None,
         ctx.trim()
         record = {"step": step + 1, **record, "time/seconds": time.perf_counter() - ts}
         hist["steps"].append(record)
-        bar.set_postfix(true=f"{record['reward/true']:.3f}")
+        bar.set_postfix(true=f"{record['reward/true']:.3f}", refresh=False)  # a redraw now: a stale count
         # the run ends after `steps` steps or when its rollout budget cannot pay for another round
         last = step == job.steps - 1 or ctx.rollouts + job.B * job.G > rollout_budget(job)
         due = (step + 1) % job.eval_every == 0 or last
