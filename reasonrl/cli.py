@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import malloc
@@ -31,7 +32,11 @@ def main(argv: list[str] | None = None) -> int:
             mod.add_arguments(p)
             p.set_defaults(_module=mod)
     args = parser.parse_args(argv)
-    return main_guard(args._module.run, args)
+    try:
+        return main_guard(args._module.run, args)
+    except BrokenPipeError:  # the reader went away (`reasonrl repro --dry | head`): stop without a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one from the exit's flush of stdout
+        return 1
 
 
 if __name__ == "__main__":

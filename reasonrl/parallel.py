@@ -1,20 +1,18 @@
 """`reasonrl repro`: run the stale stages of a DVC pipeline in parallel on Dask.
 
-`dvc repro` runs stages one after another. Here DVC says which stages are stale (reasonrl.plan); each
-stale stage becomes one Dask task, `dvc repro -s <stage>`, started when its stale upstream stages have
-finished and a worker is free. Among the stages ready at that moment the runner starts first the one
-that completes a report, then the one with the longest chain of stages still waiting behind it
-(`plan.Schedule`), so results appear during the run, not only at its end.
+`dvc repro` runs stages one after another. Here DVC says which stages are stale (reasonrl.plan); each stale stage
+becomes one Dask task, `dvc repro -s <stage>`, started when its stale upstream stages have finished and a worker is
+free. Among the stages ready at that moment the runner starts first the one that completes a report, then the one with
+the longest chain of stages waiting behind it (`plan.Schedule`), so results appear during the run, not all at its end.
 
-Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command
-runs (so `--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks,
-which never conflict because dependents start only after their upstream stages are done. A stage's
-outcome comes from its exit status and DVC's own files: its dvc.lock entry and the run-cache
-(`plan.stage_status`). The only state a worker keeps is its zygote (reasonrl.warm), an interpreter that
-has imported the stages' modules and from which each stage's process is forked: a run is told to stop
-through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or interrupted run
-resumes from there with `reasonrl repro` or `dvc repro`. A stage runs on tcmalloc where its worker's machine has
-it installed (reasonrl.malloc).
+Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command runs (so
+`--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks, which never conflict because
+dependents start only after their upstream stages are done. A stage's outcome comes from its exit status and DVC's own
+files: its dvc.lock entry and the run-cache (`plan.stage_status`). The only state a worker keeps is its zygote
+(reasonrl.warm), an interpreter that has imported the stages' modules and from which each stage's process is forked: a
+run is told to stop through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or
+interrupted run resumes from there with `reasonrl repro` or `dvc repro`. A stage runs on tcmalloc where its worker's
+machine has it installed (reasonrl.malloc).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from . import malloc
+from .errors import ConfigError
 from .numerics import DEFAULT as DEFAULT_NUMERICS
 from .numerics import machine
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
@@ -68,12 +67,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", nargs="*", help="stages or dvc.yaml files, as for `dvc repro` "
                         "(relative to the repository root; default: dvc.yaml)")
     parser.add_argument("-j", "--jobs", type=int, default=1,
-                        help="stages run at once on a local Dask cluster of this many worker processes")
+                        help="stages run at once on a local Dask cluster of this many worker processes (default: 1)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one; "
                         "its workers must see the repository at the same path")
     parser.add_argument("--dry", action="store_true",
-                        help="print the stale stages in the order one worker would run them; run nothing")
+                        help="list the stale stages in run order, then their expected time; run nothing")
     parser.add_argument("--repo", default=None, help="repository (default: the one containing the cwd)")
     parser.add_argument("--pull", action="store_true",
                         help="pass --pull to each `dvc repro -s`: outputs of runs found in the run-cache "
@@ -120,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stoppable() -> None:
-    """Make SIGINT and SIGTERM stop the run as Ctrl-C does. A shell starts a background job (`nohup
-    reasonrl repro … &`) with SIGINT ignored, and Python then never raises KeyboardInterrupt; `kill` sends
-    SIGTERM, which would end this process and leave its stages' processes running."""
+    """Make SIGINT and SIGTERM stop the run as Ctrl-C does. A shell starts a background job (`nohup reasonrl repro
+    … &`) with SIGINT ignored, and Python then never raises KeyboardInterrupt; `kill` sends SIGTERM, which would end
+    this process and leave its stages' processes running."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.default_int_handler)
 
@@ -144,7 +143,11 @@ def _connect(args: argparse.Namespace) -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
     if args.scheduler:
-        with Client(args.scheduler) as client:
+        try:
+            client = Client(args.scheduler)
+        except (OSError, ValueError) as exc:  # refused or unreachable (after Dask's connect timeout), or no address
+            raise ConfigError("--scheduler", str(exc), "start a Dask scheduler there, or drop --scheduler") from None
+        with client:
             yield client
         return
     # Workers ignore the terminal's Ctrl-C (the disposition is inherited); this process handles it and
@@ -296,8 +299,7 @@ def _launch(argv: list[str], root: str, environ: dict[str, str], warm: bool) -> 
         if proc is not None:
             return proc
     return subprocess.Popen([sys.executable, "-c", _DVC_MAIN, *argv], cwd=root, env=environ, text=True,
-                            errors="replace", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            errors="replace", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def stage_environ(worker: Mapping[str, str], env: dict[str, str]) -> dict[str, str]:

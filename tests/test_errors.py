@@ -194,6 +194,12 @@ CASES = [
     Case("train --set nosuch=1", (*TRAIN, "--set", "nosuch=1"), r"^--set nosuch: unknown key"),
     Case("train --set with a near miss", (*TRAIN, "--set", "bta=0.1"), r"^--set bta: unknown key \(did you mean "
          r"'beta'\?"),
+    Case("train --set of a top-level param", (*TRAIN, "--set", "threads=2"),
+         r"^--set threads: a top-level param of params\.yaml, not a key of rl: \(set it in params\.yaml"),
+    Case("train --set init as a base's name", (*TRAIN, "--set", "init=cot"),
+         r"^--set init: no models/cot\.pt \(did you mean 'base_cot'\? init names a checkpoint by its file stem"),
+    Case("train --set task the init was not trained on", (*TRAIN, "--set", "task=chain"),
+         r"^--set task: 'chain', but models/base_cot\.pt is a 'hop' model \(write task: hop"),
 ]
 
 

@@ -452,3 +452,31 @@ def test_one_worker_starts_stages_deepest_first(tmp_path, env):
     assert out.returncode == 0, out.stderr
     assert started(tmp_path) == DEEPEST_FIRST
     assert "8 ran" in out.stderr
+
+
+def test_a_scheduler_it_cannot_reach_is_one_error_line(monkeypatch):
+    import argparse
+
+    import dask
+    import distributed  # noqa: F401  (its defaults join dask's config on import)
+
+    from reasonrl.errors import ConfigError
+    from reasonrl.parallel import _connect
+
+    # Dask retries a refused connection for this long (30 s by default); dask.config.set would be undone
+    # under the failed Client's own config change
+    monkeypatch.setitem(dask.config.config["distributed"]["comm"]["timeouts"], "connect", "1s")
+    for address, what in (("nowhere", "missing port"), ("tcp://127.0.0.1:1", "Timed out")):  # 1: nothing listens
+        with pytest.raises(ConfigError) as e, _connect(argparse.Namespace(scheduler=address)):
+            pass
+        assert e.value.where == "--scheduler" and what in e.value.what and "drop --scheduler" in e.value.fix
+
+
+def test_dry_into_a_closed_pipe_ends_without_a_traceback(tmp_path, env):
+    repo = make_repo(tmp_path, 0.1)
+    proc = subprocess.Popen([sys.executable, "-m", "reasonrl.cli", "repro", "--dry"], cwd=repo, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader has gone before the plan is printed (as `| head` goes after 10 lines)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=TIMEOUT) == 1
+    assert "Traceback" not in err and "Exception ignored" not in err, err

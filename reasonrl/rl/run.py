@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from ..config import ConfigError, check
+from ..errors import suggest
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, save_checkpoint
@@ -103,13 +104,15 @@ def write_outputs(policy, job: Job, hist: dict, model_path, history_path, summar
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the rl: defaults (YAML value), e.g. --set method=rft --set beta=0.05")
-    p.add_argument("--params", default="params.yaml", help="params file holding the rl: defaults")
+    p.add_argument("--params", default="params.yaml",
+                   help="params file holding the rl: defaults (default: %(default)s)")
     p.add_argument("--out", default="runs/oneoff",
-                   help="folder for model.pt, history.csv, summary.json and timing.json")
-    p.add_argument("--models", default="models", help="folder holding <init>.pt and verifier_<name>.pt")
+                   help="folder for model.pt, history.csv, summary.json and timing.json (default: %(default)s)")
+    p.add_argument("--models", default="models",
+                   help="folder holding <init>.pt and verifier_<name>.pt (default: %(default)s)")
     p.add_argument("--data", default="data",
                    help="folder holding the in-training evaluation sets (<task>_val_edge.jsonl, ..., "
-                        "<task>_think.jsonl)")
+                        "<task>_think.jsonl; default: %(default)s)")
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -125,22 +128,36 @@ def parse_sets(items: list[str]) -> dict:
     return out
 
 
+def as_typed(call, *args, **kwargs):
+    """`call(...)`, with a `--set.<key>` of its ConfigErrors named as the user typed it (`--set <key>`); the rl:
+    defaults keep their own names."""
+    try:
+        return call(*args, **kwargs)
+    except ConfigError as e:
+        if e.where.startswith("--set."):
+            raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
+        raise
+
+
 def run(args) -> int:
     params, device, _ = stage_setup(args.params)  # numerics, threads and device as every stage sets them
     check(isinstance(params.get("rl"), dict), "rl", "missing or not a mapping",
           f"{args.params} needs the rl: defaults section")
-    try:
-        job = make_job(params["rl"], parse_sets(args.set), "--set", list(params.get("verifiers") or {}))
-    except ConfigError as e:  # name a --set key as the user typed it; the rl: defaults keep their own names
-        if e.where.startswith("--set."):
-            raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
-        raise
+    overrides = parse_sets(args.set)
+    for key in overrides.keys() - params["rl"].keys():  # `threads`, `device`, `numerics`: not keys of rl:
+        check(isinstance(params.get(key), dict) or key not in params, f"--set {key}",
+              f"a top-level param of {args.params}, not a key of rl:", f"set it in {args.params}, or pass --params")
+    job = as_typed(make_job, params["rl"], overrides, "--set", list(params.get("verifiers") or {}))
     files = {role: Path(data_path(job.task, role, args.data)) for role in (*GREEDY_EVALS, "think")}
     sets = {role: read_problems(path) for role, path in files.items() if path.exists()}
     check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {files.get(job.eval)}",
           f"run `dvc repro data@{job.task}` or pass --data")
+    init, stems = Path(args.models) / f"{job.init}.pt", [p.stem for p in Path(args.models).glob("*.pt")]
+    near = f"base_{job.init}" if f"base_{job.init}" in stems else suggest(job.init, stems)  # init=cot: base_cot
+    check(init.exists() or near is None, "--set init", f"no {init.as_posix()}",
+          f"did you mean {near!r}? init names a checkpoint by its file stem")
     verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
-    policy, hist = run_job(job, Path(args.models) / f"{job.init}.pt", verifier, sets, device, where="--set")
+    policy, hist = as_typed(run_job, job, init, verifier, sets, device, where="--set")
     out = Path(args.out)
     s = write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
     t = timing(hist)
