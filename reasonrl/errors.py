@@ -78,15 +78,20 @@ def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | No
 
     with contextlib.suppress(OSError, ValueError, AttributeError, yaml.YAMLError):
         text = Path(lock).read_text()
-        # LibYAML's loader where PyYAML has it: 1.4 s on a 2 MB lock against the pure-Python loader's 5 s (the
+        # LibYAML's loader where PyYAML has it: 1.1-1.4 s on a 2 MB lock against the pure-Python loader's 5 s (the
         # kept parse of reasonrl.lockfile would be faster, but would make that runner module a dep of every stage)
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         stages = (yaml.load(text, Loader=loader) or {}).get("stages", {}) if rel in text else {}
         for stage, entry in stages.items():
             if any(o.get("path") == rel for o in entry.get("outs", []) or []):
                 return stage
+    return guessed_stage(rel)
+
+
+def guessed_stage(path: str | Path) -> str | None:
+    """The stage that writes `path` by the pipeline's naming alone (PRODUCERS), or None for no pipeline name."""
     for pattern, template in PRODUCERS:
-        m = pattern.match(rel)
+        m = pattern.match(Path(path).as_posix())
         if m:
             return template.format(*m.groups())
     return None

@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", nargs="*", help="stages or dvc.yaml files, as for `dvc repro` "
                         "(relative to the repository root; default: dvc.yaml)")
     parser.add_argument("-j", "--jobs", type=int, default=1,
-                        help="stages run at once on a local Dask cluster of this many worker processes (default: 1)")
+                        help="stages run at once: the worker processes of a local Dask cluster (default: %(default)s)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="use an existing Dask cluster (e.g. tcp://host:8786) instead of a local one; "
                         "its workers must see the repository at the same path")

@@ -155,7 +155,7 @@ def optimize(model: torch.nn.Module, cfg, loss_at: Callable[[int], torch.Tensor]
         opt.step()
         if step % 100 == 0 or step == cfg.steps - 1:
             curve.append([step, round(loss.item(), 5)])
-            bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)  # a redraw now shows a stale count
+            bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)  # a redraw now: a stale count
     model.eval()
     return curve
 

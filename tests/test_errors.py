@@ -200,6 +200,12 @@ CASES = [
          r"^--set init: no models/cot\.pt \(did you mean 'base_cot'\? init names a checkpoint by its file stem"),
     Case("train --set task the init was not trained on", (*TRAIN, "--set", "task=chain"),
          r"^--set task: 'chain', but models/base_cot\.pt is a 'hop' model \(write task: hop"),
+    Case("train with that task in rl", TRAIN, r"^rl\.task: 'chain', but models/base_cot\.pt is a 'hop' model",
+         {"rl.task": "chain"}),
+    Case("train with a base's name as rl.init", TRAIN, r"^rl\.init: no models/cot\.pt \(did you mean 'base_cot'\?",
+         {"rl.init": "cot"}),
+    Case("train --set init of a pipeline checkpoint not built here", (*TRAIN, "--set", "init=base_cot_s1"),
+         r"^models/base_cot_s1\.pt: checkpoint not found \(run `dvc repro base@cot_s1`"),
 ]
 
 
@@ -266,6 +272,17 @@ def test_bad_input_is_one_line_before_any_work(case, project, tmp_path):
     assert re.search(case.expect, lines[0].removeprefix("error: ")), lines[0]
     assert after == before  # nothing written, nothing removed
     assert not (tmp_path / "p" / "runs").exists()
+
+
+def test_train_takes_a_job_key_that_rl_leaves_to_its_default(project, tmp_path):
+    # `method` is also a top-level param (the headline's); an rl: without it still takes --set method
+    params = copy.deepcopy(PARAMS)
+    del params["rl"]["method"]
+    shutil.copytree(project, tmp_path / "p")
+    (tmp_path / "p" / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    proc = subprocess.run([sys.executable, *TRAIN, "--set", "method=rft", "--set", "steps=0"], cwd=tmp_path / "p",
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: --set steps: must be at least 1"), proc.stderr
 
 
 def test_an_unexpected_exception_keeps_its_traceback(project, tmp_path):

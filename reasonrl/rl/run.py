@@ -6,12 +6,13 @@ Used by the `rl` stages and by `reasonrl train`; paths are passed in, never buil
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 import yaml
 
 from ..config import ConfigError, check
-from ..errors import suggest
+from ..errors import guessed_stage, suggest
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
 from ..model import load_checkpoint, save_checkpoint
@@ -19,6 +20,8 @@ from ..pipeline import data_path, read_problems, stage_setup, write_timing
 from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
 from .train import train_rl
+
+JOB_KEYS = {f.name for f in dataclasses.fields(Job)}  # what --set may give
 
 THINK_SAMPLES = 16  # samples per problem of the think-profile evaluation during training
 
@@ -128,14 +131,16 @@ def parse_sets(items: list[str]) -> dict:
     return out
 
 
-def as_typed(call, *args, **kwargs):
-    """`call(...)`, with a `--set.<key>` of its ConfigErrors named as the user typed it (`--set <key>`); the rl:
-    defaults keep their own names."""
+def as_typed(overrides: dict, call, *args, **kwargs):
+    """`call(...)`, with a `--set.<key>` of its ConfigErrors named as the user typed it: `--set <key>` when a --set
+    gave the key, else `rl.<key>` (the defaults')."""
     try:
         return call(*args, **kwargs)
     except ConfigError as e:
         if e.where.startswith("--set."):
-            raise ConfigError(f"--set {e.where[len('--set.'):]}", e.what, e.fix) from None
+            key = e.where[len("--set."):]
+            where = f"--set {key}" if key.split(".")[0].split("[")[0] in overrides else f"rl.{key}"
+            raise ConfigError(where, e.what, e.fix) from None
         raise
 
 
@@ -144,20 +149,23 @@ def run(args) -> int:
     check(isinstance(params.get("rl"), dict), "rl", "missing or not a mapping",
           f"{args.params} needs the rl: defaults section")
     overrides = parse_sets(args.set)
-    for key in overrides.keys() - params["rl"].keys():  # `threads`, `device`, `numerics`: not keys of rl:
-        check(isinstance(params.get(key), dict) or key not in params, f"--set {key}",
+    for key in overrides:  # `threads`, `device`, `numerics`: params of their own, which make_job would not know
+        check(key in JOB_KEYS or isinstance(params.get(key), dict) or key not in params, f"--set {key}",
               f"a top-level param of {args.params}, not a key of rl:", f"set it in {args.params}, or pass --params")
-    job = as_typed(make_job, params["rl"], overrides, "--set", list(params.get("verifiers") or {}))
+    job = as_typed(overrides, make_job, params["rl"], overrides, "--set", list(params.get("verifiers") or {}))
     files = {role: Path(data_path(job.task, role, args.data)) for role in (*GREEDY_EVALS, "think")}
     sets = {role: read_problems(path) for role, path in files.items() if path.exists()}
-    check(job.eval == "none" or job.eval in sets, "--set eval", f"{job.eval} needs {files.get(job.eval)}",
+    check(job.eval == "none" or job.eval in sets, "--set eval" if "eval" in overrides else "rl.eval",
+          f"{job.eval} needs {files.get(job.eval)}",
           f"run `dvc repro data@{job.task}` or pass --data")
-    init, stems = Path(args.models) / f"{job.init}.pt", [p.stem for p in Path(args.models).glob("*.pt")]
-    near = f"base_{job.init}" if f"base_{job.init}" in stems else suggest(job.init, stems)  # init=cot: base_cot
-    check(init.exists() or near is None, "--set init", f"no {init.as_posix()}",
-          f"did you mean {near!r}? init names a checkpoint by its file stem")
+    init = Path(args.models) / f"{job.init}.pt"
+    if not init.exists() and guessed_stage(init) is None:  # no pipeline checkpoint's name (those: rebuild them)
+        stems = [p.stem for p in Path(args.models).glob("*.pt") if not p.stem.startswith("verifier_")]
+        near = f"base_{job.init}" if f"base_{job.init}" in stems else suggest(job.init, stems)  # init=cot: base_cot
+        check(near is None, "--set init" if "init" in overrides else "rl.init", f"no {init.as_posix()}",
+              f"did you mean {near!r}? init names a checkpoint by its file stem")
     verifier = Path(args.models) / f"verifier_{job.verifier}.pt" if job.verifier else None
-    policy, hist = as_typed(run_job, job, init, verifier, sets, device, where="--set")
+    policy, hist = as_typed(overrides, run_job, job, init, verifier, sets, device, where="--set")
     out = Path(args.out)
     s = write_outputs(policy, job, hist, out / "model.pt", out / "history.csv", out / "summary.json")
     t = timing(hist)
