@@ -74,7 +74,7 @@ def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | No
     """The DVC stage that writes `path` (relative to the project root): read from dvc.lock when it is
     there (exact, whatever dvc.yaml's layout), else guessed from the path."""
     rel = Path(path).as_posix()
-    import yaml  # here: the modules that raise import this one, and most never need a lock read
+    import yaml  # lazily: `reasonrl --help` imports this module and reads no lock
 
     with contextlib.suppress(OSError, ValueError, AttributeError, yaml.YAMLError):
         text = Path(lock).read_text()
