@@ -75,6 +75,11 @@ def _evil(path: Path) -> None:
     torch.save({"format": "reasonrl-checkpoint-v1", "state_dict": {}, "x": Evil()}, path)
 
 
+def _copy(path: Path) -> None:
+    """a copy of models/base_cot.pt"""
+    path.write_bytes((path.parent / "base_cot.pt").read_bytes())
+
+
 def _short_chain(path: Path) -> None:
     """a chain model of 64 positions"""
     model = TinyReasoner(ModelConfig(**{**TINY_MODEL, "max_len": 64}, task="chain"), torch.Generator().manual_seed(0))
@@ -145,7 +150,7 @@ CASES = [
          r"models/base_chain\.pt \(raise the base's model\.max_len", {"eval": {"passk_N": 2, "passk_ks": [1, 2]}},
          make=("models/base_chain.pt", _short_chain)),
     Case("a run's task is not its init's", RL, r"^runs\.grpo_s0\.task: 'chain', but models/base_cot\.pt is a 'hop' "
-         r"model \(write task: hop\)", {"runs.grpo_s0.task": "chain"}),
+         r"model \(set task to hop, or start from a chain model\)", {"runs.grpo_s0.task": "chain"}),
     Case("n > 16 in an RL range", RL, r"^rl\.n_range: need 2 <= lo <= hi <= 16", {"rl.n_range": [4, 17]}),
     Case("unknown method (top level)", ("rl.py", "headline", "headline_s0"),
          r"^method: 'ppo' is not one of \['grpo', 'rft', 'sft'\]", {"method": "ppo"}),
@@ -199,13 +204,15 @@ CASES = [
     Case("train --set init as a base's name", (*TRAIN, "--set", "init=cot"),
          r"^--set init: no models/cot\.pt \(did you mean 'base_cot'\? init names a checkpoint by its file stem"),
     Case("train --set task the init was not trained on", (*TRAIN, "--set", "task=chain"),
-         r"^--set task: 'chain', but models/base_cot\.pt is a 'hop' model \(write task: hop"),
+         r"^--set task: 'chain', but models/base_cot\.pt is a 'hop' model \(set task to hop, or start from a chain"),
     Case("train with that task in rl", TRAIN, r"^rl\.task: 'chain', but models/base_cot\.pt is a 'hop' model",
          {"rl.task": "chain"}),
     Case("train with a base's name as rl.init", TRAIN, r"^rl\.init: no models/cot\.pt \(did you mean 'base_cot'\?",
          {"rl.init": "cot"}),
     Case("train --set init of a pipeline checkpoint not built here", (*TRAIN, "--set", "init=base_cot_s1"),
          r"^models/base_cot_s1\.pt: checkpoint not found \(run `dvc repro base@cot_s1`"),
+    Case("train --set init near a verifier's name", (*TRAIN, "--set", "init=verfier_orm"),  # never a policy
+         r"^models/verfier_orm\.pt: checkpoint not found", make=("models/verifier_orm.pt", _copy)),
 ]
 
 

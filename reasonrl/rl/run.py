@@ -54,7 +54,7 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
     """Train `job` from the checkpoint at init_path; returns (policy, history)."""
     policy, _ = load_checkpoint(init_path, device)
     check(policy.cfg.task == job.task, f"{where}.task", f"{job.task!r}, but {Path(init_path).as_posix()} is a "
-          f"{policy.cfg.task!r} model", f"write task: {policy.cfg.task}")
+          f"{policy.cfg.task!r} model", f"set task to {policy.cfg.task}, or start from a {job.task} model")
     check_init_fits(job, policy.cfg.max_len, init_path, eval_problems, where)
     verifier = None
     if job.verifier is not None:
