@@ -154,9 +154,10 @@ class Progress:
                 taken, expected = taken + now - t0, expected + self.expected[other]
         return max(scale, taken / expected if taken else 1.0) if expected else None
 
-    def status(self) -> str:
+    def status(self, left: float | None = None) -> str:
+        """The bar's description; `left`: the time left when the caller has it already."""
         running = ", ".join(self.running) or "none"
-        return f"running: {running}; about {fmt_duration(self.left())} left"
+        return f"running: {running}; about {fmt_duration(self.left() if left is None else left)} left"
 
     def count(self) -> str:
         return f"{len(self.finished)}/{len(self.expected)}"
@@ -176,18 +177,20 @@ class Progress:
         teaches its arm's and its kind's estimates). Returns the count and estimate for a plain line."""
         with self._lock:
             self.running.pop(stage, None)
-            if stage not in self.finished:
+            new = stage not in self.finished
+            if new:
                 self.finished.add(stage)
                 if seconds is not None and stage in self.expected:
                     for group in {arm(stage), kind(stage)}:
                         taken = self.taken.setdefault(group, [0.0, 0.0])
                         taken[0] += seconds
                         taken[1] += self.expected[stage]
-                if self.bar is not None:
-                    self.bar.set_description_str(self.status(), refresh=False)  # not drawn with it running
-                    self.bar.update(1)
-            self._refresh()
-            return f"[{self.count()}, about {fmt_duration(self.left())} left]"
+            left = self.left()  # once per event: it walks every stage
+            if self.bar is not None:
+                self.bar.set_description_str(self.status(left), refresh=False)  # before update() may draw it
+                self.bar.update(int(new))
+                self.bar.refresh()
+            return f"[{self.count()}, about {fmt_duration(left)} left]"
 
     def write(self, line: str) -> None:
         """A log line that does not break the bar."""
