@@ -164,13 +164,15 @@ def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
     assert closure == {"verifier@orm"} | {f"rl_orm@{r}" for r in runs} | {f"eval_orm@{r}" for r in runs} | READERS
 
 
-def test_smoke_studies_write_every_figure_the_index_lists(tiny_repo):
+def test_smoke_studies_write_every_figure_the_details_pages_list(tiny_repo):
     index = (tiny_repo / "reports/index.md").read_text()
     for study in ("headline", "methods", "passk", "zero", "hacking", "ablations"):
         manifest = json.loads((tiny_repo / f"reports/{study}/manifest.json").read_text())
         assert json.loads((tiny_repo / f"reports/metrics/{study}.json").read_text())
+        details = (tiny_repo / f"reports/{study}/details.md").read_text()
+        assert f"[Details]({study}/details.md)" in index
         for fig in manifest["figures"]:
-            assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"]({fig['file']})" in index
+            assert (tiny_repo / "reports" / fig["file"]).stat().st_size > 0 and f"[{fig['file']}](" in details
     m = json.loads((tiny_repo / "reports/passk/data/GRPO_edge_s0.json").read_text())
     sets = yaml.safe_load((tiny_repo / "params.yaml").read_text())["passk"]["sets"]
     assert set(m["sets"]) == set(sets) and {"edge", "far", "in"} <= set(sets)

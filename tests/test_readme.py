@@ -49,7 +49,23 @@ def test_committed_index_is_what_report_index_writes_from_the_committed_reports(
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
     index.report(cfg, tmp_path)
-    assert (tmp_path / index.INDEX).read_text() == (ROOT / index.INDEX).read_text()
+    for page in index.outputs(cfg):  # the front page, the claims in full, each study's details
+        assert (tmp_path / page).read_text() == (ROOT / page).read_text(), page
+
+
+def test_committed_front_page_opens_with_the_verdicts_and_keeps_within_its_limits():
+    text = (ROOT / index.INDEX).read_text()
+    assert index.check_limits(text) == [] and len(text) <= 20_000
+    assert [line for line in text.splitlines() if line.startswith("## ")][0] == "## Verdicts"
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert table[0] == "| claim | task | effect [95% CI] | Holm p | verdict | reason |" and len(table) > 5
+    sections = text.split("\n## ")[2:]  # after the verdicts: one per study
+    assert len(sections) == len(index.STUDIES)
+    for section, study in zip(sections, index.STUDIES):
+        paragraph = section.split("\n\n")[1]
+        assert len(paragraph.split()) <= index.PARAGRAPH_WORDS, study
+        assert section.count("![") == 1 and f"[Details]({study}/details.md)" in section
+        assert (ROOT / index.details_path(study)).exists()
 
 
 def test_readme_links_resolve():

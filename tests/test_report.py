@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+import posixpath
 import zlib
 from pathlib import Path
 
@@ -265,8 +266,10 @@ def test_every_report_writes_exactly_its_outputs(studies):
     for study in ("methods", "passk", "zero", "hacking", "ablations"):
         written = {p.relative_to(studies).as_posix() for p in (studies / "reports" / study).iterdir()}
         declared = set(STUDIES[study].outputs(CONFIGS[study]))
-        # the passk@ stages' files (curves, the measurements the report reads) sit beside the report's own
+        # the passk@ stages' files (curves, the measurements the report reads) and the index's details page sit
+        # beside the report's own
         theirs = {p for p in written if p.startswith(("reports/passk/curve_", "reports/passk/data"))}
+        theirs |= {index.details_path(study)}
         assert written - theirs <= declared
 
 
@@ -363,17 +366,27 @@ def test_ablations_compare_with_the_group_reference(studies):
         ablations.Stability("x", {"a": {"1e-4": "r1"}, "b": {"1e-3": "r2"}})
 
 
-def test_index_lists_every_figure_and_table(studies):
+def test_index_shows_a_figure_per_study_and_its_details_list_every_figure_and_table(studies):
     text = (studies / index.INDEX).read_text()
     for study in ("methods", "passk", "zero", "hacking", "ablations"):
         man = read_json(studies / common.manifest_path(study))
+        details = (studies / index.details_path(study)).read_text()
+        assert f"[Details]({study}/details.md)" in text and f"# {man['title']}: details" in details
+        key = man["key_figure"] or man["figures"][0]["file"]
+        assert f"![{key}]({key})" in text  # the front page's one figure per study
+        assert sum(f"![{f['file']}]({f['file']})" in text for f in man["figures"]) == 1
         for fig in man["figures"]:
-            assert f"[{fig['file']}]({fig['file']})" in text and (studies / "reports" / fig["file"]).exists()
+            rel = posixpath.relpath(fig["file"], study)
+            assert f"[{fig['file']}]({rel}): {fig['caption']}" in details
+            assert (studies / "reports" / fig["file"]).exists()
         for t in man["tables"]:
-            assert f"({t})" in text
-    assert "[exact/beta_sweep.png]" in text and "β=0.3 -0.5" in text
+            assert f"]({posixpath.relpath(t, study)})" in details
+        assert all(f"- `{a['pair']}`: {a['text']}" in details for a in man["answers"])
+        assert all(f"- {r}" in details for r in man["runs"])
+    assert "[exact/beta_sweep.png](beta_sweep.png)" in (studies / index.details_path("exact")).read_text()
+    assert "β=0.3 -0.5" in text  # the toy's answer is short enough to be its own paragraph
     assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
-    claims = text[text.index("## Claims against the papers"):text.index("## SFT vs RFT vs GRPO")]
+    claims = (studies / index.CLAIMS).read_text()
     rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
     # two seeds per arm: per-seed differences 3 and 2.7, t-interval with 1 df [0.94, 4.76] (p 0.033), Holm x 3
     length = rows["seq_mean_token_mean lets wrong responses grow longer"]
@@ -384,6 +397,14 @@ def test_index_lists_every_figure_and_table(studies):
     assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
     assert "| not testable here | its primary comparison ablations/dynamic_on_vs_off was not computed" in \
         rows["dynamic sampling beats plain GRPO"]
+    # the front page's verdict table: the same verdicts, each cell short
+    front = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 0.081 | not reproduced | underpowered at 2 seeds: MDE 2.11 > 0.05 (" in front[
+        "Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer"]
+    assert "| reproduced | Holm-adjusted interval beyond ±0.01, in the claimed direction |" in front[
+        "DAPO: clip-higher beats the symmetric clip"]
+    assert "| — | — | not testable here | its primary comparison" in front["DAPO: dynamic sampling beats plain GRPO"]
+    assert index.check_limits(text) == []
 
 
 def test_reports_are_deterministic(studies, tmp_path):
@@ -541,8 +562,21 @@ def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_colum
     assert index.by_task_cell({"verdict": "not testable here", "answer": None}) == "not testable here"
     assert index.by_task_cell({"verdict": "v", "answer": {"effect": -0.1, "ci_lo": -0.2, "ci_hi": 0.05}}) == (
         "v: -0.100 [-0.200, 0.050]")
-    assert table.splitlines()[-1] == "The tasks agree on up; they differ on flat."
+    assert table.splitlines()[-1] == ("The tasks agree (same verdict, the unadjusted intervals on the same side of 0, "
+                                      "or both covering it) on up; they share the verdict but not the direction on "
+                                      "none; they differ in verdict on flat.")
     assert index.by_task_table(index.Config(claims={"solo": claims["solo"]}), manifests) == ""
+    # the pilot's zhang_edge: "not reproduced" on both tasks, but hop's interval covers 0 and chain's lies below it
+    split = {"split_hop": {**ans(0.094, 0.08), "ci_lo": -0.078, "ci_hi": 0.266},
+             "split_chain": {**ans(-0.161, 0.06), "ci_lo": -0.246, "ci_hi": -0.076}}
+    claims = {"split": index.Claim("P", "c", "passk", "split_hop", 1, tasks={"chain": "split_chain"})}
+    rows = index.judge_all(claims, {"passk": split}, 0.01)
+    assert {r["verdict"] for r in rows.values()} == {"not reproduced"}
+    manifests = [{"study": "passk", "answers": [{"pair": k, **a} for k, a in split.items()]}]
+    line = index.by_task_table(index.Config(claims=claims), manifests).splitlines()[-1]
+    assert line.endswith("on no claim; they share the verdict but not the direction on split; they differ in verdict "
+                         "on none.")
+    assert [index.direction(a) for a in split.values()] == [0, -1] and index.direction(None) == 0
 
 
 def test_the_index_says_how_many_seeds_each_primary_needs_for_the_target_mde():
@@ -703,3 +737,35 @@ def test_the_claims_in_params_name_answers_the_committed_reports_have():
     assert len(cfg.claims) >= 9 and cfg.equivalence == params["studies"]["equivalence"]
     for cid, c in cfg.claims.items():
         assert (ROOT / common.answer_path(c.study, c.primary)).exists(), cid
+
+
+def test_a_study_paragraph_is_cut_after_its_last_whole_clause_within_the_word_limit(monkeypatch):
+    monkeypatch.setattr(index, "PARAGRAPH_WORDS", 8)
+    assert index.paragraph({"summary": "", "answer": "one two three four five six seven eight"}) == (
+        "one two three four five six seven eight")
+    # clauses of 3 words: two fit with the ellipsis (7 words), a third would make 10
+    assert index.paragraph({"answer": "a b c; d e f; g h i; j k l"}) == "a b c; d e f …"
+    assert index.paragraph({"summary": "x y; z", "answer": "a b c; d e f; g h i"}) == "x y; z"
+    # a first clause longer than the limit: cut by words
+    assert index.paragraph({"answer": "a b c d e f g h i j"}) == "a b c d e f g …"
+
+
+def test_the_front_page_limits_name_what_breaks_them(monkeypatch):
+    assert index.check_limits("# t\n\n| a | b |\n") == []
+    long_cell = "| " + "x" * 201 + " | b |"
+    assert index.check_limits(f"# t\n{long_cell}\n") == ["line 2: a cell of 201 characters > 200"]
+    assert index.check_limits("y" * 601) == ["line 1: 601 characters > 600"]
+    monkeypatch.setitem(index.LIMITS, "characters", 10)
+    assert index.check_limits("z" * 11) == ["11 characters > 10"]
+
+
+def test_the_verdict_tables_reason_says_underpowered_only_for_an_undecided_comparison_short_of_its_target():
+    ans = {"mde": 0.442, "seeds": 5, "se": 0.1, "run_sd": 0.27, "df": 4, "effect": 0.38, "ci_lo": 0.05, "p": 0.04,
+           "ci_hi": 0.71, "problems": 1000, "a": 0.6, "b": 0.98}
+    row = {"verdict": "not reproduced", "answer": ans, "lo": -0.3, "hi": 1.06, "why": "no detectable difference"}
+    need = index.seeds_text(ans, 0.05).split("; ")[1].removeprefix("0.05: ")
+    assert index.reason(row, 0.05) == f"underpowered at 5 seeds: MDE 0.442 > 0.05 ({need})"
+    assert index.reason(row, 0.5) == "no detectable difference"  # the design reaches the target: no power shortfall
+    assert index.reason({**row, "lo": 0.01}, 0.05) == "no detectable difference"  # decided after Holm
+    assert index.reason({**row, "verdict": "reproduced"}, 0.05) == "no detectable difference"
+    assert index.short_caption("pass@k against k (log scale); pass@1 0.5 / 0.9.") == "pass@k against k (log scale)."

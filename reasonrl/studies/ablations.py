@@ -18,7 +18,7 @@ import pandas as pd
 from ..config import check
 from ..io import write_json
 from ..plotdata import undefined
-from ..stats import fmt_ci, fmt_mde
+from ..stats import fmt_ci, fmt_mde, precision
 from .common import (
     RANGES,
     Answer,
@@ -285,6 +285,15 @@ def answer(cfg: Config, answers: dict[str, list[Answer]]) -> str:
     return f"Final greedy accuracy on {cfg.set} against each group's reference — " + " | ".join(parts) + "."
 
 
+def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
+    """The front page's paragraph: each group's accuracy comparisons as effects with their intervals (the
+    wording, length and entropy answers: details)."""
+    curves = tuple(f"_{suffix}" for suffix, *_ in CURVE_ANSWERS)
+    parts = [f"{x.b} − {x.a} {fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, precision(x.cmp), sign=True)}"
+             for name in cfg.groups for x in answers[name] if not x.pair.endswith(curves)]
+    return f"Final greedy accuracy on {cfg.set}, each arm minus its group's reference [95% CI]: {'; '.join(parts)}."
+
+
 def report(cfg: Config, root: Path) -> None:
     runs = load_runs(root, all_runs(cfg))
     out = root / OUT
@@ -340,4 +349,4 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
     return Manifest("ablations", "GRPO ablations", "What does each GRPO design choice change: std normalisation, "
                     "loss aggregation, KL placement, clip-higher, dynamic sampling?", answer(cfg, answers),
                     [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["ablations/table.md"],
-                    manifest_answers(flat))
+                    manifest_answers(flat), summary=summary(cfg, answers))

@@ -7,7 +7,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -386,12 +386,12 @@ class Manifest:
     figures: list[tuple[str, str]] = field(default_factory=list)  # (path, one sentence with the key number)
     tables: list[str] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)  # {"pair", "text", **Comparison.to_json()} per answer
+    summary: str = ""  # the front page's paragraph (at most 80 words) where `answer` is longer
+    key_figure: str = ""  # the figure the front page shows; "" for the first
 
     def write(self, root: Path) -> None:
-        write_json(root / manifest_path(self.study), {
-            "study": self.study, "title": self.title, "question": self.question, "answer": self.answer,
-            "runs": self.runs, "figures": [{"file": f, "caption": c} for f, c in self.figures],
-            "tables": self.tables, "answers": self.answers})
+        write_json(root / manifest_path(self.study),
+                   asdict(self) | {"figures": [{"file": f, "caption": c} for f, c in self.figures]})
 
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:

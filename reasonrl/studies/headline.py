@@ -166,6 +166,12 @@ def answer(method: str, cells: dict) -> str:
     return f"{method} from each base — " + "; ".join(parts) + "."
 
 
+def summary(method: str, cells: dict, measure: str) -> str:
+    """The front page's paragraph: the pooled comparison on one measure, per task and set."""
+    parts = [f"{t} {s}: {pooled.text}" for (t, s, m), (pooled, *_) in cells.items() if m == measure]
+    return f"{method} against its own base, {MEASURES[measure]} pooled over bases — " + "; ".join(parts) + "."
+
+
 def report(cfg: Config, root: Path) -> None:
     method = method_of(cfg, root)
     cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
@@ -194,4 +200,5 @@ def report(cfg: Config, root: Path) -> None:
              [("headline/before_after.png", f"{method} against its base per base seed and pooled; pooled: "
                + "; ".join(f"{t}, {s} {MEASURES[m]} {c[0].cmp.a:.3f} → {c[0].cmp.b:.3f}"
                            for (t, s, m), c in cells.items()))],
-             ["headline/table.md"], manifest_answers(pooled + per_base)).write(root)
+             ["headline/table.md"], manifest_answers(pooled + per_base),
+             summary=summary(method, cells, cfg.measures[0])).write(root)

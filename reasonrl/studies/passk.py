@@ -388,4 +388,7 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
           f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
-        ["passk/table.md"], manifest_answers(files))
+        ["passk/table.md"], manifest_answers(files),
+        summary=f"pass@1 [95% CI] / {kmax.split(' ')[0]} on {s}, the set of RL's edge data, per arm (every set, each "
+        f"arm against its task's base at every k: details): " + ", ".join(
+            f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax].split(' ')[0]}" for r in rows if r["set"] == s) + ".")

@@ -1,0 +1,185 @@
+"""The claims against the papers: each claim's primary comparison, fixed in params (studies.claims) before
+the run, judged once in one Holm family (`judge_all`). `reasonrl.studies.index` writes the verdicts."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from .. import stats
+from ..config import check
+
+STUDIES = ("headline", "methods", "passk", "zero", "hacking", "ablations", "exact")
+
+
+@dataclass
+class Claim:
+    """A published claim and its one primary comparison, fixed in params (studies.claims) before the run:
+    the answer file `primary` of `study`, expected in direction `expect` (+1: b > a, -1: a > b).
+    `ceiling`: the largest value the measure can take (1 for accuracies; None when unbounded, as for a
+    length), which says whether the claimed direction has room to show a difference; `equivalence` and
+    `mde_target` override studies.equivalence and studies.mde_target for a measure on another scale."""
+
+    paper: str
+    claim: str
+    study: str
+    primary: str
+    expect: int
+    ceiling: float | None = 1.0
+    equivalence: float | None = None
+    mde_target: float | None = None  # overrides studies.mde_target for a measure on another scale
+    task: str = "hop"  # the task `primary` is measured on
+    tasks: dict[str, str] = field(default_factory=dict)  # the same claim's primary on further tasks: task -> pair
+
+    def primaries(self) -> dict[str, str]:
+        """{task: its primary answer file}: each is one test of the Holm family."""
+        return {self.task: self.primary, **self.tasks}
+
+    def __post_init__(self):
+        check(self.study in STUDIES, "study", f"{self.study!r} is not one of {list(STUDIES)}")
+        check(self.expect in (1, -1), "expect", f"{self.expect!r} must be +1 (b > a) or -1 (a > b)")
+        check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
+        check(self.task not in self.tasks, "tasks", f"{self.task!r} is the task of `primary` already")
+        check(self.mde_target is None or self.mde_target > 0, "mde_target", f"{self.mde_target!r} must be > 0")
+
+
+REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not reproduced", "contradicted",
+                                                          "not testable here")
+EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
+EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
+HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sampling, so no interval to adjust
+
+
+def comparison(answer: dict) -> stats.Comparison:
+    """The stats.Comparison an answer dict of a manifest was written from."""
+    fields = [f.name for f in dataclasses.fields(stats.Comparison)]
+    return stats.Comparison(**{k: answer[k] for k in fields if k in answer})
+
+
+def seeds_text(answer: dict | None, target: float) -> str:
+    """The primary comparison's MDE with its seeds, and the seeds per arm an MDE of `target` would take."""
+    if answer is None or answer["mde"] is None:
+        return "—"
+    now = f"{answer['mde']:.3g} ({answer['seeds']})"
+    if answer["mde"] <= target:
+        return f"{now}, ≤ {target:g}"
+    if "run_sd" not in answer:  # written before answers kept their run spread
+        return f"{now}; run spread not recorded"
+    need = stats.seeds_for(comparison(answer), target)
+    if need is None:
+        return f"{now}; {target:g}: " + ("one seed measures no run term" if answer["seeds"] < 2 else
+                                         "not by seeds alone (the test set's problem term)")
+    return f"{now}; {target:g}: {need} seeds"
+
+
+def no_variance(answer: dict | None, claim: Claim, primary: str) -> str | None:
+    """Why the claim's primary comparison cannot be computed or carries no interval, else None."""
+    if answer is None:
+        return f"its primary comparison {claim.study}/{primary} was not computed (no such arms in this run)"
+    if answer.get("constant") is not None:
+        return "neither arm varies (both at the same value on every problem and run)"
+    if answer["se"] == 0:
+        return "the difference is the same on every problem and run: no interval to test"
+    return None
+
+
+def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
+    """Why the claimed direction has no room beyond the equivalence region (a ceiling), else None. The
+    other direction may still show: such a claim can be contradicted, not reproduced."""
+    if claim.ceiling is None:
+        return None
+    start = answer["a"] if claim.expect > 0 else answer["b"]  # the arm that must be beaten
+    room = claim.ceiling - start
+    if room > equivalence:
+        return None
+    return (f"at the ceiling: the arm to beat is at {start:.3f}, leaving {room:.3f} of room, within the "
+            f"±{equivalence:g} equivalence region")
+
+
+def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], equivalence: float,
+              alpha: float = 1 - stats.CONFIDENCE) -> dict[tuple[str, str], dict]:
+    """A row per claim and task, {(claim id, task): row}: its primary answer on that task, Holm-adjusted
+    across every (claim, task) whose answer has an interval.
+
+    Each claim tests whether its effect lies beyond the equivalence region (|effect| > e, two-sided: p of
+    `stats.p_value` with margin e), and Holm adjusts those p-values across the claims. A claim is
+    reproduced when its adjusted p is below alpha and the effect points the claimed way, contradicted when
+    it points the other way; its interval, at Holm's level for it, then lies beyond ±e by construction.
+    Otherwise it is not testable here (the claimed direction has no room: a ceiling) or not reproduced,
+    with the reason: equivalent (the adjusted interval inside ±e), or no difference shown beyond ±e."""
+    rows, family = {}, {}
+    for cid, c in claims.items():
+        for task, primary in c.primaries().items():
+            ans = by_study.get(c.study, {}).get(primary)
+            eq = c.equivalence if c.equivalence is not None else equivalence
+            why = no_variance(ans, c, primary)
+            rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
+                               "why": why}
+            if why is None:
+                family[cid, task] = ans
+            else:
+                rows[cid, task]["verdict"] = NOT_TESTABLE
+    ids = list(family)
+    pvals = [stats.p_value(family[i]["effect"], family[i]["se"], family[i]["df"], rows[i]["equivalence"])
+             for i in ids]
+    adjusted, levels = stats.holm(pvals, alpha)
+    for cid, p_adj, level in zip(ids, adjusted, levels):
+        row, ans, c = rows[cid], family[cid], rows[cid]["claim"]
+        eq = row["equivalence"]
+        lo, hi = comparison(ans).at_level(level)
+        row |= {"p_holm": p_adj, "level": level, "lo": lo, "hi": hi}
+        sign = 1 if ans["effect"] > 0 else -1
+        ceiling = no_room(c, ans, eq)
+        if p_adj < alpha:
+            row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
+            side = "in" if sign == c.expect else "against"
+            row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
+        elif ceiling:
+            row["verdict"], row["why"] = NOT_TESTABLE, ceiling
+        elif -eq <= lo and hi <= eq:
+            row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
+        elif lo > 0 or hi < 0:
+            row["verdict"] = NOT_REPRODUCED
+            row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"
+        else:
+            row["verdict"] = NOT_REPRODUCED
+            mde = stats.fmt_mde(comparison(ans))
+            row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {mde})"
+    return rows
+
+
+def result_text(row: dict) -> str:
+    """The primary answer worded with the claim's own equivalence region, then its Holm-adjusted interval."""
+    ans = row["answer"]
+    if ans is None:
+        return "—"
+    cmp = comparison(ans)
+    text = stats.word(cmp, ans.get("a_label", "a"), ans.get("b_label", "b"), row["equivalence"])
+    if "lo" not in row:
+        return text
+    spec = ".4f" if row["hi"] - row["lo"] < 0.01 else ".3f"
+    return (f"{text}; Holm-adjusted: {stats.fmt_ci(cmp.effect, row['lo'], row['hi'], spec, sign=True)} at "
+            f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
+
+
+def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
+    if not metrics:
+        return "—", NOT_TESTABLE, "the exact toy has not run"
+    kls = {k[len("final_kl_opt_"):]: v for k, v in metrics.items()
+           if k.startswith("final_kl_opt_") and isinstance(v, (int, float))}
+    if not kls:
+        return "—", NOT_TESTABLE, "the exact toy's metrics hold no final KL(π‖π*)"
+    result = "final KL(π‖π*): " + ", ".join(f"{k} {v:.3g}" for k, v in kls.items())
+    best = min(kls.values())
+    # exact expectations, no sampling noise between reruns: a tolerance, not an interval
+    verdict = HOLDS_EXACTLY if best < EXACT_TOLERANCE else "does not hold exactly"
+    return result, verdict, (f"exact (enumerated) expectations, no sampling: outside the Holm family; "
+                             f"reached when KL < {EXACT_TOLERANCE}")
+
+
+def by_task_cell(row: dict) -> str:
+    """A claim's verdict on one task, then its primary effect with the 95% interval (unadjusted)."""
+    ans = row["answer"]
+    if not ans or ans.get("ci_lo") is None:
+        return row["verdict"]
+    return f"{row['verdict']}: {stats.fmt_ci(ans['effect'], ans['ci_lo'], ans['ci_hi'], sign=True)}"
