@@ -96,7 +96,8 @@ def reason(row: dict, target: float) -> str:
     undecided = row["verdict"] == NOT_REPRODUCED and "lo" in row and row["lo"] <= 0 <= row["hi"]
     if undecided and ans.get("mde") is not None and ans["mde"] > target:
         need = seeds_text(ans, target).split("; ", 1)[-1].removeprefix(f"{target:g}: ")
-        return f"underpowered at {ans['seeds']} seeds: MDE {ans['mde']:.3g} > {target:g} ({need})"
+        tail = f" (needs {need})" if need[:1].isdigit() else f"; {need}"
+        return f"underpowered at {ans['seeds']} seeds: MDE {ans['mde']:.3g} > {target:g}{tail}"
     return row["why"]
 
 
