@@ -56,7 +56,7 @@ class Job:
     temperature: float = 1.0  # sampling temperature
     seed: int = 0  # seeds problems, samples and the random reward
     eval: str = "none"  # one of EVALS: the evaluation every eval_every steps
-    eval_every: int = 40  # steps between evaluations
+    eval_every: int = 10  # steps between evaluations (params.yaml rl.eval_every)
 
     def __post_init__(self):
         for key, names in choices().items():
