@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import check
 from ..io import read_json, write_json
-from ..stats import fmt_ci
+from ..stats import fmt_share
 from .common import (
     RANGES,
     Answer,
@@ -189,7 +189,7 @@ def arm_row(label: str, arm: list[Run], iv, set_name: str) -> dict:
     return {"reward": label, "runs": ", ".join(r.name for r in arm), **{k: arm[0].job[k] for k in SETTINGS[1:]},
             "proxy (last 10%)": sum(tail_mean(r.history["reward/proxy"]) for r in arm) / len(arm),
             "true (last 10%)": sum(tail_mean(r.history["reward/true"]) for r in arm) / len(arm),
-            "greedy acc. [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi), "acc": iv.mean, "acc_ci_lo": iv.lo,
+            "greedy acc. [95% CI]": fmt_share(iv), "acc": iv.mean, "acc_ci_lo": iv.lo,
             "acc_ci_hi": iv.hi, "main failure": f"{worst} {mix[worst]:.2f}", "failure_mix": mix,
             "fooled examples": sum(len(fooled_rows(label, r)) for r in arm)}
 
