@@ -313,7 +313,7 @@ def summary(cfg: Config, prof: dict, answers: list[Answer]) -> str:
         return b if of(x.cmp, cfg.equivalence) == CONSTANT else f"{b} {fmt_effect(x.cmp, x.bounds)}"
 
     return ("Think rate after − before GRPO [95% CI]: " + verdicts(cfg, prof, answers, entry)
-            + " (MDEs, accuracy and the reward controls against the true reward: details).")
+            + " (MDEs and accuracy: details).")
 
 
 def arm_profile(arm: list[Run], which: int) -> dict:
