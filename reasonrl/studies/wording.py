@@ -16,14 +16,11 @@ UP, DOWN, EQUIVALENT, NONE, CONSTANT = "up", "down", "equivalent", "none", "cons
 
 
 def kind(lo: float, hi: float, equivalence: float) -> str:
-    """What an interval supports: UP (lo > 0), DOWN (hi < 0), EQUIVALENT (inside [-e, e]), else NONE.
-    A side is taken before equivalence, as `stats.word` does: an interval off 0 is a detected difference
-    even when it is small (its answer then says "possibly less than e")."""
-    if lo > 0:
-        return UP
-    if hi < 0:
-        return DOWN
-    return EQUIVALENT if -equivalence <= lo and hi <= equivalence else NONE
+    """What an interval supports, in `stats.word`'s order: EQUIVALENT (inside [-e, e], even off 0: a
+    difference too small to matter takes no direction word), UP (lo > 0), DOWN (hi < 0), else NONE."""
+    if -equivalence <= lo and hi <= equivalence:
+        return EQUIVALENT
+    return UP if lo > 0 else DOWN if hi < 0 else NONE
 
 
 def of(cmp: stats.Comparison, equivalence: float) -> str:
