@@ -76,7 +76,7 @@ def test_passk_per_k_words_match_the_answers():
         got = re.match(r"on (\w+): (.+?) (detectably|no detectable)", clause)
         assert got, clause
 
-        def agrees(side: dict[int, int]) -> bool:
+        def agrees(side: dict[int, int], clause: str = clause) -> bool:
             for word, sign in (("above", 1), ("below", -1)):
                 found = re.search(rf"{word} (?:the base )?at k = ([\d, ]+?)(?:,? no|: | and|$)", clause)
                 ks = sorted(int(x) for x in found.group(1).split(", ")) if found else []
