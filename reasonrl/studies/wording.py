@@ -24,9 +24,12 @@ def kind(lo: float, hi: float, equivalence: float) -> str:
 
 
 def of(cmp: stats.Comparison, equivalence: float) -> str:
-    """`kind` of a comparison; CONSTANT where nothing varies (at the floor or ceiling: not testable)."""
-    if cmp.constant is not None or cmp.se == 0:
+    """`kind` of a comparison; CONSTANT where nothing varies (at the floor or ceiling: not testable). A
+    difference the same in every cell (se 0) has its sign for a side, as `stats.word` states it."""
+    if cmp.constant is not None:
         return CONSTANT
+    if cmp.se == 0:
+        return UP if cmp.effect > 0 else DOWN if cmp.effect < 0 else EQUIVALENT
     return kind(cmp.ci_lo, cmp.ci_hi, equivalence)
 
 
