@@ -270,12 +270,34 @@ def _num(x: float, spec: str) -> str:
     return text.replace("-", "", 1) if float(text) == 0 else text
 
 
-def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = False) -> str:
-    """'0.123 [0.101, 0.145]' (sign: '+0.123 [...]')."""
+SHARE = (0.0, 1.0)  # the range of a level that is a share (accuracy, think rate, pass@k)
+SHARE_DIFF = (-1.0, 1.0)  # the range of a difference of two shares
+
+
+def clip(lo: float, hi: float, bounds: tuple[float, float] | None) -> tuple[float, float]:
+    """An interval cut to its measure's range where it is printed: a t-interval of few seeds near a floor or
+    ceiling overshoots it, and a bound no value can take reads as a measurement (docs/studies.md)."""
+    return (lo, hi) if bounds is None else (min(max(lo, bounds[0]), bounds[1]), max(min(hi, bounds[1]), bounds[0]))
+
+
+def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = False,
+           bounds: tuple[float, float] | None = None) -> str:
+    """'0.123 [0.101, 0.145]' (sign: '+0.123 [...]'), the interval cut to `bounds` (`clip`)."""
+    lo, hi = clip(lo, hi, bounds)
     head = _num(value, spec)
     if sign and not head.startswith("-"):
         head = "+" + head
     return f"{head} [{_num(lo, spec)}, {_num(hi, spec)}]"
+
+
+def fmt_effect(cmp: Comparison, bounds: tuple[float, float] | None = None) -> str:
+    """The effect b - a with its interval, signed, at `precision`, cut to `bounds`."""
+    return fmt_ci(cmp.effect, cmp.ci_lo, cmp.ci_hi, precision(cmp), sign=True, bounds=bounds)
+
+
+def fmt_share(iv: Interval) -> str:
+    """A share's mean with its interval cut to [0, 1]."""
+    return fmt_ci(iv.mean, iv.lo, iv.hi, bounds=SHARE)
 
 
 def fmt_mde(cmp: Comparison) -> str:
@@ -285,24 +307,31 @@ def fmt_mde(cmp: Comparison) -> str:
 
 def precision(cmp: Comparison) -> str:
     """The format spec of an effect: three decimals, four when the interval is narrower than 0.01 so that
-    its bounds stay distinct from each other and from 0."""
-    return ".4f" if 0 < cmp.ci_hi - cmp.ci_lo < 0.01 else ".3f"
+    its bounds stay distinct from each other, and more (up to six) while a bound off 0 would print as 0:
+    "[0.000, 0.012]" would read as an interval touching 0 where the test says it excludes it."""
+    places = 4 if 0 < cmp.ci_hi - cmp.ci_lo < 0.01 else 3
+    while places < 6 and any(b != 0 and float(f"{b:.{places}f}") == 0 for b in (cmp.ci_lo, cmp.ci_hi)):
+        places += 1
+    return f".{places}f"
 
 
 def describe_constant(value: float) -> str:
     return "the ceiling" if value == 1 else "the floor" if value == 0 else f"{value:g} on every problem and run"
 
 
-def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE) -> str:
+def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE,
+         bounds: tuple[float, float] | None = None) -> str:
     """The answer's wording (docs/studies.md):
 
     - both arms without variance: "not testable: both A and B at the ceiling";
     - interval inside [-e, e]: "A and B equivalent within ±e (effect ...)";
     - interval covering 0: "no detectable difference between A and B (effect ..., MDE m)";
     - otherwise the direction and size, "B > A by x [lo, hi]", and when the interval reaches into
-      [-e, e], that the difference may be below e."""
+      [-e, e], that the difference may be below e.
+
+    Printed intervals are cut to `bounds` (the measure's range, `clip`); the verdict is the uncut one's."""
     spec = precision(cmp)
-    effect = fmt_ci(cmp.effect, cmp.ci_lo, cmp.ci_hi, spec, sign=True)
+    effect = fmt_effect(cmp, bounds)
     one = " (one run: over problems only)" if cmp.seeds == 1 else ""
     if cmp.constant is not None:
         return f"not testable: both {a} and {b} at {describe_constant(cmp.constant)}"
@@ -315,8 +344,8 @@ def word(cmp: Comparison, a: str, b: str, equivalence: float = EQUIVALENCE) -> s
         return f"{a} and {b} equivalent within ±{equivalence:g} (effect {effect}){one}"
     if not cmp.excludes_zero():
         return f"no detectable difference between {a} and {b} (effect {effect}, MDE {fmt_mde(cmp)}){one}"
-    hi_name, lo_name, size, lo, hi = ((b, a, cmp.effect, cmp.ci_lo, cmp.ci_hi) if cmp.ci_lo > 0
-                                      else (a, b, -cmp.effect, -cmp.ci_hi, -cmp.ci_lo))
+    lo, hi = clip(cmp.ci_lo, cmp.ci_hi, bounds)
+    hi_name, lo_name, size, lo, hi = ((b, a, cmp.effect, lo, hi) if cmp.ci_lo > 0 else (a, b, -cmp.effect, -hi, -lo))
     small = f", possibly less than {equivalence:g}" if lo < equivalence else ""
     return f"{hi_name} > {lo_name} by {size:{spec}} [{lo:{spec}}, {hi:{spec}}]{small}{one}"
 

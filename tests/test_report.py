@@ -239,11 +239,20 @@ def test_crossings_by_hand():
 
 
 def test_zero_verdicts_by_hand():
+    from reasonrl.studies.common import Answer
+
     cfg = zero.Config(runs={"x": "y"}, present=0.01, rise=0.05)
-    assert zero.verdict(0.0, 0.03, cfg)[0] == "neither"
-    assert zero.verdict(0.005, 0.6, cfg) == ("created", "created: think rate 0.5% → 60.0%")
-    assert zero.verdict(0.02, 0.95, cfg)[0] == "selected"
-    assert zero.verdict(0.5, 0.2, cfg)[0] == "neither"
+
+    def x(lo, hi):
+        return Answer("p", "a", "b", stats.Comparison(0, 0, (lo + hi) / 2, lo, hi, 0.05, 4, 0.5, 0.2, 5, 8))
+
+    assert zero.verdict(0.0, 0.03, x(0.01, 0.05), cfg)[0] == "raised"
+    assert zero.verdict(0.005, 0.6, x(0.5, 0.69), cfg) == ("created", "created: think rate 0.5% → 60.0%, "
+                                                           "+0.595 [0.500, 0.690]")
+    assert zero.verdict(0.02, 0.95, x(0.9, 0.96), cfg)[0] == "selected"
+    # a large mean rise whose interval covers 0 (the committed think0: +0.081 [-0.138, 0.299]) selects nothing
+    assert zero.verdict(0.001, 0.082, x(-0.138, 0.299), cfg)[0] == "no detectable difference"
+    assert zero.verdict(0.5, 0.2, x(-0.4, -0.2), cfg)[0] == "lowered"
 
 
 def test_configs_reject_bad_values():
@@ -313,12 +322,12 @@ def test_passk_table_states_crossings(studies):
 
 def test_zero_answers_create_or_select(studies):
     m = read_json(studies / "reports/metrics/zero.json")
-    assert {b: v["verdict"] for b, v in m.items()} == {"noskill": "neither", "think0": "created",
+    assert {b: v["verdict"] for b, v in m.items()} == {"noskill": "not testable (no variance)", "think0": "created",
                                                        "think2": "selected", "think2 with random reward": "selected"}
     assert m["think2"]["think_before"] == 0.02 and m["think2"]["think_after"] == 0.95
     assert m["noskill"]["acc_think_after"] == 0.9 or m["noskill"]["think_after"] == 0.0
     table = (studies / "reports/zero/table.md").read_text()
-    assert "RL selects thinking in think2 (2.0% → 95.0%), think2 with random reward (2.0% → 10.0%)" in table
+    assert "RL selects thinking in think2 (2.0% → 95.0%, " in table
     assert "n/a" in table and "### Paired comparisons of the accuracy" in table
     # the random reward's control, one seed: accuracy 0.35 after against the true reward's 0.5 on every hop count
     rand = read_json(studies / "reports/zero/answers/think2_with_random_reward_vs_think2_after_accuracy.json")

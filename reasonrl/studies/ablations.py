@@ -18,7 +18,7 @@ import pandas as pd
 from ..config import check
 from ..io import write_json
 from ..plotdata import undefined
-from ..stats import fmt_ci, fmt_mde, precision
+from ..stats import SHARE, fmt_ci, fmt_effect, fmt_mde, fmt_share
 from .common import (
     RANGES,
     Answer,
@@ -180,9 +180,9 @@ def stability_rows(st: Stability, ivs: dict, answers: list[Answer]) -> list[dict
         for lr, rs in cells.items():
             iv, x = ivs[v, lr], vs.get(f"{v} @ lr {lr}")
             rows.append({"variant": v, "lr": lr, "runs": ", ".join(rs), "seeds": len(rs),
-                         "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
+                         "final accuracy [95% CI]": fmt_share(iv),
                          "vs reference [95% CI]": "reference" if x is None else
-                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True, bounds=x.bounds),
                          "MDE": "" if x is None else fmt_mde(x.cmp)})
     return rows
 
@@ -216,8 +216,9 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
         for suffix, what, value in CURVE_ANSWERS:
             xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
             if common_seeds(xa, xb) >= 2:
+                # a length or an entropy has no upper end: its interval is printed uncut
                 answers.append(Answer(f"{pair}_{suffix}", f"{a} ({what})", f"{b} ({what})",
-                                      compare(xa, xb), cfg.equivalence))
+                                      compare(xa, xb), cfg.equivalence, bounds=None))
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
@@ -256,6 +257,9 @@ def arm_metrics(names: list[str], runs: dict[str, Run], iv, set_name: str) -> di
                                                                      "seeds": len(names)}
 
 
+ACC_KEYS = ("acc", "acc_ci_lo", "acc_ci_hi")  # an arm's accuracy with its interval, as stored in metrics
+
+
 def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> list[dict]:
     rows = []
     for name, group in cfg.groups.items():
@@ -265,9 +269,9 @@ def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> 
             m = metrics[name][label]
             x = vs.get(label)
             rows.append({"ablation": group.title, "setting": label, "runs": ", ".join(rs), "seeds": m["seeds"],
-                         "final accuracy [95% CI]": fmt_ci(m["acc"], m["acc_ci_lo"], m["acc_ci_hi"]),
+                         "final accuracy [95% CI]": fmt_ci(*(m[k] for k in ACC_KEYS), bounds=SHARE),
                          "vs reference [95% CI]": "reference" if x is None else
-                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True),
+                         fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, sign=True, bounds=x.bounds),
                          "MDE": "" if x is None else fmt_mde(x.cmp),
                          "entropy (last 10%)": m["entropy_end"],
                          "zero-variance fraction (mean)": m["zero_var_mean"],
@@ -289,7 +293,7 @@ def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
     """The front page's paragraph: each group's accuracy comparisons as effects with their intervals (the
     wording, length and entropy answers: details)."""
     curves = tuple(f"_{suffix}" for suffix, *_ in CURVE_ANSWERS)
-    parts = [f"{x.b} − {x.a} {fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, precision(x.cmp), sign=True)}"
+    parts = [f"{x.b} − {x.a} {fmt_effect(x.cmp, x.bounds)}"
              for name in cfg.groups for x in answers[name] if not x.pair.endswith(curves)]
     return f"Final greedy accuracy on {cfg.set}, each arm minus its group's reference [95% CI]: {'; '.join(parts)}."
 
@@ -339,7 +343,7 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
                         f"and wrong-response length against step (mean and 95% CI over seeds); last {val} evaluation "
                         + ", ".join(f"{label} {v:.3f}" for label, v in last.items())
                         + f"; final greedy accuracy on the test set {cfg.set} (not drawn) "
-                        + ", ".join(f"{label} {fmt_ci(m[label]['acc'], m[label]['acc_ci_lo'], m[label]['acc_ci_hi'])}"
+                        + ", ".join(f"{label} {fmt_ci(*(m[label][k] for k in ACC_KEYS), bounds=SHARE)}"
                                     for label in g.runs) + "; wrong length "
                         + ", ".join(f"{label} {m[label]['length_wrong_end']:.1f}" for label in g.runs) + "."))
     if cfg.stability:

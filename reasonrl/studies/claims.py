@@ -148,17 +148,23 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
     return rows
 
 
+def bounds(ans: dict) -> tuple[float, float] | None:
+    """The range an answer's printed interval is cut to (answers written before it was recorded: a share's)."""
+    return ans.get("bounds", stats.SHARE_DIFF)
+
+
 def result_text(row: dict) -> str:
     """The primary answer worded with the claim's own equivalence region, then its Holm-adjusted interval."""
     ans = row["answer"]
     if ans is None:
         return "—"
     cmp = comparison(ans)
-    text = stats.word(cmp, ans.get("a_label", "a"), ans.get("b_label", "b"), row["equivalence"])
+    text = stats.word(cmp, ans.get("a_label", "a"), ans.get("b_label", "b"), row["equivalence"],
+                      bounds(ans))
     if "lo" not in row:
         return text
     spec = ".4f" if row["hi"] - row["lo"] < 0.01 else ".3f"
-    return (f"{text}; Holm-adjusted: {stats.fmt_ci(cmp.effect, row['lo'], row['hi'], spec, sign=True)} at "
+    return (f"{text}; Holm-adjusted: {stats.fmt_ci(cmp.effect, row['lo'], row['hi'], spec, True, bounds(ans))} at "
             f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
 
 
@@ -182,4 +188,4 @@ def by_task_cell(row: dict) -> str:
     ans = row["answer"]
     if not ans or ans.get("ci_lo") is None:
         return row["verdict"]
-    return f"{row['verdict']}: {stats.fmt_ci(ans['effect'], ans['ci_lo'], ans['ci_hi'], sign=True)}"
+    return f"{row['verdict']}: {stats.fmt_ci(ans['effect'], ans['ci_lo'], ans['ci_hi'], sign=True, bounds=bounds(ans))}"

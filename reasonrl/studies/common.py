@@ -295,18 +295,19 @@ def arm_interval(arm: ArmOutcomes) -> stats.Interval:
 
 @dataclass
 class Answer:
-    """One compared pair: arm b against arm a, its numbers and its worded answer (`equivalence`: the
-    half-width of the region of practical equivalence, params studies.equivalence)."""
+    """One compared pair: arm b against arm a, its numbers and worded answer (`equivalence`: params
+    studies.equivalence; `bounds`: the range b - a's printed interval is cut to, None for a length)."""
 
     pair: str
     a: str
     b: str
     cmp: stats.Comparison
     equivalence: float = stats.EQUIVALENCE
+    bounds: tuple[float, float] | None = stats.SHARE_DIFF
 
     @property
     def text(self) -> str:
-        return stats.word(self.cmp, self.a, self.b, self.equivalence)
+        return stats.word(self.cmp, self.a, self.b, self.equivalence, self.bounds)
 
     @property
     def side(self) -> int:
@@ -332,7 +333,7 @@ def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
 def answers_table(answers: list[Answer], title: str, what: str) -> str:
     """The comparisons as a markdown table: effect b - a with its 95% CI, the MDE, and the wording."""
     rows = [{"comparison (b vs a)": f"{x.b} vs {x.a}", "a": x.cmp.a, "b": x.cmp.b,
-             "b − a [95% CI]": stats.fmt_ci(x.cmp.effect, x.cmp.ci_lo, x.cmp.ci_hi, stats.precision(x.cmp), sign=True),
+             "b − a [95% CI]": stats.fmt_effect(x.cmp, x.bounds),
              "MDE": stats.fmt_mde(x.cmp), "df": f"{x.cmp.df:g}", "seeds": x.cmp.seeds,
              "problems": x.cmp.problems, "answer": x.text, "file": f"answers/{x.pair}.json"} for x in answers]
     eq = answers[0].equivalence if answers else stats.EQUIVALENCE
@@ -396,4 +397,4 @@ class Manifest:
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:
     return [{"pair": x.pair, "text": x.text, "a_label": x.a, "b_label": x.b, "equivalence": x.equivalence,
-             "constant": x.cmp.constant, **x.cmp.to_json()} for x in answers]
+             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json()} for x in answers]

@@ -200,7 +200,7 @@ def manifest(res: study.Results) -> Manifest:
           f"falls; gold reward of the RL policy: {gold}."),
          ("exact/kl_placement.png", "KL in the reward (k1) vs in the loss (k3): which reaches π*; "
           f"KL(π‖π*): {placed}.")],
-        [f"exact/{name}.md" for name in study.TABLES])
+        [f"exact/{name}.md" for name in study.TABLES], key_figure="exact/training.png")
 
 
 # ----------------------------------------------------------------------------- the stage report_exact

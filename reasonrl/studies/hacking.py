@@ -16,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from .. import stats
 from ..config import check
 from ..io import read_json, write_json
-from ..stats import fmt_ci
+from ..stats import fmt_share
 from .common import (
     RANGES,
     Answer,
@@ -58,6 +60,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .wording import DOWN, UP, kind, neutral
 
 SECTION = "studies.hacking"
 OUT = "reports/hacking"
@@ -182,6 +185,44 @@ def fooled_rows(label: str, run: Run) -> list[dict]:
             for f in last["fooled"]]
 
 
+def gap(arm: list[Run]) -> dict:
+    """Proxy − true reward over the last 10% of steps, net of the length penalty: that penalty (len_pen x
+    the response length) is in the proxy by construction, so the raw gap of a penalised run is the penalty,
+    not a proxy the policy learned to exploit. Its interval is over seeds (t, df = seeds − 1)."""
+    pen = [r.job.get("len_pen", 0.0) * tail_mean(r.history["rollout/length"]) for r in arm]
+    net = [tail_mean(r.history["reward/proxy"]) - tail_mean(r.history["reward/true"]) + p for r, p in zip(arm, pen)]
+    iv = stats.mean_ci(np.array(net)[:, None]) if len(arm) > 1 else None
+    return {"penalty": float(np.mean(pen)), "length": float(np.mean([tail_mean(r.history["rollout/length"])
+                                                                      for r in arm])),
+            "net": float(np.mean(net)), "lo": iv.lo if iv else None, "hi": iv.hi if iv else None,
+            "mde": stats.mde(iv.se, iv.df) if iv and iv.se > 0 else None}
+
+
+def gap_text(label: str, g: dict, equivalence: float) -> tuple[str, str]:
+    """(what the net gap's interval supports, 'label +0.049 [-0.1, 0.2]')."""
+    if g["lo"] is None:
+        return "one seed", f"{label} {g['net']:+.3f}"
+    k = kind(g["lo"], g["hi"], equivalence)
+    return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}"
+
+
+GAP_WORDS = {UP: "proxy above true in", DOWN: "proxy below true in", "one seed": "one seed (no interval):"}
+
+
+def gap_sentence(rows: list[dict], equivalence: float, head: str = "Proxy − true reward at the end, net of any "
+                 "length penalty [95% CI over seeds]: ") -> str:
+    """The net gaps grouped by what their intervals support; a penalised arm's raw gap named as its penalty."""
+    texts = {r["reward"]: gap_text(r["reward"], r["gap"], equivalence) for r in rows}
+    kinds = list(dict.fromkeys([UP, DOWN, *(k for k, _ in texts.values())]))
+    parts = [f"{GAP_WORDS.get(k) or neutral(k, equivalence) + ' in'} " + ", ".join(t for k2, t in texts.values()
+                                                                                     if k2 == k)
+             for k in kinds if any(k2 == k for k2, _ in texts.values())]
+    pens = [f"{r['reward']}'s raw {r['proxy (last 10%)'] - r['true (last 10%)']:+.3f} is its length penalty "
+            f"({g['penalty'] / g['length']:g} × {g['length']:.1f} characters), not a hacking gap"
+            for r in rows if (g := r["gap"])["penalty"] > 0]
+    return head + "; ".join(parts) + "." + (" " + "; ".join(pens) + "." if pens else "")
+
+
 def arm_row(label: str, arm: list[Run], iv, set_name: str) -> dict:
     mixes = [r.metrics[set_name]["failure_mix"] for r in arm]
     mix = {t: sum(m[t] for m in mixes) / len(arm) for t in mixes[0]}
@@ -189,12 +230,12 @@ def arm_row(label: str, arm: list[Run], iv, set_name: str) -> dict:
     return {"reward": label, "runs": ", ".join(r.name for r in arm), **{k: arm[0].job[k] for k in SETTINGS[1:]},
             "proxy (last 10%)": sum(tail_mean(r.history["reward/proxy"]) for r in arm) / len(arm),
             "true (last 10%)": sum(tail_mean(r.history["reward/true"]) for r in arm) / len(arm),
-            "greedy acc. [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi), "acc": iv.mean, "acc_ci_lo": iv.lo,
+            "greedy acc. [95% CI]": fmt_share(iv), "acc": iv.mean, "acc_ci_lo": iv.lo,
             "acc_ci_hi": iv.hi, "main failure": f"{worst} {mix[worst]:.2f}", "failure_mix": mix,
-            "fooled examples": sum(len(fooled_rows(label, r)) for r in arm)}
+            "fooled examples": sum(len(fooled_rows(label, r)) for r in arm), "gap": gap(arm)}
 
 
-TABLE_DROP = ("acc", "acc_ci_lo", "acc_ci_hi", "failure_mix")  # kept for metrics, not shown in the table
+TABLE_DROP = ("acc", "acc_ci_lo", "acc_ci_hi", "failure_mix", "gap")  # kept for metrics, not shown in the table
 
 
 def report(cfg: Config, root: Path) -> None:
@@ -242,9 +283,22 @@ def report(cfg: Config, root: Path) -> None:
 
 
 def answer(rows: list[dict], effects: list[dict], answers: list[Answer]) -> str:
-    gaps = ", ".join(f"{r['reward']} {r['proxy (last 10%)'] - r['true (last 10%)']:+.3f}" for r in rows)
-    return (f"Proxy − true reward at the end: {gaps}. Greedy accuracy: " + "; ".join(x.text for x in answers)
+    eq = answers[0].equivalence if answers else stats.EQUIVALENCE
+    return (f"{gap_sentence(rows, eq)} Greedy accuracy: " + "; ".join(x.text for x in answers)
             + f". {clip_answer(effects)}")
+
+
+def summary(cfg: Config, runs: dict[str, Run], rows: list[dict], answers: list[Answer]) -> str:
+    """The front page's paragraph: the learned verifiers and the defences (a guard, a length penalty) —
+    their net gap and their greedy accuracy against the reference (the random-reward controls: details)."""
+    job = {label: runs[rs[0]].job for label, rs in cfg.runs.items()}
+    shown = [r for r in rows if job[r["reward"]]["reward"] not in ("true", "random", "shuffled")
+             or job[r["reward"]].get("guard") or job[r["reward"]].get("len_pen")]
+    vs = {x.b: x for x in answers if x.a == cfg.ref}
+    acc = ", ".join(f"{r['reward']} {stats.fmt_effect(vs[r['reward']].cmp, vs[r['reward']].bounds)}" for r in shown
+                    if r["reward"] in vs and vs[r["reward"]].cmp.constant is None)
+    head = "Proxy − true reward (end), net of length penalties [95% CI]: "
+    return f"{gap_sentence(shown, answers[0].equivalence, head)} Greedy accuracy − {cfg.ref}'s: {acc}."
 
 
 def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[dict],
@@ -261,4 +315,5 @@ def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[
     return Manifest("hacking", "Reward hacking", "How do learned and random rewards get exploited, and what "
                     "do a format guard and a length penalty change?", answer(rows, effects, answers),
                     [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["hacking/table.md"],
-                    manifest_answers(answers))
+                    manifest_answers(answers), summary=summary(cfg, runs, rows, answers),
+                    key_figure="hacking/failure_mix.png")

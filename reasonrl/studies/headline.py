@@ -181,7 +181,7 @@ def report(cfg: Config, root: Path) -> None:
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),
              "run": c.b.removeprefix(f"{method} "), "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
-             "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True)}
+             "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True, bounds=c.bounds)}
             for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
     write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [

@@ -107,7 +107,8 @@ def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metric
         c, ans = r["claim"], r["answer"]
         has_ci = ans is not None and ans.get("ci_lo") is not None
         rows.append({"claim": f"{c.paper}: {c.claim}", "task": r["task"],
-                     "effect [95% CI]": stats.fmt_ci(ans["effect"], ans["ci_lo"], ans["ci_hi"], sign=True)
+                     "effect [95% CI]": stats.fmt_ci(ans["effect"], ans["ci_lo"], ans["ci_hi"], sign=True,
+                                                     bounds=ans.get("bounds", stats.SHARE_DIFF))
                      if has_ci else "—", "Holm p": f"{r['p_holm']:.2g}" if "p_holm" in r else "—",
                      "verdict": r["verdict"], "reason": reason(r, target_of(cfg, c))})
     result, verdict, why = exact_claim(exact_metrics)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..config import check
 from ..io import read_json, write_json
-from ..stats import fmt_ci
+from ..stats import SHARE, fmt_ci, fmt_share
 from .common import (
     MEASURES,
     RANGES,
@@ -135,7 +135,7 @@ def final_acc(run, cfg: Config) -> float:
 def method_row(cfg: Config, label: str, names: list[str], runs: dict, iv) -> dict:
     acc = [final_acc(runs[r], cfg) for r in names]
     sampled = runs[names[0]].job["method"] != "sft"
-    return {"method": label, "seeds": str(len(names)), "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi),
+    return {"method": label, "seeds": str(len(names)), "final accuracy [95% CI]": fmt_share(iv),
             "per-seed min": min(acc), "per-seed max": max(acc),
             "true reward (last 10%)": mean_sd(tail_mean(runs[r].history["reward/true"]) for r in names)
             if sampled else "gold (≡ 1)",
@@ -172,7 +172,7 @@ def report(cfg: Config, root: Path) -> None:
     failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the correct "
                    "share)", out / "failure_mix.png", ci, cfg.set)
     iv = ivs[base_label]
-    first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_ci(iv.mean, iv.lo, iv.hi)}
+    first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_share(iv)}
     table = pd.DataFrame([first] + [method_row(cfg, m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
     mix_table = pd.DataFrame([{"model": k, **v} for k, v in mixes.items()])
     write_markdown(out / "table.md", "Study: SFT vs RFT vs GRPO", answer(cfg, metrics, answers), [
@@ -189,15 +189,18 @@ def report(cfg: Config, root: Path) -> None:
     manifest(cfg, runs, metrics, answers).write(root)
 
 
+ACC_KEYS = ("acc_mean", "acc_ci_lo", "acc_ci_hi")
+
+
 def answer(cfg: Config, metrics: dict, answers: list[Answer]) -> str:
-    accs = ", ".join(f"{m} {fmt_ci(metrics[m]['acc_mean'], metrics[m]['acc_ci_lo'], metrics[m]['acc_ci_hi'])}"
+    accs = ", ".join(f"{m} {fmt_ci(*(metrics[m][k] for k in ACC_KEYS), bounds=SHARE)}"
                      for m in cfg.runs)
     return (f"Final {MEASURES[cfg.measure]} on {cfg.set} [95% CI]: base {metrics['base']['acc']:.3f}; {accs}. "
             + "; ".join(x.text for x in answers) + ".")
 
 
 def manifest(cfg: Config, runs: dict, metrics: dict, answers: list[Answer]) -> Manifest:
-    accs = ", ".join(f"{m} {fmt_ci(metrics[m]['acc_mean'], metrics[m]['acc_ci_lo'], metrics[m]['acc_ci_hi'])}"
+    accs = ", ".join(f"{m} {fmt_ci(*(metrics[m][k] for k in ACC_KEYS), bounds=SHARE)}"
                      for m in cfg.runs)
     correct = ", ".join(f"{m} {metrics[m]['failure_mix']['correct']:.2f}" for m in cfg.runs)
     return Manifest(

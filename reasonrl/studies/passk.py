@@ -308,8 +308,8 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
             ivs = cis[s][label]
             base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
             rows.append({"set": s, "task": cfg.task_of(label), "arm": label, "seeds": len(cfg.arms[label]),
-                         "pass@1 [95% CI]": stats.fmt_ci(ivs[0].mean, ivs[0].lo, ivs[0].hi),
-                         f"pass@{ks[-1]} [95% CI]": stats.fmt_ci(ivs[-1].mean, ivs[-1].lo, ivs[-1].hi),
+                         "pass@1 [95% CI]": stats.fmt_share(ivs[0]),
+                         f"pass@{ks[-1]} [95% CI]": stats.fmt_share(ivs[-1]),
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
                          "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
                          "mean curve vs base": "—" if label in cfg.bases else

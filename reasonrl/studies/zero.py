@@ -24,6 +24,7 @@ import pandas as pd
 from .. import stats
 from ..config import check
 from ..io import write_json
+from ..stats import fmt_effect
 from .common import (
     RANGES,
     Answer,
@@ -52,6 +53,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
 SECTION = "studies.zero"
 OUT = "reports/zero"
@@ -151,13 +153,30 @@ def profile(run: Run, which: int) -> dict:
             "by_difficulty": {int(c.split(".")[1]): float(row[c]) for c in run.evals if c.endswith(".think")}}
 
 
-def verdict(before: float, after: float, cfg: Config) -> tuple[str, str]:
-    """("created" | "selected" | "neither", a short phrase with the numbers)."""
-    change = f"{before:.1%} → {after:.1%}"
-    if after - before < cfg.rise:
-        return "neither", f"neither: think rate {change}"
-    kind = "created" if before < cfg.present else "selected"
-    return kind, f"{kind}: think rate {change}"
+def verdict(before: float, after: float, x: Answer, cfg: Config) -> tuple[str, str]:
+    """(the kind, a short phrase with the numbers): "created" or "selected" only where the think rate's
+    interval (after − before, seeds as the unit) lies above 0 and the rise reaches `rise`; "raised" above 0
+    by less, "lowered" below; else the interval's neutral word (`wording`)."""
+    k = of(x.cmp, cfg.equivalence)
+    if k == UP:
+        kind = ("created" if before < cfg.present else "selected") if after - before >= cfg.rise else "raised"
+    else:
+        kind = "lowered" if k == DOWN else neutral(k, cfg.equivalence)
+    return kind, f"{kind}: think rate {before:.1%} → {after:.1%}, {change(x.cmp, cfg.equivalence)}"
+
+
+def own_change(answers: list[Answer]) -> dict[str, Answer]:
+    """{arm: its think rate after RL against its own before}."""
+    return {x.a.removesuffix(" before"): x for x in answers if x.pair.endswith("_after_vs_before")}
+
+
+PHRASES = {"selected": "RL selects thinking in", "created": "creates it in", "lowered": "lowers it in"}
+
+
+def phrase(kind: str, cfg: Config) -> str:
+    if kind == "raised":
+        return f"raises it by less than {cfg.rise:.0%} (absolute) in"
+    return PHRASES.get(kind, f"{kind} in")
 
 
 def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
@@ -257,7 +276,7 @@ def fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
 
-def table_rows(cfg: Config, prof: dict) -> list[dict]:
+def table_rows(cfg: Config, prof: dict, own: dict[str, Answer]) -> list[dict]:
     rows = []
     for b, p in prof.items():
         before, after = p["before"], p["after"]
@@ -265,20 +284,36 @@ def table_rows(cfg: Config, prof: dict) -> list[dict]:
                      "accuracy before": before["acc"], "accuracy after": after["acc"],
                      "acc. thinking before → after": f"{fmt(before['acc_think'])} → {fmt(after['acc_think'])}",
                      "acc. direct before → after": f"{fmt(before['acc_direct'])} → {fmt(after['acc_direct'])}",
-                     "does RL create or select thinking?": verdict(before["think"], after["think"], cfg)[1]})
+                     "does RL create or select thinking?": verdict(before["think"], after["think"], own[b], cfg)[1]})
     return rows
 
 
+def verdicts(cfg: Config, prof: dict, answers: list[Answer], entry) -> str:
+    """The arms grouped by verdict, in order of first appearance, each as entry(arm, its answer)."""
+    own = own_change(answers)
+    kinds = {b: verdict(p["before"]["think"], p["after"]["think"], own[b], cfg)[0] for b, p in prof.items()}
+    order = [*PHRASES, "raised", *dict.fromkeys(kinds.values())]  # the directed verdicts first, as the table
+    return "; ".join(f"{phrase(kind, cfg)} " + ", ".join(entry(b, own[b]) for b in prof if kinds[b] == kind)
+                     for kind in dict.fromkeys(order) if kind in kinds.values())
+
+
 def answer(cfg: Config, prof: dict, answers: list[Answer], acc: list[Answer] = ()) -> str:
-    kinds = {b: verdict(p["before"]["think"], p["after"]["think"], cfg) for b, p in prof.items()}
-    parts = []
-    for kind, phrase in (("selected", "RL selects thinking in"), ("created", "creates it in"),
-                         ("neither", "neither creates nor selects it in")):
-        bases = [f"{b} ({p['before']['think']:.1%} → {p['after']['think']:.1%})" for b, p in prof.items()
-                 if kinds[b][0] == kind]
-        parts.append(f"{phrase} {', '.join(bases) if bases else 'none'}")
-    text = "; ".join(parts) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
+    def entry(b, x):
+        p = prof[b]
+        return f"{b} ({p['before']['think']:.1%} → {p['after']['think']:.1%}, {change(x.cmp, cfg.equivalence)})"
+
+    text = verdicts(cfg, prof, answers, entry) + ". Think rate: " + "; ".join(x.text for x in answers) + "."
     return text + (" Accuracy: " + "; ".join(x.text for x in acc) + "." if acc else "")
+
+
+def summary(cfg: Config, prof: dict, answers: list[Answer]) -> str:
+    """The front page's paragraph: each arm's think rate after − before with its interval, grouped by what
+    the interval supports (the accuracy and the pairs: details)."""
+    def entry(b, x):
+        return b if of(x.cmp, cfg.equivalence) == CONSTANT else f"{b} {fmt_effect(x.cmp, x.bounds)}"
+
+    return ("Think rate after − before GRPO [95% CI]: " + verdicts(cfg, prof, answers, entry)
+            + " (MDEs and accuracy: details).")
 
 
 def arm_profile(arm: list[Run], which: int) -> dict:
@@ -317,11 +352,13 @@ def report(cfg: Config, root: Path) -> None:
     if cfg.controls:
         rewards_figure(cfg, runs, out / "rewards.png")
     write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, think, acc), [
-        md_table(pd.DataFrame(table_rows(cfg, prof)), "Thinking before (the mixed base) and after GRPO",
+        md_table(pd.DataFrame(table_rows(cfg, prof, own_change(think))),
+                 "Thinking before (the mixed base) and after GRPO",
                  f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem; means over each arm's seeds. "
-                 f"'created': the base thought in under {cfg.present:.0%} of its responses and RL raised that by at "
-                 f"least {cfg.rise:.0%} (absolute); 'selected': the base already thought at least that often; "
-                 f"'neither': the rate rose by less than {cfg.rise:.0%}."),
+                 f"'created': the 95% interval of the think rate's change lies above 0, the base thought in under "
+                 f"{cfg.present:.0%} of its responses and the rate rose by at least {cfg.rise:.0%} (absolute); "
+                 f"'selected': the same from a base that already thought at least that often; 'raised': above 0 but "
+                 f"by less; 'lowered': below 0; otherwise the interval's word (no detectable difference, equivalent)."),
         answers_table(think, "Paired comparisons of the think rate",
                       "Think rate per hop count (seeds x hop counts: the in-training evaluation keeps no per-problem "
                       "record)."),
@@ -331,7 +368,8 @@ def report(cfg: Config, root: Path) -> None:
                    "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
                    "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
                    "seeds": len(arms[b]),
-                   "verdict": verdict(p["before"]["think"], p["after"]["think"], cfg)[0]} for b, p in prof.items()}
+                   "verdict": verdict(p["before"]["think"], p["after"]["think"], own_change(think)[b], cfg)[0]}
+               for b, p in prof.items()}
     write_json(root / study_metrics_path("zero"), metrics)
     write_answers(root, "zero", answers)
     manifest(cfg, runs, prof, think, acc).write(root)
@@ -355,4 +393,4 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "
           f"overall accuracy {accuracy}.")] + controls,
-        ["zero/table.md"], manifest_answers(answers + acc))
+        ["zero/table.md"], manifest_answers(answers + acc), summary=summary(cfg, prof, answers))
