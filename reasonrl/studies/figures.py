@@ -107,6 +107,21 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
+ARM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+
+
+def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) per arm over every group (task) of one figure, each pair unique across them: the first
+    arm of each group (its base) is black; the others walk the palette, so hop's and chain's arms never share."""
+    styles, i = {}, 0
+    for g, (base, *arms) in enumerate(groups):
+        styles[base] = ("k", ARM_MARKERS[g % len(ARM_MARKERS)])
+        for arm in arms:
+            styles[arm] = (OKABE_ITO[i % (len(OKABE_ITO) - 1)], ARM_MARKERS[(len(styles) - 1) % len(ARM_MARKERS)])
+            i += 1
+    return styles
+
+
 def palette(labels: Iterable[str]) -> dict[str, str]:
     """A fixed colour per label, so a label keeps its colour in every panel of a figure."""
     return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
@@ -161,7 +176,9 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
                 ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(4, 6),
                             fontsize=8, color=end[2])
         guide_lines(ax, p)
-        ax.set(title=p.title + (f"\n(×: {p.stop})" if p.stop else ""), xlabel=p.xlabel, ylabel=p.ylabel)
+        # a long panel title runs into its neighbour's: broken into lines of the panel's width
+        head = "\n".join(textwrap.wrap(p.title, int(size[0] * 11)) + ([f"(×: {p.stop})"] if p.stop else []))
+        ax.set(title=head, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
         if not single:
             ax.legend(fontsize=8)
@@ -183,6 +200,13 @@ def guide_lines(ax, p: Panel) -> None:
         ax.axhline(p.ref[0], color="0.2", ls=(0, (6, 2)), lw=1.2, label=p.ref[1])
     if p.ylim is not None:
         ax.set_ylim(*p.ylim)
+
+
+def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:
+    """A share's axis: from 0, at least `span` tall (a fitted axis of a share near 0 reads ±0.02 as a change), up
+    to the data with a margin, and not past 1 by more than that margin."""
+    hi = max(span, max(drawn, default=0.0) * 1.08)
+    return 0.0, min(hi, 1.05)
 
 
 def chance(job: dict, root: Path = Path(".")) -> float | None:
