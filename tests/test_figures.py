@@ -27,7 +27,7 @@ from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
 EVAL_STEPS = [0, 10, 20]
-# each per-step column is a constant of its own, so that a 10-step moving average leaves it as it is and a
+# each per-step column is a constant of its own, so that a centred 9-step mean leaves it as it is and a
 # wrong column shows as a wrong number
 COLUMNS = {"reward/true": 0.11, "reward/proxy": 0.22, "rollout/entropy": 0.33, "rollout/length": 4.4,
            "rollout/think_rate": 0.55, "rollout/zero_var_frac": 0.66, "rollout/length_wrong": 7.7,
@@ -692,7 +692,10 @@ def test_a_per_step_curve_starts_at_step_one_with_a_centred_mean(caught):
     raw = pd.Series([0, 0.2, 0.4, 0.6, 0.8] + [1.0] * 15, index=range(1, 21), dtype=float)
     figures.panel_figure([figures.Panel("p", "y", [figures.smoothed("a", [raw])])], "T", Path("c.png"), ncols=1)
     (line,) = panels(caught["c.png"])[0].get_lines()
-    assert list(line.get_xdata())[0] == 1 and line.get_ydata()[0] == pytest.approx((0 + 0.2 + 0.4 + 0.6 + 0.8) / 5)
+    # step 1 is its raw value, step 2 the mean of steps 1-3, step 5 of 1-9; by step 10 the window holds only 1s
+    assert list(line.get_xdata())[0] == 1
+    assert list(line.get_ydata()[:3]) == pytest.approx([0.0, 0.2, 0.4])
+    assert line.get_ydata()[4] == pytest.approx((0 + 0.2 + 0.4 + 0.6 + 0.8 + 4) / 9)
     assert line.get_ydata()[9] == pytest.approx(1.0)
     assert figures.SMOOTHING == "centred 9-step mean"
 

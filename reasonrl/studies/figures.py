@@ -28,7 +28,7 @@ from ..tasks.chain import MOD  # noqa: E402
 # per-step training curves: a centred mean over this many steps, shrinking at the ends, so that the curve starts
 # at step 1 where the data start (a trailing mean lags the raw value and kinks where its window fills)
 SMOOTH = 9
-SMOOTHING = f"centred {SMOOTH}-step mean"
+SMOOTHING = f"centred {SMOOTH}-step mean"  # narrowing to the raw value at the first and last step
 SMOOTH_NOTE = f"per-step curves: {SMOOTHING}"
 STEP = "RL step"
 SEED_RANGE = "band: min–max over seeds"
@@ -62,6 +62,14 @@ class Panel:
     stop: str | None = None  # why a curve can end early: its end is marked × and this note says why
 
 
+def centred_mean(s: pd.Series, window: int) -> pd.Series:
+    """The mean over `window` steps centred on each step, narrowed symmetrically at the ends (step 1 is its raw
+    value, step 2 the mean of steps 1-3): no lag, and no window that reaches past the data on one side only."""
+    half, n = window // 2, len(s)
+    return pd.Series([s.iloc[i - r:i + r + 1].mean() for i in range(n) for r in [min(half, i, n - 1 - i)]],
+                     index=s.index)
+
+
 def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, float] | None = None,
                spread: str = "ci") -> pd.DataFrame:
     """Mean over series (seeds) aligned on their index, each smoothed first (centred window), with the
@@ -70,7 +78,7 @@ def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, fl
     `n` says how many seeds each step rests on (a run that stopped early leaves the others). `bounds`: the
     measure's range, which a t-interval of two seeds can overshoot; the interval is cut there. spread "range":
     lo and hi are the seeds' min and max instead."""
-    wide = pd.concat([s.rolling(smooth, center=True, min_periods=1).mean() for s in series], axis=1).sort_index()
+    wide = pd.concat([centred_mean(s, smooth) for s in series], axis=1).sort_index()
     n = wide.notna().sum(axis=1)
     mean = wide.mean(axis=1)
     half = (sps.t.ppf(0.5 + stats.CONFIDENCE / 2, (n - 1).clip(lower=1)) * wide.std(axis=1, ddof=1)
@@ -108,6 +116,9 @@ MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 ARM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+# Okabe & Ito's colours without black (the bases') and the pale yellow last, then Tol's: eleven arms of one figure
+# (hop's and chain's together) each get a colour of their own
+ARM_COLORS = (*(c for c in OKABE_ITO[:6]), "#882255", "#44AA99", "#999933", "#332288", "#F0E442")
 
 
 def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
@@ -117,7 +128,7 @@ def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
     for g, (base, *arms) in enumerate(groups):
         styles[base] = ("k", ARM_MARKERS[g % len(ARM_MARKERS)])
         for arm in arms:
-            styles[arm] = (OKABE_ITO[i % (len(OKABE_ITO) - 1)], ARM_MARKERS[(len(styles) - 1) % len(ARM_MARKERS)])
+            styles[arm] = (ARM_COLORS[i % len(ARM_COLORS)], ARM_MARKERS[(len(styles) - 1) % len(ARM_MARKERS)])
             i += 1
     return styles
 
@@ -221,7 +232,7 @@ def chance(job: dict, root: Path = Path(".")) -> float | None:
 
 def gold_length(job: dict) -> float | None:
     """Characters of a hop gold response (trace of k letters, `|`, answer, `$`), mean over the run's hop counts."""
-    if job.get("task", "hop") != "hop":
+    if job.get("task", "hop") != "hop" or "k_min" not in job or "k_max" not in job:
         return None
     return (job["k_min"] + job["k_max"]) / 2 + len(ANSWER_MARK) + 1 + len(END)
 
