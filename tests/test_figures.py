@@ -27,7 +27,7 @@ from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
 EVAL_STEPS = [0, 10, 20]
-# each per-step column is a constant of its own, so that a 10-step moving average leaves it as it is and a
+# each per-step column is a constant of its own, so that a centred 9-step mean leaves it as it is and a
 # wrong column shows as a wrong number
 COLUMNS = {"reward/true": 0.11, "reward/proxy": 0.22, "rollout/entropy": 0.33, "rollout/length": 4.4,
            "rollout/think_rate": 0.55, "rollout/zero_var_frac": 0.66, "rollout/length_wrong": 7.7,
@@ -81,6 +81,8 @@ def data_y(ax) -> list[float]:
     """Every y value an axes draws: its lines, its filled bands, its error bars."""
     ys = [float(y) for line in ax.get_lines() for y in line.get_ydata() if np.isfinite(y)]
     for coll in ax.collections:
+        if coll.get_label().startswith("at or below"):  # the shaded region under a guess floor is no data
+            continue
         for path in coll.get_paths():
             ys += [float(y) for y in path.vertices[:, 1] if np.isfinite(y)]
     return ys
@@ -184,7 +186,7 @@ def test_zero_training_figure(caught):
         "Think rate of the training samples", "True reward of the training samples"]
     assert caught["training.png"].get_suptitle() == (
         "GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; per-step curves: "
-        "10-step moving average)")
+        "centred 9-step mean)")
 
 
 def errorbars(ax) -> dict[str, tuple[list, list]]:
@@ -218,9 +220,9 @@ def test_zero_by_hops_figure(caught):
         "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
     assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
-    # each base on its own scale: think0's rates of at most 0.01 stay visible beside think2's near 1
-    assert a.get_ylim() == pytest.approx((-0.02, 0.03)) and b.get_ylim() == pytest.approx((0.01 - 0.099, 1.099))
-    assert_fits(a) and assert_fits(b)
+    # a share's axis starts at 0 and spans at least 0.2: think0's rates of at most 0.01 read as near 0, not as
+    # a change across hop counts
+    assert a.get_ylim() == pytest.approx((0.0, 0.2)) and b.get_ylim() == pytest.approx((0.0, 1.05))
     assert caught["by_hops.png"].get_suptitle() == (
         "Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
         "95% CI over seeds where there are several)")
@@ -286,9 +288,11 @@ def test_hacking_reward_bands_stay_in_the_rewards_range(caught):
         lines = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
         return {label: (y.min(), y.max()) for label, y in zip(lines, ys.values())}
 
-    assert bands({"reward": "orm"}) == {"proxy reward (training signal)": (0.0, 1.0), "true reward": (0.0, 1.0)}
-    penalised = bands({"reward": "true", "len_pen": 0.05})  # a length penalty can take the proxy below 0
-    assert penalised["true reward"] == (0.0, 1.0) and penalised["proxy reward (training signal)"][0] < -1
+    # the band is the seeds' min to max (a t-interval of seeds that split spans the whole range), cut at 1
+    assert bands({"reward": "orm"}) == {"proxy reward (training signal)": pytest.approx((0.22, 1.0)),
+                                        "true reward": pytest.approx((0.11, 0.91))}
+    penalised = bands({"reward": "true", "len_pen": 0.05})  # a length penalty can take the proxy below 0: no cut
+    assert penalised["proxy reward (training signal)"] == pytest.approx((0.22, 1.02))
 
 
 def test_training_bands_of_the_methods_and_zero_figures_stay_in_each_records_range(caught):
@@ -439,8 +443,8 @@ def test_passk_figure(caught):
     assert series(b)["sft (2 seeds)"] == ([1, 2, 4], pytest.approx(MEANS["sft"]["n8"]))
     # on n8 the arms sit at 0.325 and above: the axis fits them, and the guess is drawn where it reaches it
     assert series(b)[guess + " (0.12–0.41; below the axis where not drawn)"] == ([4], pytest.approx([1 - (7 / 8) ** 4]))
-    # one band per arm, spanning exactly its intervals
-    assert len(a.collections) == 3
+    # one band per arm, spanning exactly its intervals, and the shaded region under the guess
+    assert len(a.collections) == 4
     for band, arm in zip(a.collections, ("base", "grpo", "sft")):
         ys = sorted({round(float(y), 9) for y in band.get_paths()[0].vertices[:, 1]})
         want = sorted({round(v, 9) for iv in cis["n12"][arm] for v in (iv.lo, iv.hi)})
@@ -456,7 +460,8 @@ def test_passk_figure(caught):
         assert_fits(ax)
     # the axis spans the arms' intervals (n12: 0.075 to 0.78) with a margin of 8% of that span
     assert a.get_ylim() == pytest.approx((0.075 - 0.0564, 0.78 + 0.0564))
-    assert b.get_ylim() == pytest.approx((0.325 - 0.0564, 1.0 + 0.0564))
+    # n8's intervals reach 1.01: cut at 1, and the axis fits 0.325 to 1
+    assert b.get_ylim() == pytest.approx((0.325 - 0.054, 1.0 + 0.054))
     assert series(da) == {"grpo": ([1, 2, 4], pytest.approx([0.11, 0.12, -0.13])),
                           "sft": ([1, 2, 4], pytest.approx([0.21, -0.22, 0.23]))}
     assert len(da.collections) == 2  # one band per method, none for the base
@@ -497,14 +502,16 @@ def test_passk_figure_gives_each_task_its_rows_and_its_base(caught):
         "base (1 seed)", "grpo (1 seed)", "random guess 1 − (1 − 1/n)^k"]
 
 
-def test_passk_colours_follow_each_tasks_arm_order_and_bases_are_black():
+def test_passk_arm_styles_are_unique_across_tasks_and_bases_are_black():
     models = {k: PasskModel(task, k) for task, keys in (("hop", ("b", "h1", "h2", "h3")), ("chain", ("cb", "c1", "c2")))
               for k in keys}
     cfg = passk.Config(bases=["b", "cb"], models=models)
-    colors = passk.arm_colors(cfg)
-    assert colors["b"] == colors["cb"] == "k"
-    assert colors["h1"] == colors["c1"] == figures.OKABE_ITO[0] and colors["h2"] == colors["c2"] == figures.OKABE_ITO[1]
-    assert len({colors[a] for a in ("b", "h1", "h2", "h3")}) == 4
+    colors, markers = passk.arm_colors(cfg), passk.arm_markers(cfg)
+    assert colors["b"] == colors["cb"] == "k" and markers["b"] != markers["cb"]
+    # one figure holds both tasks: no two arms share a colour (bases aside) nor a (colour, marker) pair
+    arms = [a for a in models if a not in ("b", "cb")]
+    assert len({colors[a] for a in arms}) == len(arms)
+    assert len({(colors[a], markers[a]) for a in models}) == len(models)
 
 
 def test_passk_diversity_figure_hatches_the_second_tasks_bars(caught):
@@ -570,6 +577,9 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
                 failures += 1
             if ax.images or any(isinstance(c, BarContainer) for c in ax.containers) or not ax.get_lines():
                 continue
+            if ax.get_ylabel().startswith("share") and ax.get_ylim()[0] == 0:
+                assert ax.get_ylim()[1] >= 0.2 and max(data_y(ax)) <= ax.get_ylim()[1]  # a share from 0, >= 0.2 tall
+                continue
             assert_fits(ax)
             checked += 1
             bands = {tuple(np.round(c.get_facecolor()[0][:3], 3)) for c in ax.collections
@@ -580,7 +590,7 @@ def test_every_study_figure_fits_its_data_and_draws_each_arms_interval(caught, t
                 continue
             for line in ax.get_lines():
                 label = line.get_label()
-                if label.startswith("_") or "random guess" in label or "(1 seed)" in label:
+                if label.startswith(("_", "gold response")) or "random guess" in label or "(1 seed)" in label:
                     continue
                 color = tuple(np.round(matplotlib.colors.to_rgb(line.get_color()), 3))
                 assert color in bands | bars, (name, label)
@@ -640,3 +650,135 @@ def test_a_single_panel_figure_has_its_legend_under_the_panel_and_many_panels_ea
     figures.panel_figure([figures.Panel("p", "y", [curve]), figures.Panel("q", "y", [curve])], "Two", Path("two.png"))
     fig = caught["two.png"]
     assert not fig.legends and all(ax.get_legend() is not None for ax in fig.axes)
+
+
+# --- figures a reader can trust at a glance: ranges, guess floors, arm styles, sibling scales ---------------
+
+HOP_EVAL = {"task": "hop", "eval": "val_edge"}
+GUESS = (1 / 8 + 1 / 16) / 2  # the random guess of the hand-built set below: a ring of 8, a ring of 16
+
+
+@pytest.fixture
+def guess_set(tmp_path, monkeypatch):
+    """A hand-built evaluation set, data/hop_val_edge.jsonl, in a working directory of its own."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "hop_val_edge.jsonl").write_text('{"task": "hop", "n": 8}\n{"task": "hop", "n": 16}\n')
+    monkeypatch.chdir(tmp_path)
+
+
+def guess_lines(ax) -> list[float]:
+    return [float(line.get_ydata()[0]) for line in ax.get_lines() if line.get_label().startswith("random guess")]
+
+
+def in_range(ax, lo: float, hi: float) -> None:
+    """Every band and every whisker of an axes lies in the measure's range [lo, hi]."""
+    for coll in ax.collections:
+        if coll.get_label().startswith("at or below"):
+            continue
+        for path in coll.get_paths():
+            y = path.vertices[:, 1]
+            assert y.min() >= lo - 1e-12 and y.max() <= hi + 1e-12, (ax.get_title(), y.min(), y.max())
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer) and c.has_yerr:
+            for low, high in whiskers(c):
+                assert lo - 1e-12 <= low and high <= hi + 1e-12, (ax.get_title(), low, high)
+        elif isinstance(c, BarContainer) and c.errorbar is not None and c.errorbar.has_yerr:
+            for low, high in whiskers(c.errorbar):
+                assert lo - 1e-12 <= low and high <= hi + 1e-12, (ax.get_title(), low, high)
+
+
+def test_a_per_step_curve_starts_at_step_one_with_a_centred_mean(caught):
+    # a rise from 0 to 1 over steps 1-6: a trailing mean still reads well below 1 at step 10; a centred one, 1
+    raw = pd.Series([0, 0.2, 0.4, 0.6, 0.8] + [1.0] * 15, index=range(1, 21), dtype=float)
+    figures.panel_figure([figures.Panel("p", "y", [figures.smoothed("a", [raw])])], "T", Path("c.png"), ncols=1)
+    (line,) = panels(caught["c.png"])[0].get_lines()
+    # step 1 is its raw value, step 2 the mean of steps 1-3, step 5 of 1-9; by step 10 the window holds only 1s
+    assert list(line.get_xdata())[0] == 1
+    assert list(line.get_ydata()[:3]) == pytest.approx([0.0, 0.2, 0.4])
+    assert line.get_ydata()[4] == pytest.approx((0 + 0.2 + 0.4 + 0.6 + 0.8 + 4) / 9)
+    assert line.get_ydata()[9] == pytest.approx(1.0)
+    assert figures.SMOOTHING == "centred 9-step mean"
+
+
+def test_accuracy_panels_draw_the_random_guess(caught, guess_set):
+    runs = {"a0": make_run("a0", 0.3, HOP_EVAL), "a1": make_run("a1", 0.35, {**HOP_EVAL, "seed": 1}),
+            "a2": make_run("a2", 0.35, {**HOP_EVAL, "num_iterations": 2})}
+    methods.curves_figure(methods.Config(base="cot", runs={"grpo": ["a0", "a1"]}), runs, Path("curves.png"))
+    zero.training_figure(zero.Config(runs={"a": ["a0", "a1"]}), runs, Path("training.png"))
+    ablations.group_figure(ablations.Group("g", {"on": ["a0"], "off": ["a1"]}), runs, Path("g.png"))
+    cfg = hacking.Config(runs={"r": ["a0"], "s": ["a2"]}, random_pair=["r", "s"])
+    hacking.random_clip_figure(cfg, runs, Path("random_clip.png"))
+    hacking.reward_figure("r", [runs["a0"], runs["a1"]], Path("reward_r.png"), guess=GUESS)
+    accuracy = [ax for fig in caught.values() for ax in panels(fig) if ax.get_ylabel().startswith("accuracy")]
+    assert len(accuracy) == 4
+    for ax in accuracy + panels(caught["reward_r.png"]):
+        assert guess_lines(ax) == [pytest.approx(GUESS)], ax.get_title()
+    for name in ("curves.png", "training.png", "g.png", "random_clip.png"):  # and on no other panel
+        assert all(not guess_lines(ax) for ax in panels(caught[name]) if not ax.get_ylabel().startswith("accuracy"))
+
+
+def test_headline_draws_chance_where_it_falls_on_the_axis_and_names_it_elsewhere(caught):
+    from reasonrl.studies.common import Answer
+
+    cmp = Comparison(0.12, 0.15, 0.03, 0.01, 0.05, 0.01, 4, 0.01, 0.02, 1, 100)
+    iv = Interval(0.13, 0.1, 0.16, 0.01, 99)
+    near = Interval(0.99, 0.985, 0.995, 0.002, 99)
+    cells = {("chain", "edge", "correct"): (Answer("p", "base", "GRPO", cmp), [Answer("p0", "base c0", "GRPO r0", cmp)],
+                                            iv, iv, [(iv, iv)]),
+             ("hop", "in", "correct"): (Answer("q", "base", "GRPO", cmp), [Answer("q0", "base c0", "GRPO r0", cmp)],
+                                        near, near, [(near, near)])}
+    headline.figure(headline.Config(runs={"r0": "c0"}), "GRPO", cells, Path("before_after.png"),
+                    {("chain", "edge"): 1 / 7, ("hop", "in"): 0.134})
+    chain, hop = panels(caught["before_after.png"])
+    assert guess_lines(chain) == [pytest.approx(1 / 7)]
+    assert not guess_lines(hop) and "random guess 0.134: below the axis" in hop.get_title()
+    # hop's axis is fitted to 0.98-1.0: its label says so; a small difference is not drawn as a large one silently
+    assert hop.get_ylim()[0] > 0 and "fitted y-axis" in hop.get_ylabel()
+
+
+def test_bands_and_whiskers_stay_in_the_measures_range(caught):
+    # passk: intervals given by hand past 0 and 1
+    cfg, data = passk.Config(**PASSK_CFG), _passk_data()
+    cis = {s: {arm: [Iv(m, m - 0.6, m + 0.6) for m in ms[s]] for arm, ms in MEANS.items()} for s in ("n12", "n8")}
+    cmps = {s: passk.comparisons(cfg, data, s, [1, 2, 4]) for s in ("n12", "n8")}
+    passk.passk_figure(cfg, data, ["n12", "n8"], cis, cmps, Path("passk.png"))
+    for ax in panels(caught["passk.png"])[:2]:
+        in_range(ax, 0.0, 1.0)
+    # zero: whiskers of an accuracy given past 0 and 1
+    zcfg, _, prof = _zero_setup()
+    for b in prof.values():
+        for when in b.values():
+            when |= {"acc_think_ci": (-0.3, 1.4), "acc_direct_ci": (-0.3, 1.4)}
+    zero.think_vs_direct_figure(zcfg, prof, Path("think_vs_direct.png"))
+    in_range(panels(caught["think_vs_direct.png"])[0], 0.0, 1.0)
+    # hacking random clip: two seeds that split put a t-interval of KL below 0 and of the clip share past 1
+    cfg = hacking.Config(runs={"r": ["r0", "r1"], "s": ["s0", "s1"]}, random_pair=["r", "s"])
+    runs = {"r0": make_run("r0", 0.0), "r1": make_run("r1", 0.9, {"seed": 1}),
+            "s0": make_run("s0", 0.0, {"num_iterations": 2}), "s1": make_run("s1", 0.9, {"num_iterations": 2})}
+    hacking.random_clip_figure(cfg, runs, Path("random_clip.png"))
+    clip, kl, acc, reward = panels(caught["random_clip.png"])
+    for ax, hi in ((clip, 1.0), (kl, np.inf), (acc, 1.0), (reward, 1.0)):
+        in_range(ax, 0.0, hi)
+
+
+def test_hacking_reward_figures_share_one_y_range(caught, tmp_path):
+    import test_report
+
+    test_report.build_studies(tmp_path)
+    rewards = {name: panels(fig)[0].get_ylim() for name, fig in caught.items() if name.startswith("hacking/reward_")}
+    assert len(rewards) >= 2 and len(set(rewards.values())) == 1, rewards
+
+
+def test_a_truncated_arm_is_marked_and_the_gold_length_drawn(caught):
+    job = {"task": "hop", "k_min": 7, "k_max": 7}
+    short = make_run("d0", 0.1, {**job, "dynamic_sampling": True})
+    short.history = short.history.iloc[:12]
+    runs = {"g0": make_run("g0", 0.0, job), "d0": short}
+    ablations.group_figure(ablations.Group("dynamic", {"off": ["g0"], "on": ["d0"]}), runs, Path("dynamic.png"))
+    acc, ent, zero_var, length = panels(caught["dynamic.png"])
+    for ax in (ent, zero_var, length):
+        (mark,) = [line for line in ax.get_lines() if line.get_marker() == "x"]
+        assert list(mark.get_xdata()) == [12] and "rollout budget" in ax.get_title()
+        assert any(t.get_text() == "stops at step 12" for t in ax.texts)
+    (gold,) = [line for line in length.get_lines() if line.get_label().startswith("gold response")]
+    assert list(gold.get_ydata()) == [10, 10] and "not a length bias" in length.get_title().replace("\n", " ")

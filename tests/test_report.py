@@ -199,7 +199,7 @@ def studies(tmp_path_factory) -> Path:
 
 # ----------------------------------------------------------------------------- helpers, by hand
 
-def test_band_stats_aligns_on_step_and_smooths_trailing():
+def test_band_stats_aligns_on_step_and_smooths_centred():
     a = pd.Series([0.0, 1.0, 2.0, 3.0], index=[1, 2, 3, 4])
     b = pd.Series([2.0, 2.0, 2.0], index=[2, 3, 4])
     st = common.band_stats([a, b])
@@ -207,8 +207,9 @@ def test_band_stats_aligns_on_step_and_smooths_trailing():
     # two seeds 1 and 2: mean 1.5, se 0.5, t_0.975 with 1 df = 12.7062
     assert st.loc[2].tolist() == pytest.approx([1.5, 1.5 - 6.35310, 1.5 + 6.35310, 2], abs=1e-4)
     assert st.loc[4, "mean"] == 2.5
-    sm = common.band_stats([a], smooth=2)
-    assert sm["mean"].tolist() == [0.0, 0.5, 1.5, 2.5]  # window of 2, the first step alone
+    zigzag = pd.Series([0.0, 3.0, 0.0, 3.0, 0.0], index=[1, 2, 3, 4, 5])
+    sm = common.band_stats([zigzag], smooth=3)
+    assert sm["mean"].tolist() == pytest.approx([0.0, 1.0, 2.0, 1.0, 0.0])  # centred window of 3, the ends raw
 
 
 def test_tail_mean_mean_sd_and_mix():

@@ -53,6 +53,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import SMOOTH_NOTE, chance, gold_length
 
 SECTION = "studies.ablations"
 OUT = "reports/ablations"
@@ -232,14 +233,22 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
         return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label], RANGES[column])
                 for label, rs in group.runs.items()]
 
+    job = runs[next(iter(group.runs.values()))[0]].job
+    dynamic = any(runs[r].job.get("dynamic_sampling") for rs in group.runs.values() for r in rs)
+    stop = "the run spent its rollout budget (dynamic sampling resamples)" if dynamic else None
+    gold = gold_length(job)
     panel_figure([
-        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc")),
-        Panel("Token entropy of the training samples", "entropy (nats per token)", curves("rollout/entropy")),
+        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
+              guess=chance(job)),
+        Panel("Token entropy of the training samples", "entropy (nats per token)", curves("rollout/entropy"),
+              stop=stop),
         Panel("Groups whose rewards are all equal (no gradient)", "zero-variance group fraction",
-              curves("rollout/zero_var_frac")),
-        Panel("Length of wrong responses (the length bias)", "characters per wrong response",
-              curves("rollout/length_wrong")),
-    ], f"Ablation — {group.title} (mean and 95% CI over seeds; per-step curves: 10-step moving average)", path)
+              curves("rollout/zero_var_frac"), stop=stop),
+        Panel("Length of wrong responses" + ("" if gold is None else " (dashed: the gold response's length; rising"
+                                             " toward it is traces completing, not a length bias)"),
+              "characters per wrong response", curves("rollout/length_wrong"), stop=stop,
+              ref=None if gold is None else (gold, f"gold response ({gold:.0f} characters)")),
+    ], f"Ablation — {group.title} (mean and 95% CI over seeds; {SMOOTH_NOTE})", path)
 
 
 def run_metrics(run: Run, set_name: str) -> dict:

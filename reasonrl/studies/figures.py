@@ -4,6 +4,7 @@ bars. Every figure goes through save_figure (tests/test_figures.py catches it th
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import textwrap
 from collections.abc import Iterable
@@ -21,9 +22,16 @@ from scipy import stats as sps  # noqa: E402
 
 from .. import stats  # noqa: E402
 from ..io import atomic_path  # noqa: E402
+from ..tasks.base import ANSWER_MARK, END  # noqa: E402
+from ..tasks.chain import MOD  # noqa: E402
 
-SMOOTH = 10  # per-step training curves are drawn as a trailing moving average over this many steps
+# per-step training curves: a centred mean over this many steps, shrinking at the ends, so that the curve starts
+# at step 1 where the data start (a trailing mean lags the raw value and kinks where its window fills)
+SMOOTH = 9
+SMOOTHING = f"centred {SMOOTH}-step mean"  # narrowing to the raw value at the first and last step
+SMOOTH_NOTE = f"per-step curves: {SMOOTHING}"
 STEP = "RL step"
+SEED_RANGE = "band: min–max over seeds"
 
 # Colours of hop world's outcome types (Problem.classify); an unknown type gets grey.
 FAILURE_COLORS = {"correct": "#009E73", "overshoot": "#E69F00", "early": "#F0E442", "lookup": "#D55E00",
@@ -34,10 +42,12 @@ FAILURE_COLORS = {"correct": "#009E73", "overshoot": "#E69F00", "early": "#F0E44
 class Curve:
     label: str
     series: list[pd.Series]  # one per seed, each indexed by step; drawn as mean and 95% CI band over seeds
-    smooth: int = 1  # trailing moving average over this many steps before aggregating
+    smooth: int = 1  # centred moving average over this many steps before aggregating
     style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
     points: bool = False  # evaluations every few steps: markers with error bars, not a band
     bounds: tuple[float, float] | None = None  # the measure's range (a share: 0-1); intervals are drawn inside it
+    # "range": the band spans the seeds' min to max (a t-interval of three seeds that split covers the whole range)
+    spread: str = "ci"
 
 
 @dataclass
@@ -46,29 +56,44 @@ class Panel:
     ylabel: str
     curves: list[Curve]
     xlabel: str = STEP
+    guess: float | None = None  # the random-guess accuracy: drawn so that a curve near it reads as chance
+    ylim: tuple[float, float] | None = None  # one range shared by sibling figures, so they compare at a glance
+    ref: tuple[float, str] | None = None  # a reference level and its label (e.g. the gold trace's length)
+    stop: str | None = None  # why a curve can end early: its end is marked × and this note says why
 
 
-def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, float] | None = None) -> pd.DataFrame:
-    """Mean over series (seeds) aligned on their index, each smoothed first (trailing window), with the
+def centred_mean(s: pd.Series, window: int) -> pd.Series:
+    """The mean over `window` steps centred on each step, narrowed symmetrically at the ends (step 1 is its raw
+    value, step 2 the mean of steps 1-3): no lag, and no window that reaches past the data on one side only."""
+    half, n = window // 2, len(s)
+    return pd.Series([s.iloc[i - r:i + r + 1].mean() for i in range(n) for r in [min(half, i, n - 1 - i)]],
+                     index=s.index)
+
+
+def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, float] | None = None,
+               spread: str = "ci") -> pd.DataFrame:
+    """Mean over series (seeds) aligned on their index, each smoothed first (centred window), with the
     95% t-interval of that mean over the seeds that have a value at that step (df = their number - 1:
     the seed is the unit). Where fewer than two seeds have a value the interval is the mean itself, and
     `n` says how many seeds each step rests on (a run that stopped early leaves the others). `bounds`: the
-    measure's range, which a t-interval of two seeds can overshoot; the interval is cut there."""
-    wide = pd.concat([s.rolling(smooth, min_periods=1).mean() for s in series], axis=1).sort_index()
+    measure's range, which a t-interval of two seeds can overshoot; the interval is cut there. spread "range":
+    lo and hi are the seeds' min and max instead."""
+    wide = pd.concat([centred_mean(s, smooth) for s in series], axis=1).sort_index()
     n = wide.notna().sum(axis=1)
     mean = wide.mean(axis=1)
     half = (sps.t.ppf(0.5 + stats.CONFIDENCE / 2, (n - 1).clip(lower=1)) * wide.std(axis=1, ddof=1)
             / np.sqrt(n)).where(n > 1, 0.0).fillna(0.0)
-    lo, hi = mean - half, mean + half
+    lo, hi = (wide.min(axis=1), wide.max(axis=1)) if spread == "range" else (mean - half, mean + half)
     if bounds is not None:
         lo, hi = lo.clip(lower=bounds[0]), hi.clip(upper=bounds[1])
     return pd.DataFrame({"mean": mean, "lo": lo, "hi": hi, "n": n})
 
 
-def band(ax, curve: Curve) -> None:
+def band(ax, curve: Curve) -> tuple[float, float, str] | None:
     """The mean of a curve over its seeds with its 95% interval: a band for per-step curves, error bars
-    on the points of in-training evaluations (a few steps apart: the line between them is not data)."""
-    st = band_stats(curve.series, curve.smooth, curve.bounds)
+    on the points of in-training evaluations (a few steps apart: the line between them is not data).
+    A per-step curve returns its last drawn (step, value, colour), where a truncated arm is marked."""
+    st = band_stats(curve.series, curve.smooth, curve.bounds, curve.spread)
     if curve.points and len(curve.series) > 1:
         err = np.array([st["mean"] - st["lo"], st["hi"] - st["mean"]])
         ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
@@ -80,12 +105,32 @@ def band(ax, curve: Curve) -> None:
         (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
         if len(curve.series) > 1:
             ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
+        return float(st.index[-1]), float(st["mean"].iloc[-1]), line.get_color()
+    return None
 
 
 # Okabe & Ito's colour-blind-safe palette (black last), and line styles that keep coincident arms apart
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+ARM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+# Okabe & Ito's colours without black (the bases') and the pale yellow last, then Tol's: eleven arms of one figure
+# (hop's and chain's together) each get a colour of their own
+ARM_COLORS = (*(c for c in OKABE_ITO[:6]), "#882255", "#44AA99", "#999933", "#332288", "#F0E442")
+
+
+def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) per arm over every group (task) of one figure, each pair unique across them: the first
+    arm of each group (its base) is black; the others walk the palette, so hop's and chain's arms never share."""
+    styles, i = {}, 0
+    for g, (base, *arms) in enumerate(groups):
+        styles[base] = ("k", ARM_MARKERS[g % len(ARM_MARKERS)])
+        for arm in arms:
+            styles[arm] = (ARM_COLORS[i % len(ARM_COLORS)], ARM_MARKERS[(len(styles) - 1) % len(ARM_MARKERS)])
+            i += 1
+    return styles
 
 
 def palette(labels: Iterable[str]) -> dict[str, str]:
@@ -102,13 +147,13 @@ def linestyles(labels: Iterable[str]) -> dict[str, object]:
 # overshoot it, and a band is cut there (an entropy or a length is never negative, a share stays in 0-1)
 RANGES = {"reward/true": (0.0, 1.0), "rollout/think_rate": (0.0, 1.0), "rollout/zero_var_frac": (0.0, 1.0),
           "rollout/entropy": (0.0, math.inf), "rollout/length": (0.0, math.inf),
-          "rollout/length_wrong": (0.0, math.inf)}
+          "rollout/length_wrong": (0.0, math.inf), "losses/kl": (0.0, math.inf), "losses/clip_frac": (0.0, 1.0)}
 
 
 def smoothed(label: str, series: list[pd.Series], color: str | None = None,
-             bounds: tuple[float, float] | None = None, **style) -> Curve:
-    """A per-step training curve (moving average of SMOOTH steps); `bounds`: the measure's range, if any."""
-    return Curve(label, series, SMOOTH, {"color": color, **style}, bounds=bounds)
+             bounds: tuple[float, float] | None = None, spread: str = "ci", **style) -> Curve:
+    """A per-step training curve (centred mean of SMOOTH steps); `bounds`: the measure's range, if any."""
+    return Curve(label, series, SMOOTH, {"color": color, **style}, bounds=bounds, spread=spread)
 
 
 def evaluated(label: str, series: list[pd.Series], color: str | None = None, **style) -> Curve:
@@ -126,6 +171,7 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
         points = [c for c in p.curves if c.points]
         steps = sorted({x for c in points for s in c.series for x in s.index})
         gap = min(np.diff(steps)) if len(steps) > 1 else 1.0
+        ends = []
         for c, ls, marker in zip(p.curves, itertools.cycle(LINESTYLES), itertools.cycle(MARKERS)):
             if c.points:  # markers of their own, side by side: arms at the same value stay visible
                 dodge = (points.index(c) - (len(points) - 1) / 2) * 0.06 * gap
@@ -133,8 +179,17 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
                             style={**c.style, "marker": marker})
             elif "ls" not in c.style:
                 c = replace(c, style={**c.style, "ls": ls})
-            band(ax, c)
-        ax.set(title=p.title, xlabel=p.xlabel, ylabel=p.ylabel)
+            ends.append(band(ax, c))
+        last = max((e[0] for e in ends if e), default=None)
+        for end in ends:
+            if p.stop and end and end[0] < last:
+                ax.plot([end[0]], [end[1]], marker="x", ms=10, mew=2.5, color=end[2], ls="none")
+                ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(4, 6),
+                            fontsize=8, color=end[2])
+        guide_lines(ax, p)
+        # a long panel title runs into its neighbour's: broken into lines of the panel's width
+        head = "\n".join(textwrap.wrap(p.title, int(size[0] * 11)) + ([f"(×: {p.stop})"] if p.stop else []))
+        ax.set(title=head, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
         if not single:
             ax.legend(fontsize=8)
@@ -146,6 +201,40 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
     else:
         fig.tight_layout()
     save_figure(fig, path)
+
+
+def guide_lines(ax, p: Panel) -> None:
+    """A panel's reference levels: the random-guess floor, a reference such as the gold length, and its range."""
+    if p.guess is not None:
+        ax.axhline(p.guess, color="0.35", ls=":", lw=1.5, label=f"random guess ({p.guess:.3f})")
+    if p.ref is not None:
+        ax.axhline(p.ref[0], color="0.2", ls=(0, (6, 2)), lw=1.2, label=p.ref[1])
+    if p.ylim is not None:
+        ax.set_ylim(*p.ylim)
+
+
+def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:
+    """A share's axis: from 0, at least `span` tall (a fitted axis of a share near 0 reads ±0.02 as a change), up
+    to the data with a margin, and not past 1 by more than that margin."""
+    hi = max(span, max(drawn, default=0.0) * 1.08)
+    return 0.0, min(hi, 1.05)
+
+
+def chance(job: dict, root: Path = Path(".")) -> float | None:
+    """The accuracy of a uniform random guess on a run's evaluation set (data/<task>_<eval>.jsonl): the mean
+    over its problems of 1/n, the hop ring's size, or 1/MOD for a chain digit; None where the set is absent."""
+    path = Path(root) / "data" / f"{job.get('task', 'hop')}_{job.get('eval', '')}.jsonl"
+    if not path.exists():
+        return None
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return sum(1 / r["n"] if r["task"] == "hop" else 1 / MOD for r in rows) / len(rows) if rows else None
+
+
+def gold_length(job: dict) -> float | None:
+    """Characters of a hop gold response (trace of k letters, `|`, answer, `$`), mean over the run's hop counts."""
+    if job.get("task", "hop") != "hop" or "k_min" not in job or "k_max" not in job:
+        return None
+    return (job["k_min"] + job["k_max"]) / 2 + len(ANSWER_MARK) + 1 + len(END)
 
 
 def wrapped(title: str, fig) -> str:

@@ -13,7 +13,7 @@ any other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +60,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats, chance
 from .wording import DOWN, UP, kind, neutral
 
 SECTION = "studies.hacking"
@@ -118,19 +119,37 @@ def outputs(cfg: Config) -> list[str]:
             f"{OUT}/table.md", manifest_path("hacking"), study_metrics_path("hacking"), answers_dir("hacking")]
 
 
-def reward_figure(label: str, arm: list[Run], path: Path) -> None:
+def reward_curves(arm: list[Run]) -> list:
+    """The proxy, the true reward and the greedy accuracy of an arm, each with its seeds' min–max band: a
+    t-interval of three seeds that split (one collapses) spans the whole 0–1 range and says nothing."""
     job = arm[0].job
-    # a t-interval over three seeds that split (one collapses) overshoots the reward's range: cut it there.
-    # The proxy is a share like the true reward unless a length penalty can push it below 0
     share = RANGES["reward/true"]
+    # the proxy is a share like the true reward unless a length penalty can push it below 0
     proxy = share if not job.get("len_pen") and not job.get("overlong") else None
-    panel_figure([Panel("Proxy (training) reward vs true reward", "reward per sample (batch mean)", [
-        smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red",
-                 bounds=proxy),
-        smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue", bounds=share),
-        evaluated("greedy accuracy on the validation set (eval)", [eval_column(r, "acc") for r in arm], "k")])],
-        f"Reward {label}, runs {', '.join(r.name for r in arm)}\n" + ", ".join(f"{k} {job[k]}" for k in SETTINGS)
-        + "; mean and 95% CI over seeds; per-step curves: 10-step moving average", path, ncols=1, size=(8.5, 4.2))
+    return [smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red",
+                     bounds=proxy, spread="range"),
+            smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue", bounds=share,
+                     spread="range"),
+            replace(evaluated("greedy accuracy on the validation set (eval)", [eval_column(r, "acc") for r in arm],
+                              "k"), spread="range")]
+
+
+def shared_ylim(arms: list[list[Run]]) -> tuple[float, float]:
+    """One y-range for every reward figure, so that sibling arms compare at a glance."""
+    stats_ = [band_stats(c.series, c.smooth, c.bounds, c.spread) for arm in arms for c in reward_curves(arm)]
+    lo, hi = min(min(0.0, st["lo"].min()) for st in stats_), max(max(1.0, st["hi"].max()) for st in stats_)
+    pad = 0.04 * (hi - lo)
+    return lo - pad, hi + pad
+
+
+def reward_figure(label: str, arm: list[Run], path: Path, ylim: tuple[float, float] | None = None,
+                  guess: float | None = None) -> None:
+    job = arm[0].job
+    panel_figure([Panel(f"Proxy (training) reward vs true reward ({SEED_RANGE})", "reward per sample (batch mean)",
+                        reward_curves(arm), guess=guess, ylim=ylim)],
+                 f"Reward {label}, runs {', '.join(r.name for r in arm)}\n"
+                 + ", ".join(f"{k} {job[k]}" for k in SETTINGS) + f"; mean over seeds, {SEED_RANGE}; {SMOOTH_NOTE}",
+                 path, ncols=1, size=(8.5, 4.2))
 
 
 def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
@@ -139,17 +158,21 @@ def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
     colors = palette(arms)
 
     def curves(column):
-        make = evaluated if column == "acc" else smoothed
-        return [make(label, [eval_column(r, column) if column == "acc" else r.history[column] for r in arm],
-                     colors[label]) for label, arm in arms.items()]
+        if column == "acc":
+            return [evaluated(label, [eval_column(r, "acc") for r in arm], colors[label])
+                    for label, arm in arms.items()]
+        return [smoothed(label, [r.history[column] for r in arm], colors[label], RANGES[column])
+                for label, arm in arms.items()]
 
+    first = next(iter(arms.values()))[0]
     panel_figure([
         Panel("Fraction of tokens whose ratio was clipped", "clip fraction", curves("losses/clip_frac")),
         Panel("KL to the starting model (k3 estimate)", "KL (nats per token)", curves("losses/kl")),
-        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc")),
+        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
+              guess=chance(first.job)),
         Panel("True reward of the training samples", "mean reward per sample (0–1)", curves("reward/true")),
-    ], "Random reward: does it change the policy only when clipping acts? (mean and 95% CI over seeds; "
-       "per-step curves: 10-step moving average)", path)
+    ], "Random reward: does it change the policy only when clipping acts? (mean and 95% CI over seeds, cut at "
+       f"each measure's range; {SMOOTH_NOTE})", path)
 
 
 def clip_effect(label: str, arm: list[Run]) -> dict:
@@ -243,8 +266,9 @@ def report(cfg: Config, root: Path) -> None:
     base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
     out = root / OUT
     arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
+    ylim, guess = shared_ylim(list(arms.values())), chance(runs[all_runs(cfg)[0]].job)
     for label, arm in arms.items():
-        reward_figure(label, arm, root / reward_png(label))
+        reward_figure(label, arm, root / reward_png(label), ylim, guess)
     outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
     ivs = {label: arm_interval(a) for label, a in outcomes.items()}
     answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b]), cfg.equivalence)

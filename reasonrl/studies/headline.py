@@ -42,6 +42,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import chance
 
 SECTION = "studies.headline"
 OUT = "reports/headline"
@@ -114,8 +115,9 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tup
     return pooled, per_base, arm_interval(before), arm_interval(after), per_base_ivs
 
 
-def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
-    """One panel per (task, set, measure): base and run accuracy per base seed and pooled, with 95% CIs."""
+def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | None = None) -> None:
+    """One panel per (task, set, measure): base and run accuracy per base seed and pooled, with 95% CIs.
+    `chance`: (task, set) -> the random-guess accuracy, drawn where it falls on the axis, else named."""
     keys = list(cells)
     ncols = min(2, len(keys))
     nrows = -(-len(keys) // ncols)
@@ -144,13 +146,25 @@ def figure(cfg: Config, method: str, cells: dict, path: Path) -> None:
         hi = max(p[2] for p in pts_a + pts_b)
         pad = max(0.004, 0.15 * (hi - lo))
         top = min(hi + 1.5 * pad, 1.0 + max(0.004, 0.08 * (1.0 - lo)))  # room for the numbers, not far past 1
-        ax.set(title=f"{task}, {set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels, xlabel="starting base",
-               ylabel="accuracy (fraction correct)", ylim=(max(0.0, lo - pad), top),
-               xlim=(-0.6, len(labels) - 0.4))
+        bottom = max(0.0, lo - pad)
+        guess = (chance or {}).get((task, set_name))
+        title = f"{task}, {set_name}: {MEASURES[measure]}"
+        if guess is not None and bottom <= guess <= top:
+            ax.axhline(guess, color="0.35", ls=":", lw=1.5, label="random guess")
+        elif guess is not None:  # a floor far below would squash the differences the panel is about
+            title += f"\n(random guess {guess:.3f}: below the axis)"
+        # an axis fitted to the data magnifies small differences: the label says so
+        ylabel = "accuracy (fraction correct)" + ("; fitted y-axis, not from 0" if bottom > 0 else "")
+        ax.set(title=title, xticks=x, xticklabels=labels, xlabel="starting base", ylabel=ylabel,
+               ylim=(bottom, top), xlim=(-0.6, len(labels) - 0.4))
         ax.ticklabel_format(axis="y", useOffset=False)
         ax.grid(alpha=0.3)
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper center", ncols=2, bbox_to_anchor=(0.5, 1 - 0.7 / fig.get_figheight()))
+    legend = {}  # every panel's entries once: the random-guess line is drawn only where it falls on an axis
+    for ax in axes.flat:
+        for h, name in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(name, h)
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncols=len(legend),
+               bbox_to_anchor=(0.5, 1 - 0.7 / fig.get_figheight()))
     fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
                  "problems,\npooled over bases, df = bases − 1; number above: the run's gain over its base)")
     fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / fig.get_figheight()))
@@ -176,7 +190,8 @@ def report(cfg: Config, root: Path) -> None:
     method = method_of(cfg, root)
     cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
              for t, pairs in by_task(cfg, root).items() for s in cfg.sets for m in cfg.measures}
-    figure(cfg, method, cells, root / OUT / "before_after.png")
+    figure(cfg, method, cells, root / OUT / "before_after.png",
+           {(t, s): chance({"task": t, "eval": s}) for t, s, _ in cells})
     pooled = [c[0] for c in cells.values()]
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),

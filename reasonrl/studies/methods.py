@@ -50,6 +50,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import SMOOTH_NOTE, chance
 
 SECTION = "studies.methods"
 OUT = "reports/methods"
@@ -115,7 +116,7 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
     seeds = sorted({runs[r].job["seed"] for r in all_runs(cfg)})
     panel_figure([
         Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)",
-              curves(evaluated, "acc")),
+              curves(evaluated, "acc"), guess=chance(runs[all_runs(cfg)[0]].job)),
         Panel("True reward of the training samples (SFT: gold traces, not drawn)", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", sampled_only=True)),
         Panel("Token entropy of the training responses (SFT: of the gold traces)", "entropy (nats per token)",
@@ -123,7 +124,7 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
         Panel("Response length (SFT: of the gold traces)", "characters per response",
               curves(smoothed, "rollout/length")),
     ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and 95% CI over seeds {', '.join(map(str, seeds))}"
-       " (per-step curves: 10-step moving average)", path)
+       f" ({SMOOTH_NOTE})", path)
 
 
 def final_acc(run, cfg: Config) -> float:

@@ -35,13 +35,13 @@ from .common import (
     manifest_path,
     md_table,
     pair_name,
-    palette,
     save_figure,
     seed_count,
     study_metrics_path,
     write_answers,
     write_markdown,
 )
+from .figures import arm_styles
 
 SECTION = "passk"
 OUT = "reports/passk"
@@ -207,39 +207,45 @@ HATCHES = ("", "//", "..", "xx")
 
 
 def arm_colors(cfg: Config) -> dict[str, str]:
-    """A colour per arm. The i-th arm after its task's base takes the palette's i-th colour in every task,
-    so arms listed in the same order (in, edge, far) match across tasks, and no two arms of one task's
-    panels share one (a palette over all arms wraps at eight); bases are black."""
-    colors: dict[str, str] = {}
-    for base, *arms in cfg.tasks().values():
-        colors |= palette(arms) | {base: "k"}
-    return colors
+    """A colour per arm, bases black; with arm_markers no two arms of any task share (colour, marker)."""
+    return {arm: c for arm, (c, _) in arm_styles(cfg.tasks().values()).items()}
+
+
+def arm_markers(cfg: Config) -> dict[str, str]:
+    return {arm: m for arm, (_, m) in arm_styles(cfg.tasks().values()).items()}
 
 
 def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
                  ax, diff_ax, colors: dict) -> None:
     """One set of one task: each arm's pass@k curve on `ax`, each arm minus the base on `diff_ax`."""
+    markers = arm_markers(cfg)
     ks, _ = curve(base_data(cfg, data, task), s)
     for label in arms:
         ivs = cis[s][label]
-        style = {"color": colors[label], "lw": 2.2 if label in cfg.bases else 1.5}
+        style = {"color": colors[label], "lw": 2.2 if label in cfg.bases else 1.5, "marker": markers[label]}
         name = f"{label} ({seed_count(len(cfg.arms[label]))})"
-        ax.plot(ks, [iv.mean for iv in ivs], marker="o", ms=3, label=name, **style)
-        ax.fill_between(ks, [iv.lo for iv in ivs], [iv.hi for iv in ivs], color=style["color"], alpha=0.18, lw=0)
+        ax.plot(ks, [iv.mean for iv in ivs], ms=4, label=name, **style)
+        # pass@k lies in [0, 1]: an interval over a few seeds that overshoots is cut there
+        ax.fill_between(ks, [max(0.0, iv.lo) for iv in ivs], [min(1.0, iv.hi) for iv in ivs], color=style["color"],
+                        alpha=0.18, lw=0)
     for label in arms[1:]:
         answers = cmps[s][label]
-        diff_ax.plot(ks, [x.cmp.effect for x in answers], marker="o", ms=3, color=colors[label], label=label)
+        diff_ax.plot(ks, [x.cmp.effect for x in answers], marker=markers[label], ms=4, color=colors[label],
+                     label=label)
         diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
                              color=colors[label], alpha=0.18, lw=0)
     diff_ax.axhline(0, color="k", lw=1)
-    lo = min(iv.lo for label in arms for iv in cis[s][label])
-    hi = max(iv.hi for label in arms for iv in cis[s][label])
-    pad = max(0.002, 0.08 * (hi - lo))
+    lo = max(0.0, min(iv.lo for label in arms for iv in cis[s][label]))
     ks, ys = curve(base_data(cfg, data, task), s, "random_baseline")
+    hi = min(1.0, max([iv.hi for label in arms for iv in cis[s][label]] + ys))
+    pad = max(0.002, 0.08 * (hi - lo))
     shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
     guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
                                                f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
-    ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", label=guess)
+    ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", lw=2, label=guess)
+    # the region under the guess, shaded: an arm inside it does no better than guessing k times
+    ax.fill_between([k for k, _ in shown], lo - pad, [y for _, y in shown], color="0.5", alpha=0.12, lw=0,
+                    hatch="..", label="at or below random guess")
     info = base_data(cfg, data, task)["sets"][s]
     for a in (ax, diff_ax):
         a.set_xscale("log", base=2)

@@ -53,6 +53,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import SMOOTH_NOTE, chance, share_ylim
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
 SECTION = "studies.zero"
@@ -191,13 +192,13 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
         Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
               curves(evaluated, "think", True)),
         Panel("Accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
-              curves(evaluated, "acc", True)),
+              curves(evaluated, "acc", True), guess=chance(runs[next(iter(cfg.runs.values()))[0]].job)),
         Panel("Think rate of the training samples", "share of responses with a trace",
               curves(smoothed, "rollout/think_rate", False)),
         Panel("True reward of the training samples", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", False)),
-    ], "GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; per-step curves: "
-       "10-step moving average)", path)
+    ], f"GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; {SMOOTH_NOTE})",
+       path)
 
 
 def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
@@ -208,9 +209,10 @@ def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
         colors = palette(arms)
         for column, what, ylabel in (("think", "think rate", "share of responses with a trace"),
                                      ("acc", "accuracy", "accuracy (fraction correct)")):
+            guess = chance(runs[cfg.runs[base][0]].job) if column == "acc" else None
             panels.append(Panel(f"Base {base}: {what} on the thinking set", ylabel,
                                 [evaluated(label, [eval_column(runs[r], column) for r in rs], colors[label])
-                                 for label, rs in arms.items()]))
+                                 for label, rs in arms.items()], guess=guess))
     panel_figure(panels, "Reward controls: GRPO with the true reward and with each control reward from the same base "
                  "(mean and 95% CI over seeds)", path)
 
@@ -228,9 +230,7 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
                                              [max(0.0, min(1.0, err[k][1]) - y) for k, y in zip(ks, ys)]]
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
             drawn += ys if err is None else [min(1.0, max(0.0, v)) for k in ks for v in err[k]]
-        # each base on its own scale: a rate near 0 (or 1) keeps its per-k differences visible
-        pad = max(0.02, 0.1 * (max(drawn) - min(drawn)))
-        ax.set(title=f"base {b}", xlabel="hop count k", ylim=(min(drawn) - pad, max(drawn) + pad))
+        ax.set(title=f"base {b}", xlabel="hop count k", ylim=share_ylim(drawn))
         ax.set_ylabel("share of responses with a trace")
         ax.grid(alpha=0.3)
     fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
@@ -242,7 +242,7 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
 RARE = 0.01  # bars resting on fewer than this share of the responses are marked in the figure
 
 
-def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
+def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | None = None) -> None:
     bars = [("acc_think", "before", "thinking, before"), ("acc_think", "after", "thinking, after"),
             ("acc_direct", "before", "direct, before"), ("acc_direct", "after", "direct, after")]
     colors = ["#56B4E9", "#0072B2", "#F0E442", "#E69F00"]
@@ -254,14 +254,16 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path) -> None:
         # share of the responses behind each bar: a bar resting on a handful of responses is marked
         shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when]["think"] for b in cfg.runs]
         cis = [prof[b][when].get(f"{key}_ci") for b in cfg.runs]
-        err = np.array([[0 if y is None or ci is None else y - ci[0] for y, ci in zip(ys, cis)],
-                        [0 if y is None or ci is None else ci[1] - y for y, ci in zip(ys, cis)]])
+        err = np.array([[0 if y is None or ci is None else y - max(0.0, ci[0]) for y, ci in zip(ys, cis)],
+                        [0 if y is None or ci is None else min(1.0, ci[1]) - y for y, ci in zip(ys, cis)]])
         ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label, yerr=err,
                capsize=2, error_kw={"elinewidth": 0.8})
         for x, y, share in zip(xs, ys, shares):
             note = "n/a" if y is None else f"<{RARE:.0%}" if share < RARE else None
             if note:
                 ax.text(x, (y or 0) + 0.02, note, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+    if guess is not None:
+        ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=f"random guess ({guess:.3f})")
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
     ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
            title=f"Accuracy when thinking vs when answering directly (95% CI over seeds)\n(n/a: no such "
@@ -348,7 +350,7 @@ def report(cfg: Config, root: Path) -> None:
     out = root / OUT
     training_figure(cfg, runs, out / "training.png")
     by_hops_figure(cfg, prof, out / "by_hops.png")
-    think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png")
+    think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png", chance(runs[all_runs(cfg)[0]].job))
     if cfg.controls:
         rewards_figure(cfg, runs, out / "rewards.png")
     write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, think, acc), [
