@@ -8,6 +8,7 @@ that plots the wrong column, drops a series or mislabels an axis fails here.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -21,8 +22,20 @@ import pytest  # noqa: E402
 from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl import evaluate as ev  # noqa: E402
+from reasonrl.config import ConfigError  # noqa: E402
 from reasonrl.stats import Comparison, Interval  # noqa: E402
-from reasonrl.studies import PasskModel, ablations, common, figures, hacking, headline, methods, passk, zero  # noqa: E402
+from reasonrl.studies import (  # noqa: E402
+    PasskModel,
+    ablations,
+    common,
+    figures,
+    floors,
+    hacking,
+    headline,
+    methods,
+    passk,
+    zero,
+)
 from reasonrl.studies.common import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
@@ -506,7 +519,7 @@ def test_passk_arm_styles_are_unique_across_tasks_and_bases_are_black():
     models = {k: PasskModel(task, k) for task, keys in (("hop", ("b", "h1", "h2", "h3")), ("chain", ("cb", "c1", "c2")))
               for k in keys}
     cfg = passk.Config(bases=["b", "cb"], models=models)
-    colors, markers = passk.arm_colors(cfg), passk.arm_markers(cfg)
+    colors, markers = passk.arm_colors(cfg), passk.arm_colors(cfg, part=1)
     assert colors["b"] == colors["cb"] == "k" and markers["b"] != markers["cb"]
     # one figure holds both tasks: no two arms share a colour (bases aside) nor a (colour, marker) pair
     arms = [a for a in models if a not in ("b", "cb")]
@@ -658,12 +671,27 @@ HOP_EVAL = {"task": "hop", "eval": "val_edge"}
 GUESS = (1 / 8 + 1 / 16) / 2  # the random guess of the hand-built set below: a ring of 8, a ring of 16
 
 
-@pytest.fixture
-def guess_set(tmp_path, monkeypatch):
-    """A hand-built evaluation set, data/hop_val_edge.jsonl, in a working directory of its own."""
+def test_the_random_guess_and_the_gold_length_come_from_the_task(tmp_path):
+    import random
+
+    from reasonrl.tasks import get_task
+
+    # a hand-built evaluation set: a ring of 8 and a ring of 16 (a guess among n letters), one chain (a digit mod 7)
+    hop, chain = get_task("hop"), get_task("chain")
+    rows = [hop.sample(random.Random(0), {"n_range": [n, n], "k_min": 3, "k_max": 3}).to_dict() for n in (8, 16)]
     (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "hop_val_edge.jsonl").write_text('{"task": "hop", "n": 8}\n{"task": "hop", "n": 16}\n')
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data" / "hop_val_edge.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "data" / "chain_val_edge.jsonl").write_text(
+        json.dumps(chain.sample(random.Random(0), chain.example_spec).to_dict()) + "\n")
+    declared = ["data/hop_val_edge.jsonl", "data/chain_val_edge.jsonl"]
+    assert floors.chance(HOP_EVAL, tmp_path, declared) == pytest.approx(GUESS)
+    assert floors.chance({"task": "chain", "eval": "val_edge"}, tmp_path, declared) == pytest.approx(1 / 7)
+    assert floors.chance({"task": "hop", "eval": "none"}, tmp_path, []) is None  # a run that never evaluates
+    with pytest.raises(ConfigError, match="data/hop_val_edge.jsonl, which the study's inputs do not list"):
+        floors.chance(HOP_EVAL, tmp_path, declared[1:])  # a set the stage does not depend on
+    # a hop gold response at k = 5: five trace letters, the mark, the answer, the end
+    assert floors.gold_length({"task": "hop", "n_range": [8, 9], "k_min": 5, "k_max": 5}) == 8.0
+    assert floors.gold_length({"task": "hop"}) is None
 
 
 def guess_lines(ax) -> list[float]:
@@ -700,14 +728,14 @@ def test_a_per_step_curve_starts_at_step_one_with_a_centred_mean(caught):
     assert figures.SMOOTHING == "centred 9-step mean"
 
 
-def test_accuracy_panels_draw_the_random_guess(caught, guess_set):
+def test_accuracy_panels_draw_the_random_guess(caught):
     runs = {"a0": make_run("a0", 0.3, HOP_EVAL), "a1": make_run("a1", 0.35, {**HOP_EVAL, "seed": 1}),
             "a2": make_run("a2", 0.35, {**HOP_EVAL, "num_iterations": 2})}
-    methods.curves_figure(methods.Config(base="cot", runs={"grpo": ["a0", "a1"]}), runs, Path("curves.png"))
-    zero.training_figure(zero.Config(runs={"a": ["a0", "a1"]}), runs, Path("training.png"))
-    ablations.group_figure(ablations.Group("g", {"on": ["a0"], "off": ["a1"]}), runs, Path("g.png"))
+    methods.curves_figure(methods.Config(base="cot", runs={"grpo": ["a0", "a1"]}), runs, Path("curves.png"), GUESS)
+    zero.training_figure(zero.Config(runs={"a": ["a0", "a1"]}), runs, Path("training.png"), GUESS)
+    ablations.group_figure(ablations.Group("g", {"on": ["a0"], "off": ["a1"]}), runs, Path("g.png"), GUESS)
     cfg = hacking.Config(runs={"r": ["a0"], "s": ["a2"]}, random_pair=["r", "s"])
-    hacking.random_clip_figure(cfg, runs, Path("random_clip.png"))
+    hacking.random_clip_figure(cfg, runs, Path("random_clip.png"), GUESS)
     hacking.reward_figure("r", [runs["a0"], runs["a1"]], Path("reward_r.png"), guess=GUESS)
     accuracy = [ax for fig in caught.values() for ax in panels(fig) if ax.get_ylabel().startswith("accuracy")]
     assert len(accuracy) == 4
@@ -770,7 +798,7 @@ def test_hacking_reward_figures_share_one_y_range(caught, tmp_path):
 
 
 def test_a_truncated_arm_is_marked_and_the_gold_length_drawn(caught):
-    job = {"task": "hop", "k_min": 7, "k_max": 7}
+    job = {"task": "hop", "n_range": [15, 16], "k_min": 7, "k_max": 7}
     short = make_run("d0", 0.1, {**job, "dynamic_sampling": True})
     short.history = short.history.iloc[:12]
     runs = {"g0": make_run("g0", 0.0, job), "d0": short}

@@ -188,18 +188,26 @@ def test_think_profile_by_hand(sampled):
 
 # ---------------------------------------------------------------------------------------------------- verdicts
 
-def test_zero_verdict_on_both_sides_of_each_boundary():
-    cfg = zero.Config(runs={"x": "y"}, present=0.25, rise=0.25)  # binary fractions: exact arithmetic
-    assert zero.verdict(0.25, 0.5, cfg)[0] == "selected"  # rise exactly 0.25: acted; before == present
-    assert zero.verdict(0.25, 0.4999, cfg)[0] == "neither"  # just under the rise
-    assert zero.verdict(0.2499, 0.5, cfg)[0] == "created"  # just under present
-    assert zero.verdict(0.0, 0.25, cfg) == ("created", "created: think rate 0.0% → 25.0%")
-    assert zero.verdict(0.5, 0.25, cfg)[0] == "neither"  # fell
-
-
 def cmp(a: float, b: float, lo: float, hi: float, mde: float = 0.125) -> Comparison:
     """A paired comparison given by hand (binary fractions: exact arithmetic and formatting)."""
     return Comparison(a, b, b - a, lo, hi, mde / 3, 1, 0.05, mde, 2, 8)
+
+
+def test_zero_verdict_on_both_sides_of_each_boundary():
+    cfg = zero.Config(runs={"x": "y"}, present=0.25, rise=0.25)  # binary fractions: exact arithmetic
+
+    def kind(before, after, lo, hi):
+        return zero.verdict(before, after, Answer("p", "x before", "x after", cmp(before, after, lo, hi)), cfg)
+
+    assert kind(0.25, 0.5, 0.125, 0.375)[0] == "selected"  # rise exactly 0.25: acted; before == present
+    assert kind(0.25, 0.4999, 0.125, 0.375)[0] == "raised"  # just under the rise: above 0, not an act
+    assert kind(0.2499, 0.5, 0.125, 0.375)[0] == "created"  # just under present
+    # the same rise with an interval covering 0 creates nothing (zero's old "creates it in think0" at +0.081
+    # [-0.138, 0.299]): the interval's word, with its MDE
+    assert kind(0.0, 0.25, -0.125, 0.625) == (
+        "no detectable difference",
+        "no detectable difference: think rate 0.0% → 25.0%, +0.250 [-0.125, 0.625], MDE 0.125")
+    assert kind(0.5, 0.25, -0.375, -0.125) == ("lowered", "lowered: think rate 50.0% → 25.0%, -0.250 [-0.375, -0.125]")
 
 
 def test_zero_answer_groups_bases_by_verdict():
@@ -208,15 +216,13 @@ def test_zero_answer_groups_bases_by_verdict():
             "b1": {"before": {"think": 0.5}, "after": {"think": 0.75}},
             "b2": {"before": {"think": 0.5}, "after": {"think": 0.5}}}
     answers = [Answer("b0_after_vs_before", "b0 before", "b0 after", cmp(0.0, 0.5, 0.25, 0.75)),
+               Answer("b1_after_vs_before", "b1 before", "b1 after", cmp(0.5, 0.75, 0.125, 0.375)),
                Answer("b2_after_vs_before", "b2 before", "b2 after", cmp(0.5, 0.5, -0.125, 0.125))]
     assert zero.answer(cfg, prof, answers) == (
-        "RL selects thinking in b1 (50.0% → 75.0%); creates it in b0 (0.0% → 50.0%); "
-        "neither creates nor selects it in b2 (50.0% → 50.0%). Think rate: b0 after > b0 before by 0.500 "
-        "[0.250, 0.750]; no detectable difference between b2 before and b2 after (effect +0.000 [-0.125, 0.125], "
-        "MDE 0.125).")
-    only = {"b0": prof["b0"]}
-    assert zero.answer(cfg, only, []).startswith("RL selects thinking in none; creates it in b0 (0.0% → 50.0%); "
-                                                 "neither creates nor selects it in none.")
+        "RL selects thinking in b1 (50.0% → 75.0%, +0.250 [0.125, 0.375]); creates it in b0 (0.0% → 50.0%, "
+        "+0.500 [0.250, 0.750]); no detectable difference in b2 (50.0% → 50.0%, +0.000 [-0.125, 0.125], MDE 0.125). "
+        "Think rate: b0 after > b0 before by 0.500 [0.250, 0.750]; b1 after > b1 before by 0.250 [0.125, 0.375]; "
+        "no detectable difference between b2 before and b2 after (effect +0.000 [-0.125, 0.125], MDE 0.125).")
 
 
 def test_passk_crossings_around_the_tie():
@@ -361,8 +367,16 @@ def test_zero_answer_lists_every_base_of_a_kind():
     prof = {"a": {"before": {"think": 0.2}, "after": {"think": 0.5}},
             "b": {"before": {"think": 0.3}, "after": {"think": 0.9}},
             "c": {"before": {"think": 0.0}, "after": {"think": 0.0}}}
-    assert zero.answer(cfg, prof, []) == ("RL selects thinking in a (20.0% → 50.0%), b (30.0% → 90.0%); creates it "
-                                          "in none; neither creates nor selects it in c (0.0% → 0.0%). Think rate: .")
+    answers = [Answer("a_after_vs_before", "a before", "a after", cmp(0.2, 0.5, 0.1, 0.5)),
+               Answer("b_after_vs_before", "b before", "b after", cmp(0.3, 0.9, 0.4, 0.8)),
+               Answer("c_after_vs_before", "c before", "c after",
+                      Comparison(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1, 1.0, None, 2, 8, constant=0.0))]
+    # a kind no base has is left out (no "creates it in none"); c never varies: not testable
+    assert zero.answer(cfg, prof, answers) == (
+        "RL selects thinking in a (20.0% → 50.0%, +0.300 [0.100, 0.500]), b (30.0% → 90.0%, +0.600 [0.400, 0.800]); "
+        "not testable (no variance) in c (0.0% → 0.0%, +0.000 [0.000, 0.000]). Think rate: a after > a before by "
+        "0.300 [0.100, 0.500]; b after > b before by 0.600 [0.400, 0.800]; not testable: both c before and c after "
+        "at the floor.")
 
 
 def test_zero_think_vs_direct_bars_and_notes_by_hand(monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import math
 import posixpath
 import zlib
@@ -115,7 +116,8 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
     hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
             "seconds": 1.0}
     write_json(root / common.summary_path(run, headline.OUT), summary(j, hist))
-    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "edge": {"greedy": {"acc": after}}})
+    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "edge": {"greedy": {"acc": after},
+                                                                                  "random_baseline": {"1": 0.0625}}})
     write_outcomes(root, common.run_outcomes_path(run, headline.OUT), after)
     if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
         write_outcomes(root, common.outcomes_path(f"base_{base}"), before)
@@ -153,6 +155,16 @@ CONFIGS = {
 
 def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
+    import random
+
+    from reasonrl.tasks import get_task
+
+    # the runs' evaluation sets, for the random guess the figures draw: rings of 8 and 16 (guess 3/32)
+    hop = get_task("hop")
+    rows = [hop.sample(random.Random(0), {"n_range": [n, n], "k_min": 3, "k_max": 3}).to_dict() for n in (8, 16)]
+    for name in ("hop_val_edge", "hop_think"):
+        (root / "data").mkdir(parents=True, exist_ok=True)
+        (root / "data" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     write_json(root / common.base_metrics_path("cot"), {"N": 4, "edge": {
         "greedy": {"acc": 0.4, "by_k": {}}, "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}}})
     write_outcomes(root, common.outcomes_path("base_cot"), 0.4)

@@ -19,6 +19,7 @@ from ..config import check
 from ..io import write_json
 from ..plotdata import undefined
 from ..stats import SHARE, fmt_ci, fmt_effect, fmt_mde, fmt_share
+from . import wording
 from .common import (
     RANGES,
     Answer,
@@ -53,9 +54,11 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SMOOTH_NOTE, chance, gold_length
+from .figures import SMOOTH_NOTE
+from .floors import chance, eval_set, gold_length
 
 SECTION = "studies.ablations"
+GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
 OUT = "reports/ablations"
 SETTINGS = ("advantage", "loss_agg", "beta", "kl_in", "kl_estimator", "num_iterations", "eps_high",
             "dynamic_sampling")
@@ -124,7 +127,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return run_inputs(all_runs(cfg))
+    return [*run_inputs(all_runs(cfg)), GUESS_SET]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -223,7 +226,7 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
-def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
+def group_figure(group: Group, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     colors = palette(group.runs)
 
     def curves(column):
@@ -239,7 +242,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path) -> None:
     gold = gold_length(job)
     panel_figure([
         Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
-              guess=chance(job)),
+              guess=guess),
         Panel("Token entropy of the training samples", "entropy (nats per token)", curves("rollout/entropy"),
               stop=stop),
         Panel("Groups whose rewards are all equal (no gradient)", "zero-variance group fraction",
@@ -299,12 +302,19 @@ def answer(cfg: Config, answers: dict[str, list[Answer]]) -> str:
 
 
 def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
-    """The front page's paragraph: each group's accuracy comparisons as effects with their intervals (the
-    wording, length and entropy answers: details)."""
+    """The front page's paragraph: the accuracy comparisons grouped by what their intervals support, an
+    effect shown where it has a direction (the length and entropy answers: details)."""
     curves = tuple(f"_{suffix}" for suffix, *_ in CURVE_ANSWERS)
-    parts = [f"{x.b} − {x.a} {fmt_effect(x.cmp, x.bounds)}"
-             for name in cfg.groups for x in answers[name] if not x.pair.endswith(curves)]
-    return f"Final greedy accuracy on {cfg.set}, each arm minus its group's reference [95% CI]: {'; '.join(parts)}."
+    by: dict[str, list[Answer]] = {}
+    for x in (x for name in cfg.groups for x in answers[name] if not x.pair.endswith(curves)):
+        by.setdefault(wording.of(x.cmp, x.equivalence), []).append(x)
+    parts = [f"{head}: " + ", ".join(f"{x.b} − {x.a} {fmt_effect(x.cmp, x.bounds)}" for x in by[k])
+             for k, head in ((wording.UP, "above it"), (wording.DOWN, "below it")) if k in by]
+    rest = sum(len(xs) for k, xs in by.items() if k not in (wording.UP, wording.DOWN))
+    # the undirected ones are counted, not listed: each needs its interval, and the paragraph has 80 words
+    tail = f"; no direction in the other {rest} (equivalent or undecided: details)" if rest else ""
+    return (f"Final greedy accuracy on {cfg.set}, each arm against its group's reference [95% CI]; "
+            + "; ".join(parts) + tail + ".")
 
 
 def report(cfg: Config, root: Path) -> None:
@@ -312,7 +322,8 @@ def report(cfg: Config, root: Path) -> None:
     out = root / OUT
     answers, metrics = {}, {}
     for name, group in cfg.groups.items():
-        group_figure(group, runs, out / f"{name}.png")
+        first = runs[next(iter(group.runs.values()))[0]]
+        group_figure(group, runs, out / f"{name}.png", chance(first.job, root, inputs(cfg)))
         answers[name], ivs = group_answers(cfg, root, name, group, runs)
         metrics[name] = {label: arm_metrics(rs, runs, ivs[label], cfg.set) for label, rs in group.runs.items()}
     parts = []

@@ -4,7 +4,6 @@ bars. Every figure goes through save_figure (tests/test_figures.py catches it th
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import textwrap
 from collections.abc import Iterable
@@ -22,8 +21,6 @@ from scipy import stats as sps  # noqa: E402
 
 from .. import stats  # noqa: E402
 from ..io import atomic_path  # noqa: E402
-from ..tasks.base import ANSWER_MARK, END  # noqa: E402
-from ..tasks.chain import MOD  # noqa: E402
 
 # per-step training curves: a centred mean over this many steps, shrinking at the ends, so that the curve starts
 # at step 1 where the data start (a trailing mean lags the raw value and kinks where its window fills)
@@ -218,23 +215,6 @@ def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:
     to the data with a margin, and not past 1 by more than that margin."""
     hi = max(span, max(drawn, default=0.0) * 1.08)
     return 0.0, min(hi, 1.05)
-
-
-def chance(job: dict, root: Path = Path(".")) -> float | None:
-    """The accuracy of a uniform random guess on a run's evaluation set (data/<task>_<eval>.jsonl): the mean
-    over its problems of 1/n, the hop ring's size, or 1/MOD for a chain digit; None where the set is absent."""
-    path = Path(root) / "data" / f"{job.get('task', 'hop')}_{job.get('eval', '')}.jsonl"
-    if not path.exists():
-        return None
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return sum(1 / r["n"] if r["task"] == "hop" else 1 / MOD for r in rows) / len(rows) if rows else None
-
-
-def gold_length(job: dict) -> float | None:
-    """Characters of a hop gold response (trace of k letters, `|`, answer, `$`), mean over the run's hop counts."""
-    if job.get("task", "hop") != "hop" or "k_min" not in job or "k_max" not in job:
-        return None
-    return (job["k_min"] + job["k_max"]) / 2 + len(ANSWER_MARK) + 1 + len(END)
 
 
 def wrapped(title: str, fig) -> str:

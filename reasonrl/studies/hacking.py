@@ -60,10 +60,12 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats, chance
+from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
+from .floors import chance, eval_set
 from .wording import DOWN, UP, kind, neutral
 
 SECTION = "studies.hacking"
+GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
 OUT = "reports/hacking"
 SETTINGS = ("reward", "guard", "len_pen", "num_iterations", "beta")  # what distinguishes the runs
 CLIP_COLUMNS = {"mu": "μ", "clip_frac": "mean clip fraction", "kl_end": "KL to the start (last 10%)",
@@ -107,7 +109,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg))]
+    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg)), GUESS_SET]
 
 
 def reward_png(label: str) -> str:
@@ -152,7 +154,7 @@ def reward_figure(label: str, arm: list[Run], path: Path, ylim: tuple[float, flo
                  path, ncols=1, size=(8.5, 4.2))
 
 
-def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
+def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     arms = {f"{label} (μ = {runs[cfg.runs[label][0]].job['num_iterations']})": [runs[r] for r in cfg.runs[label]]
             for label in cfg.random_pair}
     colors = palette(arms)
@@ -164,12 +166,11 @@ def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
         return [smoothed(label, [r.history[column] for r in arm], colors[label], RANGES[column])
                 for label, arm in arms.items()]
 
-    first = next(iter(arms.values()))[0]
     panel_figure([
         Panel("Fraction of tokens whose ratio was clipped", "clip fraction", curves("losses/clip_frac")),
         Panel("KL to the starting model (k3 estimate)", "KL (nats per token)", curves("losses/kl")),
         Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
-              guess=chance(first.job)),
+              guess=guess),
         Panel("True reward of the training samples", "mean reward per sample (0–1)", curves("reward/true")),
     ], "Random reward: does it change the policy only when clipping acts? (mean and 95% CI over seeds, cut at "
        f"each measure's range; {SMOOTH_NOTE})", path)
@@ -266,7 +267,7 @@ def report(cfg: Config, root: Path) -> None:
     base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
     out = root / OUT
     arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
-    ylim, guess = shared_ylim(list(arms.values())), chance(runs[all_runs(cfg)[0]].job)
+    ylim, guess = shared_ylim(list(arms.values())), chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg))
     for label, arm in arms.items():
         reward_figure(label, arm, root / reward_png(label), ylim, guess)
     outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
@@ -284,7 +285,7 @@ def report(cfg: Config, root: Path) -> None:
     ci = {before: arm_interval(base_arm)} | {names[label]: ivs[label] for label in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
                    "correct share)", out / "failure_mix.png", ci, cfg.set)
-    random_clip_figure(cfg, runs, out / "random_clip.png")
+    random_clip_figure(cfg, runs, out / "random_clip.png", guess)
     fooled = [f for label, arm in arms.items() for r in arm for f in fooled_rows(label, r)]
     effects = [clip_effect(label, arms[label]) for label in cfg.random_pair]
     write_markdown(out / "table.md", "Study: reward hacking", answer(rows, effects, answers), [

@@ -42,7 +42,6 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import chance
 
 SECTION = "studies.headline"
 OUT = "reports/headline"
@@ -190,8 +189,10 @@ def report(cfg: Config, root: Path) -> None:
     method = method_of(cfg, root)
     cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
              for t, pairs in by_task(cfg, root).items() for s in cfg.sets for m in cfg.measures}
+    # a random guess's accuracy as the eval stage measured it on that set (its run's metrics, an input)
+    first = {t: pairs[0][0] for t, pairs in by_task(cfg, root).items()}
     figure(cfg, method, cells, root / OUT / "before_after.png",
-           {(t, s): chance({"task": t, "eval": s}) for t, s, _ in cells})
+           {(t, s): read_json(root / run_metrics_path(first[t], OUT))[s]["random_baseline"]["1"] for t, s, _ in cells})
     pooled = [c[0] for c in cells.values()]
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),

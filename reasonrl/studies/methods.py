@@ -50,9 +50,11 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SMOOTH_NOTE, chance
+from .figures import SMOOTH_NOTE
+from .floors import chance, eval_set
 
 SECTION = "studies.methods"
+GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
 OUT = "reports/methods"
 
 
@@ -82,7 +84,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg))]
+    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg)), GUESS_SET]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -104,7 +106,7 @@ def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], di
     return out, intervals
 
 
-def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
+def curves_figure(cfg: Config, runs: dict, path: Path, guess: float | None = None) -> None:
     colors = palette(cfg.runs)
 
     def curves(make, column, sampled_only=False):
@@ -116,7 +118,7 @@ def curves_figure(cfg: Config, runs: dict, path: Path) -> None:
     seeds = sorted({runs[r].job["seed"] for r in all_runs(cfg)})
     panel_figure([
         Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)",
-              curves(evaluated, "acc"), guess=chance(runs[all_runs(cfg)[0]].job)),
+              curves(evaluated, "acc"), guess=guess),
         Panel("True reward of the training samples (SFT: gold traces, not drawn)", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", sampled_only=True)),
         Panel("Token entropy of the training responses (SFT: of the gold traces)", "entropy (nats per token)",
@@ -159,7 +161,7 @@ def report(cfg: Config, root: Path) -> None:
     base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
     answers, ivs = study_answers(cfg, root, runs)
     out = root / OUT
-    curves_figure(cfg, runs, out / "curves.png")
+    curves_figure(cfg, runs, out / "curves.png", chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg)))
     base_label = f"base {cfg.base}"
     metrics = {"base": {"acc": ivs[base_label].mean, "acc_ci_lo": ivs[base_label].lo,
                         "acc_ci_hi": ivs[base_label].hi, "failure_mix": base["failure_mix"]},

@@ -203,22 +203,15 @@ def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
     return data[cfg.arms[cfg.bases[0] if task is None else cfg.tasks()[task][0]][0]]
 
 
-HATCHES = ("", "//", "..", "xx")
-
-
-def arm_colors(cfg: Config) -> dict[str, str]:
-    """A colour per arm, bases black; with arm_markers no two arms of any task share (colour, marker)."""
-    return {arm: c for arm, (c, _) in arm_styles(cfg.tasks().values()).items()}
-
-
-def arm_markers(cfg: Config) -> dict[str, str]:
-    return {arm: m for arm, (_, m) in arm_styles(cfg.tasks().values()).items()}
+def arm_colors(cfg: Config, part: int = 0) -> dict[str, str]:
+    """A colour per arm, bases black (part=1: a marker); no two arms of any task share (colour, marker)."""
+    return {arm: style[part] for arm, style in arm_styles(cfg.tasks().values()).items()}
 
 
 def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
                  ax, diff_ax, colors: dict) -> None:
     """One set of one task: each arm's pass@k curve on `ax`, each arm minus the base on `diff_ax`."""
-    markers = arm_markers(cfg)
+    markers = arm_colors(cfg, part=1)
     ks, _ = curve(base_data(cfg, data, task), s)
     for label in arms:
         ivs = cis[s][label]
@@ -286,8 +279,8 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     width = 0.8 / len(cfg.arms)
     colors = arm_colors(cfg)
-    # arm_colors repeats across tasks, and this figure draws every task's arms on one axis: a hatch per task
-    hatches = {task: HATCHES[i % len(HATCHES)] for i, task in enumerate(cfg.tasks())}
+    # the tasks' bases share black, and this figure draws every task's arms on one axis: a hatch per task
+    hatches = {task: ("", "//", "..", "xx")[i % 4] for i, task in enumerate(cfg.tasks())}
     for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
                             (axes[1], "entropy", "token entropy of own samples (nats)")):
         for i, label in enumerate(cfg.arms):
@@ -369,17 +362,13 @@ def report(cfg: Config, root: Path) -> None:
     manifest(cfg, data, rows, sets, files).write(root)
 
 
-def headline_set(sets: list[str]) -> str:
-    return "edge" if "edge" in sets else sets[0]
-
-
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:
     parts = [f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] not in cfg.bases]
     return "; ".join(parts) + "."
 
 
 def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: list[Answer]) -> Manifest:
-    s = headline_set(sets)
+    s = "edge" if "edge" in sets else sets[0]  # where RL's data sit
     kmax = [k for k in rows[0] if k.startswith("pass@")][-1]  # the largest k's column
     at = ", ".join(f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax]}" for r in rows if r["set"] == s)
     ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r['entropy (nats)']:.2f}" for r in rows
@@ -395,6 +384,16 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
         ["passk/table.md"], manifest_answers(files),
-        summary=f"pass@1 [95% CI] / {kmax.split(' ')[0]} on {s}, the set of RL's edge data, per arm (every set, each "
-        f"arm against its task's base at every k: details): " + ", ".join(
-            f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax].split(' ')[0]}" for r in rows if r["set"] == s) + ".")
+        summary=summary(cfg, data, rows, s, kmax))
+
+
+def summary(cfg: Config, data: dict, rows: list[dict], s: str, kmax: str) -> str:
+    """The front page's paragraph: each arm's pass@1 / pass@kmax on s, each task beside a random guess's."""
+    parts = []
+    for task in cfg.tasks():
+        _, guess = curve(base_data(cfg, data, task), s, "random_baseline")
+        parts.append(f"{task} (random guess {guess[0]:.3f} / {guess[-1]:.3f}): " + ", ".join(
+            f"{r['arm'].removeprefix(task + ' ')} {r['pass@1 [95% CI]'].split(' ')[0]} / {r[kmax].split(' ')[0]}"
+            for r in rows if r["set"] == s and r["task"] == task))
+    return (f"pass@1 / {kmax.split(' ')[0]} on {s}, mean over seeds (intervals, sets, every k: details). "
+            + "; ".join(parts) + ".")

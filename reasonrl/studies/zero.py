@@ -53,10 +53,12 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SMOOTH_NOTE, chance, share_ylim
+from .figures import SMOOTH_NOTE, share_ylim
+from .floors import chance, eval_set
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
 SECTION = "studies.zero"
+GUESS_SET = eval_set("hop", "think")  # the thinking set every run evaluates on: the random guess its figures draw
 OUT = "reports/zero"
 
 
@@ -96,7 +98,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return run_inputs(all_runs(cfg), metrics=False)
+    return [*run_inputs(all_runs(cfg), metrics=False), GUESS_SET]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -180,7 +182,7 @@ def phrase(kind: str, cfg: Config) -> str:
     return PHRASES.get(kind, f"{kind} in")
 
 
-def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
+def training_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     colors = palette(cfg.runs)
 
     def curves(make, column, from_evals):
@@ -192,7 +194,7 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
         Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
               curves(evaluated, "think", True)),
         Panel("Accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
-              curves(evaluated, "acc", True), guess=chance(runs[next(iter(cfg.runs.values()))[0]].job)),
+              curves(evaluated, "acc", True), guess=guess),
         Panel("Think rate of the training samples", "share of responses with a trace",
               curves(smoothed, "rollout/think_rate", False)),
         Panel("True reward of the training samples", "mean reward per sample (0–1)",
@@ -201,7 +203,7 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
        path)
 
 
-def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
+def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     """Per base with reward controls: think rate and accuracy against step, the true reward beside each control."""
     panels = []
     for base, rewards in cfg.controls.items():
@@ -209,10 +211,9 @@ def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path) -> None:
         colors = palette(arms)
         for column, what, ylabel in (("think", "think rate", "share of responses with a trace"),
                                      ("acc", "accuracy", "accuracy (fraction correct)")):
-            guess = chance(runs[cfg.runs[base][0]].job) if column == "acc" else None
             panels.append(Panel(f"Base {base}: {what} on the thinking set", ylabel,
                                 [evaluated(label, [eval_column(runs[r], column) for r in rs], colors[label])
-                                 for label, rs in arms.items()], guess=guess))
+                                 for label, rs in arms.items()], guess=guess if column == "acc" else None))
     panel_figure(panels, "Reward controls: GRPO with the true reward and with each control reward from the same base "
                  "(mean and 95% CI over seeds)", path)
 
@@ -348,11 +349,12 @@ def report(cfg: Config, root: Path) -> None:
     think, acc = study_answers(cfg, runs, ("think",)), study_answers(cfg, runs, ("acc",))
     answers = think + acc
     out = root / OUT
-    training_figure(cfg, runs, out / "training.png")
+    guess = chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg))
+    training_figure(cfg, runs, out / "training.png", guess)
     by_hops_figure(cfg, prof, out / "by_hops.png")
-    think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png", chance(runs[all_runs(cfg)[0]].job))
+    think_vs_direct_figure(cfg, prof, out / "think_vs_direct.png", guess)
     if cfg.controls:
-        rewards_figure(cfg, runs, out / "rewards.png")
+        rewards_figure(cfg, runs, out / "rewards.png", guess)
     write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, think, acc), [
         md_table(pd.DataFrame(table_rows(cfg, prof, own_change(think))),
                  "Thinking before (the mixed base) and after GRPO",
