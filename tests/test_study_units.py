@@ -133,21 +133,24 @@ def test_zero_table_and_answer_sentence():
     cfg = zero.Config(runs={"a": ["a0", "a1"], "b": ["b1", "b2"]}, present=0.01, rise=0.05)
     prof = {b: {"before": zero.arm_profile([RUNS[r] for r in rs], 0),
                 "after": zero.arm_profile([RUNS[r] for r in rs], -1)} for b, rs in cfg.runs.items()}
-    rows = zero.table_rows(cfg, prof)
+    think = zero.study_answers(cfg, RUNS, ("think",))
+    rows = zero.table_rows(cfg, prof, zero.own_change(think))
     assert rows[0]["base"] == "a" and rows[0]["think before"] == pytest.approx(0.01)
     assert rows[0]["think after"] == pytest.approx(0.8) and rows[0]["accuracy after"] == pytest.approx(0.85)
     assert rows[0]["acc. thinking before → after"] == "0.500 → 0.900"
     assert rows[0]["acc. direct before → after"] == "0.250 → 0.750"
-    # a's base thinks 1.0% of the time (>= present): selected; b rises 0.0% -> 0.5%, under rise: neither
-    assert rows[0]["does RL create or select thinking?"] == "selected: think rate 1.0% → 80.0%"
-    assert rows[1]["does RL create or select thinking?"] == "neither: think rate 0.0% → 0.5%"
+    # two seeds that disagree: a's think rate rises 1.0% -> 80.0% on average, but its interval over the seeds
+    # (+0.525 [-0.428, 1.478], printed cut at 1) covers 0, so it neither creates nor selects: no direction word
+    assert rows[0]["does RL create or select thinking?"] == (
+        "no detectable difference: think rate 1.0% → 80.0%, +0.525 [-0.428, 1.000], MDE 1.056")
+    assert rows[1]["does RL create or select thinking?"] == (
+        "no detectable difference: think rate 0.0% → 0.5%, +0.075 [-0.878, 1.000], MDE 1.056")
     assert rows[1]["acc. thinking before → after"] == "n/a → 0.000"
-    text = zero.answer(cfg, prof, zero.study_answers(cfg, RUNS))
-    assert text.startswith("RL selects thinking in a (1.0% → 80.0%); creates it in none; neither creates nor "
-                           "selects it in b (0.0% → 0.5%). Think rate: no detectable difference between a "
-                           "before and a after (effect +0.525 [")
-    created = zero.Config(runs=cfg.runs, present=0.02, rise=0.05)
-    assert "creates it in a (1.0% → 80.0%)" in zero.answer(created, prof, [])
+    text = zero.answer(cfg, prof, think)
+    assert text == ("no detectable difference in a (1.0% → 80.0%, +0.525 [-0.428, 1.000], MDE 1.056), b (0.0% → "
+                    "0.5%, +0.075 [-0.878, 1.000], MDE 1.056). Think rate: no detectable difference between a "
+                    "before and a after (effect +0.525 [-0.428, 1.000], MDE 1.056); no detectable difference "
+                    "between b before and b after (effect +0.075 [-0.878, 1.000], MDE 1.056).")
     assert zero.fmt(None) == "n/a" and zero.fmt(0.12345) == "0.123"
 
 
@@ -171,11 +174,9 @@ CFG = passk.Config(models={k: PasskModel("hop", d["model"]) for k, d in DATA.ite
                    arms={"base": ["base"], "RL": ["rl_0", "rl_1"]})
 
 
-def test_passk_arm_mean_and_headline_set():
+def test_passk_arm_mean():
     assert passk.arm_mean(CFG, DATA, "RL", "hard", "distinct_answers") == 1.25
     assert passk.arm_mean(CFG, DATA, "base", "easy", "entropy") == 0.2
-    assert passk.headline_set(["hard", "edge", "easy"]) == "edge"
-    assert passk.headline_set(["hard", "easy"]) == "hard"
 
 
 def test_passk_comparisons_pair_the_base_with_every_seed():
@@ -213,8 +214,9 @@ def test_passk_rows_metrics_and_answer():
     # every interval printed and stored is the arm's own, at k = 1 and at the largest k of its set
     for r in rows:
         first, last = cis[r["set"]][r["arm"]][0], cis[r["set"]][r["arm"]][-1]
-        assert r["pass@1 [95% CI]"] == stats.fmt_ci(first.mean, first.lo, first.hi)
-        assert r[f"pass@{ks[r['set']][-1]} [95% CI]"] == stats.fmt_ci(last.mean, last.lo, last.hi)
+        # printed cut to pass@k's range [0, 1]; stored uncut
+        assert r["pass@1 [95% CI]"] == stats.fmt_ci(first.mean, max(0.0, first.lo), min(1.0, first.hi))
+        assert r[f"pass@{ks[r['set']][-1]} [95% CI]"] == stats.fmt_ci(last.mean, max(0.0, last.lo), min(1.0, last.hi))
         got = m[r["arm"]][r["set"]]
         assert (got["pass_at_1"], got["pass_at_1_ci"], got["pass_at_max"], got["pass_at_max_ci"]) == (
             first.mean, [first.lo, first.hi], last.mean, [last.lo, last.hi])
