@@ -269,3 +269,35 @@ def test_passk_compares_each_arm_with_its_own_tasks_base():
                             {"edge": cmps})
     assert [(r["task"], r["arm"]) for r in rows] == [("hop", "hop base"), ("hop", "hop RL"), ("chain", "chain base"),
                                                       ("chain", "chain RL")]
+
+
+# ----------------------------------------------------------------------------- front-page paragraphs
+
+def test_ablations_summary_words_only_the_directed_comparisons_and_counts_the_rest():
+    from reasonrl.studies import ablations
+    from reasonrl.studies.common import Answer
+
+    def answer(pair, a, b, effect, lo, hi):  # a paired comparison by hand: seeds 3, problems 8
+        return Answer(pair, a, b, stats.Comparison(0.5, 0.5 + effect, effect, lo, hi, 0.01, 2, 0.05, 0.04, 3, 8))
+
+    cfg = ablations.Config(groups={"g": ablations.Group("g", {"ref": ["r0"], "up": ["u0"], "down": ["d0"],
+                                                              "same": ["s0"], "open": ["o0"]})})
+    answers = {"g": [answer("up_vs_ref", "ref", "up", 0.25, 0.125, 0.375),
+                     answer("down_vs_ref", "ref", "down", -0.25, -0.375, -0.125),
+                     answer("same_vs_ref", "ref", "same", 0.0, -0.005, 0.005),  # inside ±0.01: equivalent
+                     answer("open_vs_ref", "ref", "open", 0.0625, -0.125, 0.25),  # covers 0: undecided
+                     answer("up_vs_ref_entropy", "ref", "up", 0.5, 0.25, 0.75)]}  # a curve answer: details only
+    assert ablations.summary(cfg, answers) == (
+        "Final greedy accuracy on edge, each arm against its group's reference [95% CI]; above it: up − ref "
+        "+0.250 [0.125, 0.375]; below it: down − ref -0.250 [-0.375, -0.125]; no direction in the other 2 "
+        "(equivalent or undecided: details).")
+
+
+def test_passk_summary_sets_each_task_beside_its_random_guess():
+    rows = passk.table_rows(CFG, DATA, ["hard", "easy"], {s: passk.curve_cis(CFG, DATA, s, [1, 2, 4])
+                                                            for s in ("hard", "easy")},
+                            {s: passk.comparisons(CFG, DATA, s, [1, 2, 4]) for s in ("hard", "easy")})
+    # pass@1 / pass@4 on hard: base 0.3125 / 0.75, RL 0.46875 / 0.5; the guess curve's ends 0.1 / 0.34
+    assert passk.summary(CFG, DATA, rows, "hard", "pass@4 [95% CI]") == (
+        "pass@1 / pass@4 on hard, mean over seeds (intervals, sets, every k: details). hop (random guess 0.100 / "
+        "0.340): base 0.312 / 0.750, RL 0.469 / 0.500.")
