@@ -793,3 +793,4 @@ def test_the_verdict_tables_reason_says_underpowered_only_for_an_undecided_compa
     assert index.reason({**row, "lo": 0.01}, 0.05) == "no detectable difference"  # decided after Holm
     assert index.reason({**row, "verdict": "reproduced"}, 0.05) == "no detectable difference"
     assert index.short_caption("pass@k against k (log scale); pass@1 0.5 / 0.9.") == "pass@k against k (log scale)."
+    assert index.short_caption("Reward (mean; centred mean); at the end 0.9.") == "Reward (mean; centred mean)."

@@ -360,7 +360,8 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
         last = {label: np.mean([eval_column(runs[r], "acc").iloc[-1] for r in rs]) for label, rs in g.runs.items()}
         val = runs[next(iter(g.runs.values()))[0]].job.get("eval")
         figures.append((f"ablations/{name}.png", f"{g.title}: accuracy on {val}, entropy, zero-variance fraction "
-                        f"and wrong-response length against step (mean and 95% CI over seeds); last {val} evaluation "
+                        f"and wrong-response length against step (mean and 95% CI over seeds; {SMOOTH_NOTE}); "
+                        f"last {val} evaluation "
                         + ", ".join(f"{label} {v:.3f}" for label, v in last.items())
                         + f"; final greedy accuracy on the test set {cfg.set} (not drawn) "
                         + ", ".join(f"{label} {fmt_ci(*(m[label][k] for k in ACC_KEYS), bounds=SHARE)}"

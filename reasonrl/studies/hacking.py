@@ -331,14 +331,16 @@ def summary(cfg: Config, runs: dict[str, Run], rows: list[dict], answers: list[A
 def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[dict],
              answers: list[Answer]) -> Manifest:
     figures = [(reward_png(row["reward"])[len("reports/"):],
-                f"Proxy and true reward against step for reward {row['reward']} (mean and 95% CI over seeds); at "
-                f"the end proxy {row['proxy (last 10%)']:.3f} vs true {row['true (last 10%)']:.3f}.") for row in rows]
+                f"Proxy and true reward against step for reward {row['reward']} (mean over seeds, {SEED_RANGE}; "
+                f"{SMOOTH_NOTE}); at the end proxy {row['proxy (last 10%)']:.3f} vs true "
+                f"{row['true (last 10%)']:.3f}.") for row in rows]
     correct = ", ".join(f"{row['reward']} {row['greedy acc. [95% CI]']}" for row in rows)
     a, b = effects
     figures += [("hacking/failure_mix.png", f"Outcome types of greedy answers at the end of each arm; greedy "
                  f"accuracy [95% CI] {correct}."),
                 ("hacking/random_clip.png", f"Random reward at μ = {a['mu']} vs μ = {b['mu']}: clip fraction, KL to "
-                 f"the start, accuracy and true reward; KL at the end {a['kl_end']:.4f} vs {b['kl_end']:.4f}.")]
+                 f"the start, accuracy and true reward (mean over seeds, {SEED_RANGE}); KL at the end "
+                 f"{a['kl_end']:.4f} vs {b['kl_end']:.4f}.")]
     return Manifest("hacking", "Reward hacking", "How do learned and random rewards get exploited, and what "
                     "do a format guard and a length penalty change?", answer(rows, effects, answers),
                     [describe(runs[r], SETTINGS) for r in all_runs(cfg)], figures, ["hacking/table.md"],

@@ -213,8 +213,15 @@ def key_figure(m: dict) -> dict | None:
 
 
 def short_caption(caption: str) -> str:
-    """The caption's first clause (what the figure draws), without its list of numbers."""
-    return caption.split("; ")[0].rstrip(".") + "."
+    """The caption's first clause (what the figure draws), without its list of numbers; a "; " inside
+    brackets (how the figure draws it) does not end the clause."""
+    depth = 0
+    for i, ch in enumerate(caption):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth == 0 and caption.startswith("; ", i):
+            caption = caption[:i]
+            break
+    return caption.rstrip(".") + "."
 
 
 def front_section(m: dict) -> str:

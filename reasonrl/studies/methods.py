@@ -211,7 +211,7 @@ def manifest(cfg: Config, runs: dict, metrics: dict, answers: list[Answer]) -> M
         "entropy and length move while it trains?", answer(cfg, metrics, answers),
         [f"{m}: " + ", ".join(f"{r} (seed {runs[r].job['seed']})" for r in rs) for m, rs in cfg.runs.items()],
         [("methods/curves.png", f"Accuracy, true reward, entropy and length against step per method (mean and "
-          f"95% CI over seeds); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
+          f"95% CI over seeds; {SMOOTH_NOTE}); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
          ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method, with the "
           f"95% CI of the correct share; correct share base {metrics['base']['failure_mix']['correct']:.2f} → "
           f"{correct}.")],

@@ -392,7 +392,7 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer
         answer(cfg, prof, answers, acc), [describe(runs[r], ("init", "method", "reward", "seed", "temperature"))
                                    for r in all_runs(cfg)],
         [("zero/training.png", f"Think rate and accuracy against step from each mixed base (mean and 95% CI over "
-          f"seeds); think rate {think}."),
+          f"seeds; {SMOOTH_NOTE}); think rate {think}."),
          ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "
