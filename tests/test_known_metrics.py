@@ -230,9 +230,9 @@ def test_passk_crossings_around_the_tie():
     base = [0.5, 0.5, 0.5]
     tiny = passk.TIE / 2
     assert passk.crossings(ks, base, [0.5 + tiny, 0.5 - tiny, 0.5]) == []  # within the tie: no side
-    assert passk.describe_crossing(ks, base, [0.5 + tiny, 0.5 - tiny, 0.5]) == "equal to the base at every k"
+    assert passk.describe_crossing(ks, base, [0.5 + tiny, 0.5 - tiny, 0.5]) == "means equal at every k"
     assert passk.crossings(ks, base, [0.6, 0.5 + tiny, 0.4]) == [(1, 4, "above → below")]  # the tie is skipped
-    assert passk.describe_crossing(ks, base, [0.4, 0.5, 0.45]) == "below the base at every k (no crossing)"
+    assert passk.describe_crossing(ks, base, [0.4, 0.5, 0.45]) == "mean below the base's at every k"
     assert passk.first_crossing(ks, base, [0.6, 0.7, 0.8]) is None
 
 
@@ -334,10 +334,10 @@ def test_zero_and_passk_configs_check_each_bound():
 def test_passk_crossings_at_the_tie_bound():
     tie = passk.TIE  # differences of exactly TIE count as equal (no side)
     assert passk.crossings([1, 2, 3], [0.0] * 3, [-tie, 1.0, -1.0]) == [(2, 3, "above → below")]
-    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, 0.0]) == "equal to the base at every k"
-    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, -0.5]) == "below the base at every k (no crossing)"
+    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, 0.0]) == "means equal at every k"
+    assert passk.describe_crossing([1, 2], [0.0, 0.0], [tie, -0.5]) == "mean below the base's at every k"
     assert passk.describe_crossing([1, 2, 3], [0.0] * 3, [1.0, -1.0, 1.0]) == \
-        "crosses above → below between k = 1 and k = 2; crosses below → above between k = 2 and k = 3"
+        "means cross above → below between k = 1 and k = 2; means cross below → above between k = 2 and k = 3"
 
 
 def test_passk_arm_outcomes_and_intervals():

@@ -245,9 +245,9 @@ def test_crossings_by_hand():
     base = [0.4, 0.55, 0.7, 0.8, 0.9]
     assert passk.crossings(ks, base, [0.5, 0.6, 0.7, 0.75, 0.8]) == [(2, 8, "above → below")]
     assert passk.describe_crossing(ks, base, [0.3, 0.5, 0.75, 0.85, 0.95]) == \
-        "crosses below → above between k = 2 and k = 4"
-    assert passk.describe_crossing(ks, base, [b + 0.1 for b in base]) == "above the base at every k (no crossing)"
-    assert passk.describe_crossing(ks, base, base) == "equal to the base at every k"
+        "means cross below → above between k = 2 and k = 4"
+    assert passk.describe_crossing(ks, base, [b + 0.1 for b in base]) == "mean above the base's at every k"
+    assert passk.describe_crossing(ks, base, base) == "means equal at every k"
     assert passk.first_crossing(ks, base, [0.5, 0.4, 0.8, 0.7, 0.95]) == 2  # three crossings; the first
 
 
@@ -317,8 +317,8 @@ def test_methods_numbers(studies):
 
 def test_passk_table_states_crossings(studies):
     table = (studies / "reports/passk/table.md").read_text()
-    assert "crosses above → below between k = 4 and k = 8" in table
-    assert "above the base at every k (no crossing)" in table
+    assert "means cross above → below between k = 4 and k = 8" in table
+    assert "mean above the base's at every k" in table
     # three seeds (df 2): k = 4's +0.05 on 200 problems is within the noise, so the detected sides are
     # k = 1, 2 and k = 8, 16
     assert "detectably above the base at k = 1, 2 and below at k = 8, 16: the curves cross" in table
@@ -582,7 +582,7 @@ def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_colum
                                       "| flat | reproduced: +0.200 [0.200, 0.200] | not reproduced: +0.004 [0.004, "
                                       "0.004] |"]
     assert index.by_task_cell({"verdict": "not testable here", "answer": None}) == "not testable here"
-    assert index.by_task_cell({"verdict": "v", "answer": {"effect": -0.1, "ci_lo": -0.2, "ci_hi": 0.05}}) == (
+    assert index.by_task_cell({"verdict": "v", "answer": {**ans(-0.1, 0.06), "ci_lo": -0.2, "ci_hi": 0.05}}) == (
         "v: -0.100 [-0.200, 0.050]")
     assert table.splitlines()[-1] == ("The tasks agree (same verdict, the unadjusted intervals on the same side of 0, "
                                       "or both covering it) on up; they share the verdict but not the direction on "

@@ -203,9 +203,9 @@ def test_passk_rows_metrics_and_answer():
     assert rows[1]["distinct answers"] == 1.25 and rows[0]["entropy (nats)"] == 0.2
     assert rows[1]["pass@1 [95% CI]"].startswith("0.469 [") and rows[1]["pass@4 [95% CI]"].startswith("0.500 [")
     # mean curves: RL 0.469, 0.5 against the base's 0.3125, 0.6458 (pass@2 of 2/4: 1 - C(2,2)/C(4,2) = 5/6)
-    assert rows[1]["mean curve vs base"] == "crosses above → below between k = 1 and k = 2"
+    assert rows[1]["mean curve vs base"] == "means cross above → below between k = 1 and k = 2"
     assert rows[0]["mean curve vs base"] == "—" and rows[0]["with 95% CIs"] == "—"
-    assert rows[3]["mean curve vs base"] == "below the base at every k (no crossing)"
+    assert rows[3]["mean curve vs base"] == "mean below the base's at every k"
     m = passk.study_metrics(CFG, sets, ks, cis, cmps)
     assert m["RL"]["hard"]["first_crossing_k"] == 2 and m["RL"]["hard"]["k_max"] == 4
     assert m["RL"]["hard"]["pass_at_max"] == pytest.approx(0.5) and m["RL"]["hard"]["seeds"] == 2
@@ -288,9 +288,9 @@ def test_ablations_summary_words_only_the_directed_comparisons_and_counts_the_re
                      answer("open_vs_ref", "ref", "open", 0.0625, -0.125, 0.25),  # covers 0: undecided
                      answer("up_vs_ref_entropy", "ref", "up", 0.5, 0.25, 0.75)]}  # a curve answer: details only
     assert ablations.summary(cfg, answers) == (
-        "Final greedy accuracy on edge, each arm against its group's reference [95% CI]; above it: up − ref "
-        "+0.250 [0.125, 0.375]; below it: down − ref -0.250 [-0.375, -0.125]; no direction in the other 2 "
-        "(equivalent or undecided: details).")
+        "Greedy accuracy on edge, arm − group reference [95% CI]; above it — g: up − ref "
+        "+0.250 [0.125, 0.375]; below it — g: down − ref -0.250 [-0.375, -0.125]; the other 2: 1 equivalent, "
+        "1 undecided (details).")
 
 
 def test_passk_summary_sets_each_task_beside_its_random_guess():

@@ -163,3 +163,18 @@ def test_zero_and_hacking_read_as_the_numbers():
     assert exact["key_figure"] in {f["file"] for f in exact["figures"]}
     for m in (zero, hacking):
         assert 0 < len(m["summary"].split()) <= 80
+
+
+def test_the_claims_pages_print_an_effect_at_the_precision_that_keeps_a_bound_off_zero():
+    from reasonrl.studies import claims
+
+    # the DAPO clip-higher row of the pilot: at three decimals "+0.000 [0.000, 0.001]", an interval that seems
+    # not to cover 0 although it does
+    ans = {"a": 0.992, "b": 0.9922, "effect": 0.0002, "ci_lo": -0.0004, "ci_hi": 0.0008, "se": 0.0002, "df": 4,
+           "p": 0.4, "mde": 0.0007, "seeds": 5, "problems": 1000, "bounds": [-1.0, 1.0]}
+    assert claims.effect_text(ans) == "+0.0002 [-0.0004, 0.0008]"
+    assert claims.by_task_cell({"verdict": "not testable here", "answer": ans}) == (
+        "not testable here: +0.0002 [-0.0004, 0.0008]")
+    # a bound just above 0 keeps its digits; a share's interval is cut at 1
+    assert claims.effect_text({**ans, "effect": 0.013, "ci_lo": 0.0001, "ci_hi": 0.0255}) == "+0.0130 [0.0001, 0.0255]"
+    assert claims.effect_text({**ans, "effect": 0.9, "ci_lo": 0.6, "ci_hi": 1.2}) == "+0.900 [0.600, 1.000]"

@@ -305,16 +305,19 @@ def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
     """The front page's paragraph: the accuracy comparisons grouped by what their intervals support, an
     effect shown where it has a direction (the length and entropy answers: details)."""
     curves = tuple(f"_{suffix}" for suffix, *_ in CURVE_ANSWERS)
-    by: dict[str, list[Answer]] = {}
-    for x in (x for name in cfg.groups for x in answers[name] if not x.pair.endswith(curves)):
-        by.setdefault(wording.of(x.cmp, x.equivalence), []).append(x)
-    parts = [f"{head}: " + ", ".join(f"{x.b} − {x.a} {fmt_effect(x.cmp, x.bounds)}" for x in by[k])
+    by: dict[str, list[tuple[str, Answer]]] = {}
+    for group in cfg.groups:
+        for x in (x for x in answers[group] if not x.pair.endswith(curves)):
+            by.setdefault(wording.of(x.cmp, x.equivalence), []).append((group, x))
+    # arm labels hold commas ("mu 2, symmetric"): items are named by their group and split by semicolons
+    parts = [f"{head} — " + "; ".join(f"{g}: {x.b} − {x.a} {fmt_effect(x.cmp, x.bounds)}" for g, x in by[k])
              for k, head in ((wording.UP, "above it"), (wording.DOWN, "below it")) if k in by]
-    rest = sum(len(xs) for k, xs in by.items() if k not in (wording.UP, wording.DOWN))
     # the undirected ones are counted, not listed: each needs its interval, and the paragraph has 80 words
-    tail = f"; no direction in the other {rest} (equivalent or undecided: details)" if rest else ""
-    return (f"Final greedy accuracy on {cfg.set}, each arm against its group's reference [95% CI]; "
-            + "; ".join(parts) + tail + ".")
+    rest = {word: len(by[k]) for k, word in ((wording.EQUIVALENT, "equivalent"), (wording.NONE, "undecided"),
+                                             (wording.CONSTANT, "not testable")) if k in by}
+    kinds = next(iter(rest)) if len(rest) == 1 else ", ".join(f"{n} {w}" for w, n in rest.items())
+    tail = f"; the other {sum(rest.values())}: {kinds} (details)" if rest else ""
+    return f"Greedy accuracy on {cfg.set}, arm − group reference [95% CI]; " + "; ".join(parts) + tail + "."
 
 
 def report(cfg: Config, root: Path) -> None:

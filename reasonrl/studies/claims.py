@@ -188,4 +188,10 @@ def by_task_cell(row: dict) -> str:
     ans = row["answer"]
     if not ans or ans.get("ci_lo") is None:
         return row["verdict"]
-    return f"{row['verdict']}: {stats.fmt_ci(ans['effect'], ans['ci_lo'], ans['ci_hi'], sign=True, bounds=bounds(ans))}"
+    return f"{row['verdict']}: {effect_text(ans)}"
+
+
+def effect_text(ans: dict) -> str:
+    """An answer's effect with its interval at `stats.precision` (a bound off 0 never prints as 0), cut to its
+    measure's range."""
+    return stats.fmt_effect(comparison(ans), bounds(ans))

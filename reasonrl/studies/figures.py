@@ -135,11 +135,6 @@ def palette(labels: Iterable[str]) -> dict[str, str]:
     return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
 
 
-def linestyles(labels: Iterable[str]) -> dict[str, object]:
-    """A fixed line style per label (with palette: arms drawn on top of each other stay visible)."""
-    return {label: LINESTYLES[i % len(LINESTYLES)] for i, label in enumerate(labels)}
-
-
 # The range of each per-step training record that has one: a t-interval over a few seeds that split can
 # overshoot it, and a band is cut there (an entropy or a length is never negative, a share stays in 0-1)
 RANGES = {"reward/true": (0.0, 1.0), "rollout/think_rate": (0.0, 1.0), "rollout/zero_var_frac": (0.0, 1.0),

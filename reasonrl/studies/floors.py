@@ -14,9 +14,10 @@ from ..tasks import get_task
 GOLD_DRAWS = 256  # problems drawn from a run's training distribution to average its gold length over
 
 
-def eval_set(task: str, role: str) -> str:
-    """The file of a task's evaluation set by role (the data stage's output)."""
-    return f"data/{task}_{role}.jsonl"
+def eval_set(task: str, role: str, folder: str = "data") -> str:
+    """The file of a task's evaluation set by role, as the data stage names it (reasonrl.pipeline.data_path,
+    which this module does not import: it would make every report stage depend on the pipeline's torch code)."""
+    return f"{folder}/{task}_{role}.jsonl"
 
 
 def chance(job: dict, root: Path, declared: list[str]) -> float | None:

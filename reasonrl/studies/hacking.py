@@ -62,7 +62,7 @@ from .common import (
 )
 from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
 from .floors import chance, eval_set
-from .wording import DOWN, UP, kind, neutral
+from .wording import DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"
 GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
@@ -229,7 +229,8 @@ def gap_text(label: str, g: dict, equivalence: float) -> tuple[str, str]:
     if g["lo"] is None:
         return "one seed", f"{label} {g['net']:+.3f}"
     k = kind(g["lo"], g["hi"], equivalence)
-    return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}"
+    mde = f", MDE {g['mde']:.3g}" if k == NONE and g.get("mde") is not None else ""  # what seeds could resolve
+    return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}{mde}"
 
 
 GAP_WORDS = {UP: "proxy above true in", DOWN: "proxy below true in", "one seed": "one seed (no interval):"}
@@ -324,7 +325,7 @@ def summary(cfg: Config, runs: dict[str, Run], rows: list[dict], answers: list[A
     vs = {x.b: x for x in answers if x.a == cfg.ref}
     acc = ", ".join(f"{r['reward']} {stats.fmt_effect(vs[r['reward']].cmp, vs[r['reward']].bounds)}" for r in shown
                     if r["reward"] in vs and vs[r["reward"]].cmp.constant is None)
-    head = "Proxy − true reward (end), net of length penalties [95% CI]: "
+    head = "Proxy − true reward net of penalties [95% CI]: "
     return f"{gap_sentence(shown, answers[0].equivalence, head)} Greedy accuracy − {cfg.ref}'s: {acc}."
 
 

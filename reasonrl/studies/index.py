@@ -20,6 +20,7 @@ from .claims import (
     STUDIES,
     Claim,
     by_task_cell,
+    effect_text,
     exact_claim,
     judge_all,
     result_text,
@@ -107,9 +108,8 @@ def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metric
         c, ans = r["claim"], r["answer"]
         has_ci = ans is not None and ans.get("ci_lo") is not None
         rows.append({"claim": f"{c.paper}: {c.claim}", "task": r["task"],
-                     "effect [95% CI]": stats.fmt_ci(ans["effect"], ans["ci_lo"], ans["ci_hi"], sign=True,
-                                                     bounds=ans.get("bounds", stats.SHARE_DIFF))
-                     if has_ci else "—", "Holm p": f"{r['p_holm']:.2g}" if "p_holm" in r else "—",
+                     "effect [95% CI]": effect_text(ans) if has_ci else "—",
+                     "Holm p": f"{r['p_holm']:.2g}" if "p_holm" in r else "—",
                      "verdict": r["verdict"], "reason": reason(r, target_of(cfg, c))})
     result, verdict, why = exact_claim(exact_metrics)
     rows.append({"claim": f"{EXACT_CLAIM[0]}: {EXACT_CLAIM[1]}", "task": "—", "effect [95% CI]": result,

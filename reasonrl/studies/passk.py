@@ -173,13 +173,14 @@ def crossings(ks: list[int], base: list[float], other: list[float]) -> list[tupl
 
 
 def describe_crossing(ks: list[int], base: list[float], other: list[float]) -> str:
+    """Where the mean curves cross, untested: each phrase names the means (the test: `detected_crossing`)."""
     found = crossings(ks, base, other)
     if found:
-        return "; ".join(f"crosses {d} between k = {k0} and k = {k1}" for k0, k1, d in found)
+        return "; ".join(f"means cross {d} between k = {k0} and k = {k1}" for k0, k1, d in found)
     diffs = [o - b for b, o in zip(base, other)]
     if all(abs(d) <= TIE for d in diffs):
-        return "equal to the base at every k"
-    return f"{'above' if max(diffs) > TIE else 'below'} the base at every k (no crossing)"
+        return "means equal at every k"
+    return f"mean {'above' if max(diffs) > TIE else 'below'} the base's at every k"
 
 
 def first_crossing(ks: list[int], base: list[float], other: list[float]) -> int | None:
@@ -225,7 +226,7 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
         answers = cmps[s][label]
         diff_ax.plot(ks, [x.cmp.effect for x in answers], marker=markers[label], ms=4, color=colors[label],
                      label=label)
-        diff_ax.fill_between(ks, [x.cmp.ci_lo for x in answers], [x.cmp.ci_hi for x in answers],
+        diff_ax.fill_between(ks, [max(-1.0, x.cmp.ci_lo) for x in answers], [min(1.0, x.cmp.ci_hi) for x in answers],
                              color=colors[label], alpha=0.18, lw=0)
     diff_ax.axhline(0, color="k", lw=1)
     lo = max(0.0, min(iv.lo for label in arms for iv in cis[s][label]))
