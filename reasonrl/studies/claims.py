@@ -163,8 +163,8 @@ def result_text(row: dict) -> str:
                       bounds(ans))
     if "lo" not in row:
         return text
-    spec = ".4f" if row["hi"] - row["lo"] < 0.01 else ".3f"
-    return (f"{text}; Holm-adjusted: {stats.fmt_ci(cmp.effect, row['lo'], row['hi'], spec, True, bounds(ans))} at "
+    adjusted = stats.fmt_effect(dataclasses.replace(cmp, ci_lo=row["lo"], ci_hi=row["hi"]), bounds(ans))
+    return (f"{text}; Holm-adjusted: {adjusted} at "
             f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
 
 

@@ -112,10 +112,10 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
-ARM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+ARM_MARKERS = (*MARKERS, "X", "<", ">", "h", "*", "p")
 # Okabe & Ito's colours without black (the bases') and the pale yellow last, then Tol's: eleven arms of one figure
 # (hop's and chain's together) each get a colour of their own
-ARM_COLORS = (*(c for c in OKABE_ITO[:6]), "#882255", "#44AA99", "#999933", "#332288", "#F0E442")
+ARM_COLORS = (*OKABE_ITO[:6], "#882255", "#44AA99", "#999933", "#332288", "#F0E442")
 
 
 def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
@@ -198,11 +198,16 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
 def guide_lines(ax, p: Panel) -> None:
     """A panel's reference levels: the random-guess floor, a reference such as the gold length, and its range."""
     if p.guess is not None:
-        ax.axhline(p.guess, color="0.35", ls=":", lw=1.5, label=f"random guess ({p.guess:.3f})")
+        guess_line(ax, p.guess)
     if p.ref is not None:
         ax.axhline(p.ref[0], color="0.2", ls=(0, (6, 2)), lw=1.2, label=p.ref[1])
     if p.ylim is not None:
         ax.set_ylim(*p.ylim)
+
+
+def guess_line(ax, guess: float, label: str | None = None) -> None:
+    """The random-guess accuracy as a dotted line, the same on every figure."""
+    ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=label or f"random guess ({guess:.3f})")
 
 
 def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:

@@ -215,11 +215,11 @@ def gap(arm: list[Run]) -> dict:
     """Proxy − true reward over the last 10% of steps, net of the length penalty: that penalty (len_pen x
     the response length) is in the proxy by construction, so the raw gap of a penalised run is the penalty,
     not a proxy the policy learned to exploit. Its interval is over seeds (t, df = seeds − 1)."""
-    pen = [r.job.get("len_pen", 0.0) * tail_mean(r.history["rollout/length"]) for r in arm]
+    length = [tail_mean(r.history["rollout/length"]) for r in arm]
+    pen = [r.job.get("len_pen", 0.0) * n for r, n in zip(arm, length)]
     net = [tail_mean(r.history["reward/proxy"]) - tail_mean(r.history["reward/true"]) + p for r, p in zip(arm, pen)]
     iv = stats.mean_ci(np.array(net)[:, None]) if len(arm) > 1 else None
-    return {"penalty": float(np.mean(pen)), "length": float(np.mean([tail_mean(r.history["rollout/length"])
-                                                                      for r in arm])),
+    return {"penalty": float(np.mean(pen)), "length": float(np.mean(length)),
             "net": float(np.mean(net)), "lo": iv.lo if iv else None, "hi": iv.hi if iv else None,
             "mde": stats.mde(iv.se, iv.df) if iv and iv.se > 0 else None}
 
@@ -239,11 +239,10 @@ GAP_WORDS = {UP: "proxy above true in", DOWN: "proxy below true in", "one seed":
 def gap_sentence(rows: list[dict], equivalence: float, head: str = "Proxy − true reward at the end, net of any "
                  "length penalty [95% CI over seeds]: ") -> str:
     """The net gaps grouped by what their intervals support; a penalised arm's raw gap named as its penalty."""
-    texts = {r["reward"]: gap_text(r["reward"], r["gap"], equivalence) for r in rows}
-    kinds = list(dict.fromkeys([UP, DOWN, *(k for k, _ in texts.values())]))
-    parts = [f"{GAP_WORDS.get(k) or neutral(k, equivalence) + ' in'} " + ", ".join(t for k2, t in texts.values()
-                                                                                     if k2 == k)
-             for k in kinds if any(k2 == k for k2, _ in texts.values())]
+    by: dict[str, list[str]] = {UP: [], DOWN: []}  # the directed kinds first, then in order of appearance
+    for k, text in (gap_text(r["reward"], r["gap"], equivalence) for r in rows):
+        by.setdefault(k, []).append(text)
+    parts = [f"{GAP_WORDS.get(k) or neutral(k, equivalence) + ' in'} " + ", ".join(ts) for k, ts in by.items() if ts]
     pens = [f"{r['reward']}'s raw {r['proxy (last 10%)'] - r['true (last 10%)']:+.3f} is its length penalty "
             f"({g['penalty'] / g['length']:g} × {g['length']:.1f} characters), not a hacking gap"
             for r in rows if (g := r["gap"])["penalty"] > 0]

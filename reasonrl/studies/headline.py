@@ -42,6 +42,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
+from .figures import guess_line
 
 SECTION = "studies.headline"
 OUT = "reports/headline"
@@ -149,7 +150,7 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
         guess = (chance or {}).get((task, set_name))
         title = f"{task}, {set_name}: {MEASURES[measure]}"
         if guess is not None and bottom <= guess <= top:
-            ax.axhline(guess, color="0.35", ls=":", lw=1.5, label="random guess")
+            guess_line(ax, guess, "random guess")
         elif guess is not None:  # a floor far below would squash the differences the panel is about
             title += f"\n(random guess {guess:.3f}: below the axis)"
         # an axis fitted to the data magnifies small differences: the label says so
@@ -190,9 +191,9 @@ def report(cfg: Config, root: Path) -> None:
     cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
              for t, pairs in by_task(cfg, root).items() for s in cfg.sets for m in cfg.measures}
     # a random guess's accuracy as the eval stage measured it on that set (its run's metrics, an input)
-    first = {t: pairs[0][0] for t, pairs in by_task(cfg, root).items()}
+    evals = {t: read_json(root / run_metrics_path(pairs[0][0], OUT)) for t, pairs in by_task(cfg, root).items()}
     figure(cfg, method, cells, root / OUT / "before_after.png",
-           {(t, s): read_json(root / run_metrics_path(first[t], OUT))[s]["random_baseline"]["1"] for t, s, _ in cells})
+           {(t, s): evals[t][s]["random_baseline"]["1"] for t, s, _ in cells})
     pooled = [c[0] for c in cells.values()]
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),

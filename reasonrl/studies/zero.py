@@ -53,7 +53,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SMOOTH_NOTE, share_ylim
+from .figures import SMOOTH_NOTE, guess_line, share_ylim
 from .floors import chance, eval_set
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
@@ -264,7 +264,7 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
             if note:
                 ax.text(x, (y or 0) + 0.02, note, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
     if guess is not None:
-        ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=f"random guess ({guess:.3f})")
+        guess_line(ax, guess)
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
     ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
            title=f"Accuracy when thinking vs when answering directly (95% CI over seeds)\n(n/a: no such "
@@ -347,7 +347,7 @@ def report(cfg: Config, root: Path) -> None:
     prof = {b: {"before": arm_profile(arm, 0), "after": arm_profile(arm, -1)}
             for b, arm in arms.items()}
     think, acc = study_answers(cfg, runs, ("think",)), study_answers(cfg, runs, ("acc",))
-    answers = think + acc
+    answers, own = think + acc, own_change(think)
     out = root / OUT
     guess = chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg))
     training_figure(cfg, runs, out / "training.png", guess)
@@ -356,7 +356,7 @@ def report(cfg: Config, root: Path) -> None:
     if cfg.controls:
         rewards_figure(cfg, runs, out / "rewards.png", guess)
     write_markdown(out / "table.md", "Study: does RL create thinking or select it?", answer(cfg, prof, think, acc), [
-        md_table(pd.DataFrame(table_rows(cfg, prof, own_change(think))),
+        md_table(pd.DataFrame(table_rows(cfg, prof, own)),
                  "Thinking before (the mixed base) and after GRPO",
                  f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem; means over each arm's seeds. "
                  f"'created': the 95% interval of the think rate's change lies above 0, the base thought in under "
@@ -372,7 +372,7 @@ def report(cfg: Config, root: Path) -> None:
                    "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
                    "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
                    "seeds": len(arms[b]),
-                   "verdict": verdict(p["before"]["think"], p["after"]["think"], own_change(think)[b], cfg)[0]}
+                   "verdict": verdict(p["before"]["think"], p["after"]["think"], own[b], cfg)[0]}
                for b, p in prof.items()}
     write_json(root / study_metrics_path("zero"), metrics)
     write_answers(root, "zero", answers)
