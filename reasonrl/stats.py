@@ -248,7 +248,7 @@ def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bo
     return _compare(a, b, iv, confidence, min(a.shape[0], b.shape[0]), sum(v for v, _ in runs), per_run)
 
 
-def seeds_for(cmp: Comparison, target: float, most: int = 100) -> int | None:
+def seeds_for(cmp: Comparison, target: float, most: int = 1000) -> int | None:
     """Seeds per arm that would bring the design's (unadjusted) MDE to `target`, projected from one
     comparison: the run term becomes run_sd^2 / n with n runs per arm while the test set's problem term
     stays, and df = n - 1 (a paired design's; an unpaired one's Welch df is larger, so this errs towards
@@ -260,6 +260,28 @@ def seeds_for(cmp: Comparison, target: float, most: int = 100) -> int | None:
     v_prob = max(0.0, cmp.se ** 2 - cmp.se_run ** 2)
     return next((n for n in range(2, most + 1) if mde(math.sqrt(cmp.run_sd ** 2 / n + v_prob), n - 1) <= target),
                 None)
+
+
+def power(se: float, df: float, effect: float, margin: float = 0.0, alpha: float = 1 - CONFIDENCE) -> float:
+    """Probability that `p_value(.., margin) < alpha` when the true effect is `effect`: the t-statistic
+    (|d| - margin) / se is noncentral t with df and noncentrality (|effect| - margin) / se (scipy's nct), and
+    either sign of d can exceed the margin. With se 0 the test is exact: 1 or 0."""
+    if se == 0:
+        return float(abs(effect) > margin)
+    crit = stats.t.ppf(1 - alpha / 2, df)
+    return float(sum(stats.nct.sf(crit, df, (s * abs(effect) - margin) / se) for s in (1, -1)))
+
+
+def seeds_for_power(cmp: Comparison, effect: float, margin: float, alpha: float, target: float = POWER,
+                    most: int = 400) -> int | None:
+    """Seeds per arm that give `target` power (`power`) to find `effect` beyond `margin` at `alpha`, projected
+    from one comparison's run spread and problem term as `seeds_for` does; None when nothing can be
+    projected or `most` seeds do not reach it."""
+    if cmp.seeds < 2 or cmp.se == 0:
+        return None
+    v_prob = max(0.0, cmp.se ** 2 - cmp.se_run ** 2)
+    return next((n for n in range(2, most + 1)
+                 if power(math.sqrt(cmp.run_sd ** 2 / n + v_prob), n - 1, effect, margin, alpha) >= target), None)
 
 
 # ----------------------------------------------------------------------------- wording

@@ -58,7 +58,8 @@ def test_committed_front_page_opens_with_the_verdicts_and_keeps_within_its_limit
     assert index.check_limits(text) == [] and len(text) <= 20_000
     assert [line for line in text.splitlines() if line.startswith("## ")][0] == "## Verdicts"
     table = [line for line in text.splitlines() if line.startswith("| ")]
-    assert table[0] == "| claim | task | effect [95% CI] | Holm p | verdict | reason |" and len(table) > 5
+    assert len(table) > 5
+    assert table[0] == "| claim | task | effect [95% CI] | Holm p | seeds; power | verdict | reason |"
     sections = text.split("\n## ")[2:]  # after the verdicts: one per study
     assert len(sections) == len(index.STUDIES)
     for section, study in zip(sections, index.STUDIES):

@@ -145,7 +145,7 @@ CONFIGS = {
     "index": index.Config(claims={
         "length": index.Claim("Dr. GRPO", "seq_mean_token_mean lets wrong responses grow longer", "ablations",
                               "loss_agg_seq_mean_token_mean_vs_token_mean_wrong_length", 1, ceiling=None,
-                              equivalence=0.5),
+                              equivalence=0.5, power_for=1.0),
         "random": index.Claim("Shao", "a random reward raises accuracy over the base", "hacking", "random_vs_base", 1),
         "clip": index.Claim("DAPO", "clip-higher beats the symmetric clip", "ablations",
                             "clip_clip_higher_vs_mu_2_symmetric", 1),
@@ -410,18 +410,21 @@ def test_index_shows_a_figure_per_study_and_its_details_list_every_figure_and_ta
     assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
     claims = (studies / index.CLAIMS).read_text()
     rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
-    # two seeds per arm: per-seed differences 3 and 2.7, t-interval with 1 df [0.94, 4.76] (p 0.033), Holm x 3
+    # two seeds per arm: per-seed differences 3 and 2.7, t-interval with 1 df [0.94, 4.76] (p 0.033), Holm x 3;
+    # one df leaves little power to find 1.0 beyond ±0.5
     length = rows["seq_mean_token_mean lets wrong responses grow longer"]
-    assert "| not reproduced | no detectable difference after Holm" in length
-    # one run each: 0.38 against 0.40 on 200 problems, over problems only
-    assert "| not reproduced |" in rows["a random reward raises accuracy over the base"]
+    assert "| underpowered at 2 seeds | power 0.0" in length
+    # one run each: 0.38 against 0.40 on 200 problems, over problems only (MDE 0.028: powered for 0.1)
+    assert "| not reproduced | no detectable difference after Holm" in rows[
+        "a random reward raises accuracy over the base"]
     # one run each: clip-higher solves 10 more of 200 (p 0.001), Holm x 3 still below 0.05, beyond ±0.01
     assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
     assert "| not testable here | its primary comparison ablations/dynamic_on_vs_off was not computed" in \
         rows["dynamic sampling beats plain GRPO"]
     # the front page's verdict table: the same verdicts, each cell short
     front = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
-    assert "| 0.081 | not reproduced | underpowered at 2 seeds: MDE 2.11 > 0.05; not by seeds alone" in front[
+    assert "| 0.081 | 2; 0.0" in front["Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer"]
+    assert "| underpowered at 2 seeds | power 0.0" in front[
         "Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer"]
     assert "| reproduced | Holm-adjusted interval beyond ±0.01, in the claimed direction |" in front[
         "DAPO: clip-higher beats the symmetric clip"]
@@ -500,65 +503,99 @@ def test_every_study_run_is_defined_with_the_eval_it_needs():
 def test_claims_verdicts_by_hand():
     from scipy import stats as sps
 
-    def ans(effect, se, a=0.5, df=4, constant=None):
+    def ans(effect, se, a=0.5, df=4, constant=None, **kw):
         p = float(2 * sps.t.sf(abs(effect) / se, df)) if se else 1.0
         return {"a": a, "b": a + effect, "effect": effect, "ci_lo": effect, "ci_hi": effect, "se": se, "df": df,
                 "p": p, "mde": 3.7 * se, "seeds": df + 1, "problems": 100, "constant": constant, "a_label": "A",
-                "b_label": "B"}
+                "b_label": "B", **kw}
 
     def claim(primary, expect=1, **kw):
         return index.Claim("P", primary, "ablations", primary, expect, **kw)
 
-    answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "tiny": ans(0.004, 0.0005), "wide": ans(0.05, 0.04),
-               "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
+    answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "shared": ans(0.2, 0.02), "tiny": ans(0.004, 0.0005),
+               "wide": ans(0.05, 0.04), "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
                "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1),
-               "middle": ans(0.02, 0.0025), "same": ans(0.0, 0.0), "edge": ans(0.002, 0.002, a=0.75)}
-    claims = {k: claim(k) for k in answers} | {"missing": claim("missing"), "against": claim("up", expect=-1),
-                                               "length": claim("length", ceiling=None, equivalence=0.5),
-                                               "edge": claim("edge", equivalence=0.25)}
+               "middle": ans(0.02, 0.0025), "same": ans(0.0, 0.0), "edge": ans(0.002, 0.002, a=0.75),
+               "guess": ans(0.005, 0.002, a=0.0625, chance=0.0625), "off": ans(0.2, 0.02, clip=0.0004),
+               "on": ans(0.2, 0.02, clip=0.05)}
+    binds = {"key": "clip", "min": 0.01, "what": "share of clipped tokens"}
+    claims = {k: claim(k) for k in answers if k != "shared"} | {
+        "missing": claim("missing"), "against": claim("up", expect=-1),
+        "length": claim("length", ceiling=None, equivalence=0.5, power_for=1.0),
+        "edge": claim("edge", equivalence=0.25, power_for=0.3), "raises": claim("shared"),
+        "lowers": claim("shared", expect=-1), "off": claim("off", mechanism=binds),
+        "on": claim("on", mechanism=binds), "unmeasured": claim("up", mechanism={"key": "nope", "min": 1})}
     rows = {k: r for (k, task), r in index.judge_all(claims, {"ablations": answers}, 0.01).items()}
     verdict = {k: (r["verdict"], r["why"]) for k, r in rows.items()}
-    # Each claim's p is for |effect| beyond its region: (|d| - e) / se on t. Ten in the family (flat and same
-    # have no variance, missing no answer): top_down 1.3e-4, up = down = against 6.8e-4 (x 10, 9, 8, 7:
-    # rejected), middle 0.016 (x 6 = 0.097: Holm stops), length 0.041, wide 0.37, tiny, top and edge 1.
-    p_beyond = {k: 2 * sps.t.sf((abs(a["effect"]) - {"length": 0.5, "edge": 0.25}.get(k, 0.01)) / a["se"], a["df"])
-                for k, a in answers.items() if a["se"]}
-    assert rows["top_down"]["p_holm"] == pytest.approx(10 * p_beyond["top_down"])
-    assert rows["middle"]["p_holm"] == pytest.approx(6 * p_beyond["middle"])
-    assert rows["length"]["p_holm"] == pytest.approx(5 * p_beyond["length"])
-    assert verdict["up"] == ("reproduced", "Holm-adjusted interval beyond ±0.01, in the claimed direction")
-    assert verdict["down"][0] == verdict["against"][0] == "contradicted"
-    assert verdict["top_down"][0] == "contradicted"  # at the ceiling, yet detectably the other way
-    # levels: the rejected ones at their own step (top_down first: 1 - 0.05/10), the rest where Holm stopped
-    assert rows["top_down"]["level"] == pytest.approx(1 - 0.05 / 10)
-    assert sorted(rows[k]["level"] for k in ("up", "down", "against")) == pytest.approx(
-        [1 - 0.05 / 7, 1 - 0.05 / 8, 1 - 0.05 / 9])
-    assert rows["wide"]["level"] == rows["tiny"]["level"] == pytest.approx(1 - 0.05 / 6)
-    t = sps.t.ppf(1 - 0.05 / 12, 4)  # the interval shown at 1 - 0.05/6: effect -+ t_{1 - 0.05/12} * se
-    assert (rows["tiny"]["lo"], rows["tiny"]["hi"]) == pytest.approx((0.004 - t * 0.0005, 0.004 + t * 0.0005))
-    assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01 (Holm-adjusted interval)")
-    assert verdict["wide"] == ("not reproduced",
-                               "no detectable difference after Holm's adjustment (unadjusted MDE 0.148)")
-    assert verdict["length"][0] == "not reproduced"  # detectable unadjusted (p 0.041), not after Holm
-    assert verdict["top"] == ("not testable here", "at the ceiling: the arm to beat is at 0.995, leaving 0.005 of "
-                                                   "room, within the ±0.01 equivalence region")
+    # The rules fixed before the run take eight claims out of the family: no answer (missing), no variance
+    # (flat, same), a ceiling in the claimed direction (top, top_down, edge: 0.25 of room is not more than its
+    # region), both arms at chance (guess), the mechanism absent (off) or not measured (unmeasured).
+    assert verdict["top_down"] == ("not testable here", "at the ceiling: the arm to beat is at 0.995, leaving "
+                                   "0.005 of room, within the ±0.01 equivalence region")
     assert verdict["flat"] == ("not testable here",
                                "neither arm varies (both at the same value on every problem and run)")
     assert verdict["same"] == ("not testable here",
                                "the difference is the same on every problem and run: no interval to test")
-    assert verdict["edge"][0] == "not testable here"  # a = 0.75: 0.25 of room is not more than its region
-    # excludes 0 at its adjusted level ([0.006, 0.034]) but Holm did not show it beyond +-0.01
-    assert rows["middle"]["lo"] > 0 and verdict["middle"] == (
-        "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")
+    assert verdict["edge"][0] == verdict["top"][0] == "not testable here" and "p_holm" not in rows["top"]
+    assert verdict["guess"] == ("not testable here", "at chance: both arms within ±0.01 of the guess floor 0.062")
+    assert verdict["off"] == ("not testable here", "mechanism absent: share of clipped tokens 0.0004 < 0.01")
+    assert verdict["unmeasured"] == ("not testable here", "its mechanism (nope) was not measured")
     assert verdict["missing"][0] == "not testable here" and index.result_text(rows["missing"]) == "—"
-
     assert "was not computed" in verdict["missing"][1]
+    # One test per distinct comparison: up (read by up and against), down, shared (read by raises and lowers),
+    # tiny, wide, length, middle, on: m = 8. p beyond the region: (|d| - e) / se on t; up = down = shared = on
+    # 6.8e-4 (x 8, 7, 6, 5: rejected), middle 0.016 (x 4 = 0.065: Holm stops), length 0.041 (x 3), wide
+    # 0.37, tiny 1.
+    assert {r["family"] for r in rows.values() if "family" in r} == {8}
+    p_beyond = {k: 2 * sps.t.sf((abs(a["effect"]) - {"length": 0.5}.get(k, 0.01)) / a["se"], a["df"])
+                for k, a in answers.items() if a["se"]}
+    assert rows["middle"]["p_holm"] == pytest.approx(4 * p_beyond["middle"])
+    assert rows["length"]["p_holm"] == pytest.approx(3 * p_beyond["length"])
+    assert rows["raises"]["p_holm"] == rows["lowers"]["p_holm"] < 0.05
+    assert verdict["raises"] == ("reproduced", "Holm-adjusted interval beyond ±0.01, in the claimed direction")
+    assert verdict["lowers"] == ("contradicted", "Holm-adjusted interval beyond ±0.01, against the claimed direction")
+    assert verdict["up"][0] == "reproduced" and verdict["down"][0] == verdict["against"][0] == "contradicted"
+    assert verdict["on"][0] == "reproduced"
+    # levels: the four rejected at their own steps, the rest where Holm stopped (1 - 0.05/4)
+    assert sorted(rows[k]["level"] for k in ("up", "down", "raises", "on")) == pytest.approx(
+        [1 - 0.05 / 5, 1 - 0.05 / 6, 1 - 0.05 / 7, 1 - 0.05 / 8])
+    assert rows["up"]["level"] == rows["against"]["level"]
+    assert rows["wide"]["level"] == rows["tiny"]["level"] == pytest.approx(1 - 0.05 / 4)
+    t = sps.t.ppf(1 - 0.05 / 8, 4)  # the interval shown at 1 - 0.05/4: effect -+ t_{1 - 0.05/8} * se
+    assert (rows["tiny"]["lo"], rows["tiny"]["hi"]) == pytest.approx((0.004 - t * 0.0005, 0.004 + t * 0.0005))
+    assert verdict["tiny"] == ("not reproduced", "equivalent within ±0.01 (Holm-adjusted interval)")
+    # power to find 0.1 beyond ±0.01 at alpha / m = 0.05 / 8, from the noncentral t with 4 df, both signs
+    crit = sps.t.ppf(1 - 0.05 / 16, 4)
+    wide_power = sps.nct.sf(crit, 4, 0.09 / 0.04) + sps.nct.sf(crit, 4, -0.11 / 0.04)
+    assert rows["wide"]["power"] == pytest.approx(wide_power) and wide_power < 0.8
+    assert verdict["wide"][0] == "underpowered at 5 seeds"
+    assert verdict["wide"][1].startswith(f"power {wide_power:.2f} < 0.8 to find 0.1 beyond ±0.01 at 5 seeds")
+    assert verdict["length"][0] == "underpowered at 2 seeds"  # p 0.041 unadjusted; power for 1.0 beyond ±0.5 small
+    # excludes 0 at its adjusted level ([0.010, 0.030]) but Holm did not show it beyond +-0.01; powered
+    assert rows["middle"]["power"] > 0.99 and rows["middle"]["lo"] > 0 and verdict["middle"] == (
+        "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")
     # the result is worded with the claim's own region: the length claim with +-0.5, not the study's 0.01
     assert index.result_text(rows["length"]).startswith("B > A by 2.850 [")
     assert "p (beyond ±0.5)" in index.result_text(rows["length"])
+    assert index.seeds_power(rows["wide"]) == f"5; {wide_power:.2f}" and index.seeds_power(rows["flat"]) == "—"
+    assert index.seeds_power({**rows["wide"], "claim": claim("wide", seeds=9)}) == f"5 of 9; {wide_power:.2f}"
     assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "holds exactly"
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
     assert index.exact_claim(None)[1] == "not testable here"
+    # one arm at chance and the other far above it: a test like any other
+    lifts = index.judge_all({"lifts": claim("lifts")}, {"ablations": {"lifts": ans(0.3, 0.02, a=0.0625,
+                                                                                     chance=0.0625)}}, 0.01)
+    assert lifts["lifts", "hop"]["verdict"] == "reproduced"
+    just = index.judge_all({"on": claim("on", mechanism=binds)}, {"ablations": {"on": ans(0.2, 0.02, clip=0.01)}}, 0.01)
+    assert just["on", "hop"]["verdict"] == "reproduced"  # a mechanism at its min acts
+    with pytest.raises(ConfigError, match="power_for"):
+        claim("x", equivalence=0.5)  # the default 0.10 lies inside a region of ±0.5
+    with pytest.raises(ConfigError, match="power_for"):
+        index.Config(claims={"x": {"paper": "P", "claim": "c", "study": "passk", "primary": "x", "expect": 1,
+                                   "power_for": 0.005}})
+    with pytest.raises(ConfigError, match="mechanism"):
+        claim("x", mechanism={"key": "clip"})
+
 
 def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_column_each():
     def ans(effect, se):
@@ -588,12 +625,12 @@ def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_colum
                                       "or both covering it) on up; they share the verdict but not the direction on "
                                       "none; they differ in verdict on flat.")
     assert index.by_task_table(index.Config(claims={"solo": claims["solo"]}), manifests) == ""
-    # the pilot's zhang_edge: "not reproduced" on both tasks, but hop's interval covers 0 and chain's lies below it
+    # the pilot's zhang_edge: underpowered on both tasks, but hop's interval covers 0 and chain's lies below it
     split = {"split_hop": {**ans(0.094, 0.08), "ci_lo": -0.078, "ci_hi": 0.266},
              "split_chain": {**ans(-0.161, 0.06), "ci_lo": -0.246, "ci_hi": -0.076}}
     claims = {"split": index.Claim("P", "c", "passk", "split_hop", 1, tasks={"chain": "split_chain"})}
     rows = index.judge_all(claims, {"passk": split}, 0.01)
-    assert {r["verdict"] for r in rows.values()} == {"not reproduced"}
+    assert {r["verdict"] for r in rows.values()} == {"underpowered at 5 seeds"}
     manifests = [{"study": "passk", "answers": [{"pair": k, **a} for k, a in split.items()]}]
     line = index.by_task_table(index.Config(claims=claims), manifests).splitlines()[-1]
     assert line.endswith("on no claim; they share the verdict but not the direction on split; they differ in verdict "
@@ -781,16 +818,6 @@ def test_the_front_page_limits_name_what_breaks_them(monkeypatch):
     assert index.check_limits("z" * 11) == ["11 characters > 10"]
 
 
-def test_the_verdict_tables_reason_says_underpowered_only_for_an_undecided_comparison_short_of_its_target():
-    # se_run near se: almost all of the noise is the run term, so seeds reach 0.2 (12 per arm) but not 0.05
-    ans = {"mde": 0.442, "seeds": 5, "se": 0.1, "se_run": 0.0999, "run_sd": 0.22, "df": 4, "effect": 0.38,
-           "ci_lo": 0.05, "p": 0.04, "ci_hi": 0.71, "problems": 1000, "a": 0.6, "b": 0.98}
-    row = {"verdict": "not reproduced", "answer": ans, "lo": -0.3, "hi": 1.06, "why": "no detectable difference"}
-    assert index.reason(row, 0.2) == "underpowered at 5 seeds: MDE 0.442 > 0.2 (needs 12 seeds)"
-    assert index.reason(row, 0.05) == ("underpowered at 5 seeds: MDE 0.442 > 0.05; "
-                                       "not by seeds alone (the test set's problem term)")
-    assert index.reason(row, 0.5) == "no detectable difference"  # the design reaches the target: no power shortfall
-    assert index.reason({**row, "lo": 0.01}, 0.05) == "no detectable difference"  # decided after Holm
-    assert index.reason({**row, "verdict": "reproduced"}, 0.05) == "no detectable difference"
+def test_short_captions_keep_the_first_clause():
     assert index.short_caption("pass@k against k (log scale); pass@1 0.5 / 0.9.") == "pass@k against k (log scale)."
     assert index.short_caption("Reward (mean; centred mean); at the end 0.9.") == "Reward (mean; centred mean)."

@@ -5,8 +5,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import eta_replay  # noqa: E402
+import power  # noqa: E402
 import reference_md5s as R  # noqa: E402
 import relock  # noqa: E402
+
+from reasonrl import stats  # noqa: E402
+from reasonrl.io import write_json  # noqa: E402
+from reasonrl.studies import index  # noqa: E402
 
 
 def test_reference_md5s_read_from_a_lock():
@@ -80,3 +85,22 @@ def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
     # at rl@a_s0's finish (600 s in, 1211 left): rl@a_s0 took 600 against 65, so its arm's other seed says
     # 65 * 600 / 65 = 600, report (its own arm and kind, no evidence) 65: (600 + 65) / 2
     assert errors == [abs((600.0 + 65.0) / 2 - 1211.0) / 1211.0]
+
+
+def test_power_rows_count_each_distinct_comparison_once_and_skip_the_untestable(tmp_path):
+    def ans(effect, run_sd, a=0.5):
+        se_run = run_sd / 5 ** 0.5
+        return {"a": a, "b": a + effect, "effect": effect, "ci_lo": 0, "ci_hi": 0, "se": se_run, "df": 4, "p": 0.1,
+                "mde": 0.1, "seeds": 5, "problems": 100, "constant": None, "se_run": se_run, "run_sd": run_sd}
+
+    for name, a in {"shared": ans(0.2, 0.1), "top": ans(0.0, 0.1, a=1.0)}.items():
+        write_json(tmp_path / "passk" / "answers" / f"{name}.json", a)
+    claims = {"up": index.Claim("P", "c", "passk", "shared", 1), "down": index.Claim("P", "c", "passk", "shared", -1),
+              "top": index.Claim("P", "c", "passk", "top", 1), "gone": index.Claim("P", "c", "passk", "gone", 1)}
+    table, m = power.rows(index.Config(claims=claims), tmp_path, 0.8, 400)
+    assert m == 1 and [r["claim"] for r in table] == ["up", "down", "top", "gone"]
+    assert table[2]["not testable"].startswith("at the ceiling") and "was not computed" in table[3]["not testable"]
+    # m = 1: alpha 0.05; run sd 0.1, no problem term: the first n whose power for 0.1 beyond 0.01 reaches 0.8
+    n = table[0]["seeds for power_for"]
+    assert table[1]["seeds for power_for"] == n
+    assert stats.power(0.1 / n ** 0.5, n - 1, 0.1, 0.01) >= 0.8 > stats.power(0.1 / (n - 1) ** 0.5, n - 2, 0.1, 0.01)

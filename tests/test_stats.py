@@ -288,6 +288,37 @@ def test_seeds_for_projects_the_run_term_and_keeps_the_problem_term():
     assert stats.seeds_for(replace(c, seeds=1), 0.05) is None and stats.seeds_for(replace(c, se=0.0), 0.05) is None
 
 
+def test_power_is_the_noncentral_t_and_matches_the_mde():
+    from scipy import stats as sps
+
+    # at the MDE (above the margin) a test with a huge df finds the effect in 80% of reruns: nct ~ normal
+    assert stats.power(0.01, 1e7, 0.02 + stats.mde(0.01), 0.02) == pytest.approx(0.8, abs=1e-3)
+    # 4 df, se 0.04, 0.1 beyond +-0.01 at 0.05 / 8: both signs of the noncentral t past t_{1 - 0.05/16, 4}
+    crit = sps.t.ppf(1 - 0.05 / 16, 4)
+    both = sps.nct.sf(crit, 4, 0.09 / 0.04) + sps.nct.sf(crit, 4, -0.11 / 0.04)
+    assert stats.power(0.04, 4, 0.1, 0.01, 0.05 / 8) == pytest.approx(both) and 0.05 < both < 0.2
+    assert stats.power(0.04, 4, -0.1, 0.01, 0.05 / 8) == pytest.approx(both)  # the sign of the effect is moot
+    assert stats.power(0.0, 4, 0.1, 0.01) == 1.0 and stats.power(0.0, 4, 0.005, 0.01) == 0.0
+    # an effect inside the margin: the test rejects less often than alpha
+    assert stats.power(0.01, 30, 0.0, 0.01) < 0.05
+
+
+def test_seeds_for_power_is_the_first_count_that_reaches_the_target():
+    # the comparison of the test above: run_sd^2 0.004, problem term 0.0001
+    c = stats.Comparison(0.5, 0.55, 0.05, 0.0, 0.1, 0.03, 4, 0.1, stats.mde(0.03, 4), 5, 300, None, math.sqrt(0.0008),
+                         math.sqrt(0.004))
+    n = stats.seeds_for_power(c, 0.1, 0.01, 0.005)
+    assert n is not None and n > 5
+
+    def at(k):
+        return stats.power(math.sqrt(0.004 / k + 0.0001), k - 1, 0.1, 0.01, 0.005)
+
+    assert at(n) >= 0.8 > at(n - 1)
+    # a problem term that alone leaves power below 0.8: none
+    assert stats.seeds_for_power(replace(c, se=0.045, se_run=0.0), 0.1, 0.01, 0.005) is None
+    assert stats.seeds_for_power(replace(c, seeds=1), 0.1, 0.01, 0.005) is None
+
+
 def test_comparisons_carry_their_run_term():
     a = np.array([[0, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]], dtype=float)
     b = a + np.array([[0.1], [0.3], [0.2]])  # b - a: run means 0.1, 0.3, 0.2 on every problem

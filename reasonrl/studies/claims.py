@@ -30,6 +30,12 @@ class Claim:
     mde_target: float | None = None  # overrides studies.mde_target for a measure on another scale
     task: str = "hop"  # the task `primary` is measured on
     tasks: dict[str, str] = field(default_factory=dict)  # the same claim's primary on further tasks: task -> pair
+    # Where the claim's mechanism must act for the comparison to test it: {key: a number the primary answer
+    # carries, min: the least value at which the mechanism acts, what: the words for it}; below, or absent, the
+    # claim is not testable here (a rule fixed before the run, so it leaves the Holm family).
+    mechanism: dict | None = None
+    seeds: int | None = None  # seeds per arm the power computation asked for (scripts/power.py), pre-registered
+    power_for: float = 0.10  # the true effect (beyond the equivalence region's centre) the design is powered for
 
     def primaries(self) -> dict[str, str]:
         """{task: its primary answer file}: each is one test of the Holm family."""
@@ -41,6 +47,13 @@ class Claim:
         check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
         check(self.task not in self.tasks, "tasks", f"{self.task!r} is the task of `primary` already")
         check(self.mde_target is None or self.mde_target > 0, "mde_target", f"{self.mde_target!r} must be > 0")
+        check(self.power_for > (self.equivalence or 0), "power_for", f"{self.power_for!r} must lie beyond the "
+              f"equivalence region (±{self.equivalence or 0:g}): no smaller effect can be found beyond it")
+        check(self.seeds is None or self.seeds >= 2, "seeds", f"{self.seeds!r}: a run-level interval needs >= 2")
+        if self.mechanism is not None:
+            unknown = set(self.mechanism) - {"key", "min", "what"}
+            check(not unknown and {"key", "min"} <= set(self.mechanism), "mechanism",
+                  f"{self.mechanism!r} must be {{key: <answer key>, min: <number>, what: <words>}}")
 
 
 REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not reproduced", "contradicted",
@@ -96,55 +109,97 @@ def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
             f"±{equivalence:g} equivalence region")
 
 
+def at_chance(answer: dict, equivalence: float) -> str | None:
+    """Why the comparison sits where guessing does (both arms within the equivalence region of the measure's
+    guess floor, when the answer carries it as `chance`), else None."""
+    chance = answer.get("chance")
+    if chance is None or max(abs(answer["a"] - chance), abs(answer["b"] - chance)) > equivalence:
+        return None
+    return f"at chance: both arms within ±{equivalence:g} of the guess floor {chance:.3f}"
+
+
+def no_mechanism(claim: Claim, answer: dict) -> str | None:
+    """Why the claim's mechanism does not act in this comparison (Claim.mechanism), else None."""
+    if claim.mechanism is None:
+        return None
+    key, least = claim.mechanism["key"], claim.mechanism["min"]
+    what = claim.mechanism.get("what", key)
+    value = answer.get(key)
+    if value is None:
+        return f"its mechanism ({what}) was not measured"
+    return None if value >= least else f"mechanism absent: {what} {value:.3g} < {least:g}"
+
+
+def untestable(claim: Claim, answer: dict | None, primary: str, equivalence: float) -> str | None:
+    """The rules fixed before the run under which a claim is not testable here, in order: no answer or no
+    variance, a ceiling in the claimed direction, both arms at chance, the mechanism absent."""
+    why = no_variance(answer, claim, primary)
+    if why is None:
+        why = no_room(claim, answer, equivalence) or at_chance(answer, equivalence) or no_mechanism(claim, answer)
+    return why
+
+
+def n_seeds(n: int) -> str:
+    return f"{n} seed" + ("s" if n != 1 else "")
+
+
 def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], equivalence: float,
               alpha: float = 1 - stats.CONFIDENCE) -> dict[tuple[str, str], dict]:
-    """A row per claim and task, {(claim id, task): row}: its primary answer on that task, Holm-adjusted
-    across every (claim, task) whose answer has an interval.
+    """A row per claim and task, {(claim id, task): row}: its primary answer on that task, judged in one Holm
+    family.
 
-    Each claim tests whether its effect lies beyond the equivalence region (|effect| > e, two-sided: p of
-    `stats.p_value` with margin e), and Holm adjusts those p-values across the claims. A claim is
-    reproduced when its adjusted p is below alpha and the effect points the claimed way, contradicted when
-    it points the other way; its interval, at Holm's level for it, then lies beyond ±e by construction.
-    Otherwise it is not testable here (the claimed direction has no room: a ceiling) or not reproduced,
-    with the reason: equivalent (the adjusted interval inside ±e), or no difference shown beyond ±e."""
+    A claim the rules of `untestable` exclude is "not testable here" and stays out of the family. Each
+    remaining distinct comparison (study, answer file and equivalence region) is one test, however many claims
+    read it: whether its effect lies beyond the equivalence region (|effect| > e, two-sided: p of
+    `stats.p_value` with margin e). A claim is reproduced when its comparison's Holm-adjusted p is below alpha
+    and the effect points the claimed way, contradicted when it points the other way; its interval, at Holm's
+    level for it, then lies beyond ±e by construction. Otherwise it is not reproduced when its adjusted
+    interval lies inside ±e (equivalent), or when the design had the power (`stats.power`, at alpha / m: a
+    bound Holm's step-down only raises) to find `Claim.power_for`; else it is underpowered at its seeds."""
     rows, family = {}, {}
     for cid, c in claims.items():
         for task, primary in c.primaries().items():
             ans = by_study.get(c.study, {}).get(primary)
             eq = c.equivalence if c.equivalence is not None else equivalence
-            why = no_variance(ans, c, primary)
+            why = untestable(c, ans, primary, eq)
             rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
                                "why": why}
             if why is None:
-                family[cid, task] = ans
+                family.setdefault((c.study, primary, eq), []).append((cid, task))
             else:
                 rows[cid, task]["verdict"] = NOT_TESTABLE
-    ids = list(family)
-    pvals = [stats.p_value(family[i]["effect"], family[i]["se"], family[i]["df"], rows[i]["equivalence"])
-             for i in ids]
+    tests = list(family)
+    first = [rows[family[k][0]]["answer"] for k in tests]
+    pvals = [stats.p_value(a["effect"], a["se"], a["df"], k[2]) for a, k in zip(first, tests)]
     adjusted, levels = stats.holm(pvals, alpha)
-    for cid, p_adj, level in zip(ids, adjusted, levels):
-        row, ans, c = rows[cid], family[cid], rows[cid]["claim"]
-        eq = row["equivalence"]
+    for key, ans, p_adj, level in zip(tests, first, adjusted, levels):
+        eq = key[2]
         lo, hi = comparison(ans).at_level(level)
-        row |= {"p_holm": p_adj, "level": level, "lo": lo, "hi": hi}
-        sign = 1 if ans["effect"] > 0 else -1
-        ceiling = no_room(c, ans, eq)
-        if p_adj < alpha:
-            row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
-            side = "in" if sign == c.expect else "against"
-            row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
-        elif ceiling:
-            row["verdict"], row["why"] = NOT_TESTABLE, ceiling
-        elif -eq <= lo and hi <= eq:
-            row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
-        elif lo > 0 or hi < 0:
-            row["verdict"] = NOT_REPRODUCED
-            row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"
-        else:
-            row["verdict"] = NOT_REPRODUCED
-            mde = stats.fmt_mde(comparison(ans))
-            row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {mde})"
+        for cid in family[key]:
+            row, c = rows[cid], rows[cid]["claim"]
+            power = stats.power(ans["se"], ans["df"], c.power_for, eq, alpha / len(tests))
+            row |= {"p_holm": p_adj, "level": level, "lo": lo, "hi": hi, "family": len(tests), "power": power}
+            if "run_sd" in ans:  # answers written before they kept their run spread project nothing
+                row["needs"] = stats.seeds_for_power(comparison(ans), c.power_for, eq, alpha / len(tests))
+            sign = 1 if ans["effect"] > 0 else -1
+            if p_adj < alpha:
+                row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
+                side = "in" if sign == c.expect else "against"
+                row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
+            elif -eq <= lo and hi <= eq:
+                row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
+            elif power < stats.POWER:
+                row["verdict"] = f"underpowered at {n_seeds(ans['seeds'])}"
+                needs = row.get("needs")
+                row["why"] = (f"power {power:.2f} < {stats.POWER:g} to find {c.power_for:g} beyond ±{eq:g} at "
+                              f"{n_seeds(ans['seeds'])}" + (f" (needs {needs})" if needs else ""))
+            elif lo > 0 or hi < 0:
+                row["verdict"] = NOT_REPRODUCED
+                row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"
+            else:
+                row["verdict"] = NOT_REPRODUCED
+                mde = stats.fmt_mde(comparison(ans))
+                row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {mde})"
     return rows
 
 

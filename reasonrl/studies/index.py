@@ -16,7 +16,6 @@ from ..config import check, from_dict, node_at
 from ..io import read_json, write_text
 from .claims import (
     EXACT_CLAIM,
-    NOT_REPRODUCED,
     STUDIES,
     Claim,
     by_task_cell,
@@ -47,6 +46,9 @@ class Config:
         self.claims = {k: v if isinstance(v, Claim) else from_dict(Claim, v, f"{SECTION}.{k}")
                        for k, v in self.claims.items()}
         check(self.mde_target > 0, MDE_TARGET, f"{self.mde_target!r} must be > 0")
+        for k, c in self.claims.items():
+            check(c.equivalence is not None or c.power_for > self.equivalence, f"{SECTION}.{k}.power_for",
+                  f"{c.power_for!r} must lie beyond the equivalence region (±{self.equivalence:g})")
 
 
 SECTION = "studies.claims"
@@ -90,16 +92,12 @@ def target_of(cfg: Config, claim: Claim) -> float:
 
 # ----------------------------------------------------------------------------- the verdict table
 
-def reason(row: dict, target: float) -> str:
-    """The verdict's reason in one short cell: an undecided comparison whose MDE misses the target is
-    underpowered at its seeds (how many the target would take: `seeds_text`)."""
-    ans = row["answer"]
-    undecided = row["verdict"] == NOT_REPRODUCED and "lo" in row and row["lo"] <= 0 <= row["hi"]
-    if undecided and ans.get("mde") is not None and ans["mde"] > target:
-        need = seeds_text(ans, target).split("; ", 1)[-1].removeprefix(f"{target:g}: ")
-        tail = f" (needs {need})" if need[:1].isdigit() else f"; {need}"
-        return f"underpowered at {ans['seeds']} seeds: MDE {ans['mde']:.3g} > {target:g}{tail}"
-    return row["why"]
+def seeds_power(row: dict) -> str:
+    """The seeds behind a primary, the seeds the power computation asked for, and the achieved power."""
+    if "power" not in row:
+        return "—"
+    asked = row["claim"].seeds
+    return f"{row['answer']['seeds']}" + (f" of {asked}" if asked else "") + f"; {row['power']:.2f}"
 
 
 def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metrics: dict | None) -> list[dict]:
@@ -110,10 +108,11 @@ def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metric
         rows.append({"claim": f"{c.paper}: {c.claim}", "task": r["task"],
                      "effect [95% CI]": effect_text(ans) if has_ci else "—",
                      "Holm p": f"{r['p_holm']:.2g}" if "p_holm" in r else "—",
-                     "verdict": r["verdict"], "reason": reason(r, target_of(cfg, c))})
+                     "seeds; power": seeds_power(r), "verdict": r["verdict"], "reason": r["why"]})
     result, verdict, why = exact_claim(exact_metrics)
     rows.append({"claim": f"{EXACT_CLAIM[0]}: {EXACT_CLAIM[1]}", "task": "—", "effect [95% CI]": result,
-                 "Holm p": "—", "verdict": verdict, "reason": "exact expectations, outside the Holm family"})
+                 "Holm p": "—", "seeds; power": "—", "verdict": verdict,
+                 "reason": "exact expectations, outside the Holm family"})
     return rows
 
 

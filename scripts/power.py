@@ -1,0 +1,71 @@
+"""Seeds per arm for each primary of `studies.claims`, powered from a finished run's answers (the pilot's).
+
+    python scripts/power.py [--reports reports] [--params params.yaml] [--power 0.8] [--most 400]
+
+One row per claim and task whose primary answer file exists and which the rules fixed before the run
+(`reasonrl.studies.claims.untestable`: no variance, a ceiling, chance, the mechanism absent) leave testable:
+the run's effect, its run spread (sd of one run per arm) and problem term, and then, at alpha / m for the m
+distinct comparisons of the family (a bound Holm's step-down only raises), the power at the run's seeds and the
+seeds per arm that reach `--power` for the claim's `power_for`, and for the effect the run observed. The
+projection keeps the test set's problem term and takes the run spread as known (`stats.seeds_for_power`)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import yaml
+
+from reasonrl import stats
+from reasonrl.io import read_json
+from reasonrl.studies import index
+from reasonrl.studies.claims import comparison, untestable
+
+
+def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[list[dict], int]:
+    testable = []
+    for cid, c in cfg.claims.items():
+        for task, primary in c.primaries().items():
+            path = reports / c.study / "answers" / f"{primary}.json"
+            ans = read_json(path) if path.exists() else None
+            eq = c.equivalence if c.equivalence is not None else cfg.equivalence
+            why = untestable(c, ans, primary, eq)
+            testable.append((cid, task, c, ans, eq, why))
+    m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why in testable if why is None})
+    alpha = (1 - stats.CONFIDENCE) / max(m, 1)
+    out = []
+    for cid, task, c, ans, eq, why in testable:
+        row = {"claim": cid, "task": task, "effect": "—", "run sd": "—", "problem se": "—", "seeds": "—",
+               "power_for": f"{c.power_for:g} beyond ±{eq:g}", "power at its seeds": "—",
+               "seeds for power_for": "—", "seeds for the effect seen": "—", "not testable": why or ""}
+        if why is None and "run_sd" in ans:
+            cmp = comparison(ans)
+            need = stats.seeds_for_power(cmp, c.power_for, eq, alpha, target, most)
+            beyond = abs(ans["effect"]) > eq
+            seen = stats.seeds_for_power(cmp, ans["effect"], eq, alpha, target, most) if beyond else None
+            row |= {"effect": f"{ans['effect']:+.3f}", "run sd": f"{ans['run_sd']:.3f}",
+                    "problem se": f"{math.sqrt(max(0.0, ans['se'] ** 2 - ans['se_run'] ** 2)):.4f}",
+                    "seeds": ans["seeds"],
+                    "power at its seeds": f"{stats.power(ans['se'], ans['df'], c.power_for, eq, alpha):.2f}",
+                    "seeds for power_for": need or f"> {most}",
+                    "seeds for the effect seen": seen or (f"> {most}" if beyond else "—")}
+        out.append(row)
+    return out, m
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reports", type=Path, default=Path("reports"))
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"))
+    ap.add_argument("--power", type=float, default=stats.POWER)
+    ap.add_argument("--most", type=int, default=400)
+    args = ap.parse_args()
+    cfg = index.load_config(yaml.safe_load(args.params.read_text()))
+    table, m = rows(cfg, args.reports, args.power, args.most)
+    print(f"m = {m} distinct testable comparisons: power at alpha / m = {(1 - stats.CONFIDENCE) / max(m, 1):.4f}\n")
+    print(index.md_rows(table))
+
+
+if __name__ == "__main__":
+    main()
