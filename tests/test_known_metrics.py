@@ -255,7 +255,8 @@ def test_methods_answer_states_each_comparison_by_its_interval():
     assert methods.answer(cfg, metrics, answers) == (
         "Final verified greedy accuracy on edge [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], "
         "rft 0.750 [0.625, 0.875], grpo 0.750 [0.500, 1.000]. rft > sft by 0.250 [0.125, 0.375]; no detectable "
-        "difference between sft and grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 [0.125, 0.375].")
+        "difference between sft and grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 "
+        "[0.125, 0.375].")
 
 
 def test_answer_wording_on_both_sides_of_zero():
