@@ -12,6 +12,12 @@
 
 Results per difficulty sit under "by_<difficulty>" (hop world: "by_k"), with string keys ("3") so
 they can be written as JSON metrics as they are.
+
+Correctness is `verified` (tasks/base.py: a right answer after a trace right step by step) under every
+plain name (`acc`, `correct`, `sampled`, `sampled_acc`, `pass_at_k`, `counts`); the same measure with a
+right answer alone (`Problem.is_correct`, which a guess passes) sits beside it under the name with the suffix
+`_answer` (`acc_answer`, `correct_answer`, ...). The outcome types (`failure_mix`, `outcome`) classify the
+answer, so their "correct" is answer-only. Verified never exceeds answer-only (`check_verified`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .metrics import pass_at_k
 from .model import TinyReasoner, shared_token_logprobs, token_logprobs
 from .sampling import response_of, sample, sample_responses
 from .tasks import PAD_ID, Problem, encode, trace_of
+from .tasks.base import verified
 from .tokens import encode_pairs, pad_ids
 
 
@@ -72,6 +79,24 @@ def auc(scores: list[float], labels: list[bool]) -> float | None:
 
 # ---------------------------------------------------------------------------------------------
 # Responses
+
+
+def answer_only(problem: Problem, response: str) -> bool:
+    return problem.is_correct(response)
+
+
+def judged(problems: list[Problem], responses: list[str]) -> tuple[list[bool], list[bool]]:
+    """(verified, answer-only) correctness of one response per problem."""
+    ok = [verified(p, r) for p, r in zip(problems, responses)]
+    return ok, check_verified(ok, [p.is_correct(r) for p, r in zip(problems, responses)])
+
+
+def check_verified(ver: list, ans: list) -> list:
+    """`ans`, after checking that no verified value exceeds its answer-only one (a verified sample has a
+    right answer, so one that does is a bug in a task's `verified` or in what was counted)."""
+    if any(v > a for v, a in zip(ver, ans, strict=True)):
+        raise ValueError("verified correctness exceeds answer-only correctness: a verified sample must be right")
+    return ans
 
 
 def failure_mix_of(problems: list[Problem], responses: list[str]) -> dict[str, float]:
@@ -123,12 +148,18 @@ def by_difficulty(problems: list[Problem], values: list) -> dict[str, float]:
     return {str(d): sum(v) / len(v) for d, v in sorted(groups.items())}
 
 
+def accuracies(problems: list[Problem], ok: list, right: list) -> dict:
+    """{"acc", "acc_answer", "by_<difficulty>", "by_<difficulty>_answer"} from verified and answer-only hits."""
+    by = by_key(problems)
+    return {"acc": sum(ok) / len(ok), "acc_answer": sum(right) / len(right),
+            by: by_difficulty(problems, ok), f"{by}_answer": by_difficulty(problems, right)}
+
+
 def greedy_accuracy(model, problems: list[Problem]) -> dict:
-    """{"acc": overall greedy accuracy, "by_<difficulty>": {difficulty: accuracy}} (JSON-able keys)."""
+    """Greedy accuracy, verified and answer-only (`accuracies`), overall and per difficulty (JSON-able keys)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
-    hits = [p.is_correct(r) for p, r in zip(problems, greedy_responses(model, problems))]
-    return {"acc": sum(hits) / len(hits), by_key(problems): by_difficulty(problems, hits)}
+    return accuracies(problems, *judged(problems, greedy_responses(model, problems)))
 
 
 def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
@@ -138,30 +169,32 @@ def failure_mix(model, problems: list[Problem]) -> dict[str, float]:
 
 def outcome_rows(set_name: str, problems: list[Problem], responses: list[str]) -> list[dict]:
     """One row per problem, in the set's order: its identity (`Problem.key`), difficulty, whether the
-    response is correct (0/1) and its outcome type. These are what the studies' paired intervals
-    resample: two checkpoints evaluated on the same set line up problem by problem."""
+    response is verified (`correct`, 0/1) and whether its answer is right (`correct_answer`), and its outcome
+    type. These are what the studies' paired intervals resample: two checkpoints evaluated on the same set
+    line up problem by problem."""
     name = problems[0].task.difficulty if problems else "difficulty"
-    return [{"set": set_name, "problem": p.key, name: p.difficulty, "correct": int(t == "correct"), "outcome": t}
-            for p, t in ((p, p.classify(r)) for p, r in zip(problems, responses))]
+    ok, right = judged(problems, responses)
+    return [{"set": set_name, "problem": p.key, name: p.difficulty, "correct": int(v), "correct_answer": int(a),
+             "outcome": p.classify(r)} for p, r, v, a in zip(problems, responses, ok, right)]
 
 
 def greedy_eval(model, problems: list[Problem], set_name: str) -> tuple[dict, list[dict]]:
     """One greedy decoding of a set, summarised and per problem:
-    ({"acc", "by_<difficulty>": {difficulty: acc}, "failure_mix": {type: share}}, outcome_rows)."""
+    ({**accuracies, "failure_mix": {type: share}}, outcome_rows)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     rows = outcome_rows(set_name, problems, greedy_responses(model, problems))
     mix = dict.fromkeys(problems[0].task.failure_types, 0)
     for r in rows:
         mix[r["outcome"]] += 1
-    return ({"acc": sum(r["correct"] for r in rows) / len(rows),
-             by_key(problems): by_difficulty(problems, [r["correct"] for r in rows]),
+    return ({**accuracies(problems, [r["correct"] for r in rows], [r["correct_answer"] for r in rows]),
              "failure_mix": {t: c / len(rows) for t, c in mix.items()}}, rows)
 
 
 def outcomes_csv(rows: list[dict]) -> str:
     """Per-problem outcomes (outcome_rows of one or more sets) as CSV text: set, problem, the task's
-    difficulty, correct, outcome and, when the rows carry it (set_report), `sampled`."""
+    difficulty, correct, correct_answer, outcome and, when the rows carry them (set_report), `sampled` and
+    `sampled_answer`."""
     if not rows:
         raise ValueError("rows: no outcomes to write")
     cols = list(rows[0])
@@ -185,22 +218,24 @@ def sample_set(model, problems: list[Problem], N: int, temperature: float = 1.0,
     return sample_responses(model, problems, N, temperature, gen, chunk=512)
 
 
-def pass_curve_of(problems: list[Problem], responses: list[list[str]], ks: list[int]) -> tuple[dict, list[int]]:
-    """({k: mean pass@k}, per-problem correct counts) from N samples per problem; k > N is skipped."""
+def pass_curve_of(problems: list[Problem], responses: list[list[str]], ks: list[int],
+                  judge=verified) -> tuple[dict, list[int]]:
+    """({k: mean pass@k}, per-problem correct counts) from N samples per problem; k > N is skipped. A sample
+    is correct by `judge(problem, response)`: verified, or `answer_only`."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     N = len(responses[0])
     if any(len(rs) != N for rs in responses):
         raise ValueError("responses: every problem needs the same number of samples")
-    counts = [sum(p.is_correct(r) for r in rs) for p, rs in zip(problems, responses)]
+    counts = [sum(judge(p, r) for r in rs) for p, rs in zip(problems, responses)]
     curve = {str(k): sum(pass_at_k(N, c, k) for c in counts) / len(counts) for k in ks if k <= N}
     return curve, counts
 
 
 def pass_curve(model, problems: list[Problem], N: int, ks: list[int], temperature: float = 1.0,
-               seed: int = 7) -> tuple[dict, list[int]]:
-    """pass@k curve: ({k: mean unbiased pass@k}, per-problem correct counts out of N samples)."""
-    return pass_curve_of(problems, sample_set(model, problems, N, temperature, seed), ks)
+               seed: int = 7, judge=verified) -> tuple[dict, list[int]]:
+    """pass@k curve: ({k: mean unbiased pass@k}, per-problem correct counts out of N samples, by `judge`)."""
+    return pass_curve_of(problems, sample_set(model, problems, N, temperature, seed), ks, judge)
 
 
 def baseline_curve(problems: list[Problem], ks: list[int]) -> dict:
@@ -260,56 +295,68 @@ def sample_entropy_plain(model, problems: list[Problem], responses: list[list[st
 def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, temperature: float = 1.0) -> dict:
     """Thinking behaviour of N samples per problem.
 
-    {"think": share of responses with a trace, "acc", "len": mean response length,
-     "acc_think" / "acc_direct": accuracy of responses with / without a trace (0 when there are none),
-     "by_<difficulty>": {difficulty: {"think", "acc", "trace": mean trace length of thinking responses}}}"""
+    {"think": share of responses with a trace, "acc" / "acc_answer": verified / answer-only accuracy,
+     "len": mean response length, "acc_think" / "acc_think_answer": of responses with a trace, "acc_direct":
+     answer-only accuracy of responses without one (never verified: it is 0 by definition), each 0 when there
+     are no such responses, "by_<difficulty>": {difficulty: {"think", "acc", "acc_answer", "trace": mean trace
+     length of thinking responses}}}"""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     responses = sample_set(model, problems, N, temperature, seed)
-    tot = dict.fromkeys(("n", "think", "acc", "acc_think", "len"), 0)
+    tot = dict.fromkeys(("n", "think", "acc", "acc_answer", "acc_think", "acc_think_answer", "len"), 0)
     per_k: dict[int, dict] = {}
     for p, rs in zip(problems, responses):
-        d = per_k.setdefault(p.difficulty, dict.fromkeys(("n", "think", "acc", "trace"), 0))
+        d = per_k.setdefault(p.difficulty, dict.fromkeys(("n", "think", "acc", "acc_answer", "trace"), 0))
         for r in rs:
-            thinks, ok = p.task.thinks(r), p.is_correct(r)
-            tot["n"] += 1
-            tot["think"] += thinks
-            tot["acc"] += ok
+            thinks, right = p.task.thinks(r), p.is_correct(r)
+            ok = verified(p, r)
+            check_verified([ok], [right])
+            for acc in (tot, d):
+                acc["n"] += 1
+                acc["think"] += thinks
+                acc["acc"] += ok
+                acc["acc_answer"] += right
             tot["acc_think"] += ok and thinks
+            tot["acc_think_answer"] += right and thinks
             tot["len"] += len(r)
-            d["n"] += 1
-            d["think"] += thinks
-            d["acc"] += ok
             d["trace"] += len(trace_of(r)) if thinks else 0
-    n_direct = tot["n"] - tot["think"]
-    return {"think": tot["think"] / tot["n"], "acc": tot["acc"] / tot["n"], "len": tot["len"] / tot["n"],
-            "acc_think": tot["acc_think"] / tot["think"] if tot["think"] else 0.0,
-            "acc_direct": (tot["acc"] - tot["acc_think"]) / n_direct if n_direct else 0.0,
+    n, n_think = tot["n"], tot["think"]
+    return {"think": n_think / n, "acc": tot["acc"] / n, "acc_answer": tot["acc_answer"] / n, "len": tot["len"] / n,
+            "acc_think": tot["acc_think"] / n_think if n_think else 0.0,
+            "acc_think_answer": tot["acc_think_answer"] / n_think if n_think else 0.0,
+            "acc_direct": (tot["acc_answer"] - tot["acc_think_answer"]) / (n - n_think) if n > n_think else 0.0,
             by_key(problems): {
-                str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"],
+                str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"], "acc_answer": d["acc_answer"] / d["n"],
                          "trace": d["trace"] / d["think"] if d["think"] else 0.0} for k, d in sorted(per_k.items())}}
 
 
 def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
-    """One sampling pass (cfg.passk_N per problem) summarised: pass@k curve and its random-guess
-    baseline, per-problem correct counts, distinct answers and token entropy of the samples."""
+    """One sampling pass (cfg.passk_N per problem) summarised: pass@k curve, verified and answer-only, and
+    its random-guess baseline, per-problem correct counts (verified and answer-only), distinct answers and
+    token entropy of the samples."""
     responses = sample_set(model, problems, cfg.passk_N, cfg.temperature, cfg.seed)
     curve, counts = pass_curve_of(problems, responses, cfg.passk_ks)
-    return {"pass_at_k": curve, "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
-            "counts": counts, "distinct_answers": distinct_answers(problems, responses),
+    curve_answer, counts_answer = pass_curve_of(problems, responses, cfg.passk_ks, answer_only)
+    return {"pass_at_k": curve, "pass_at_k_answer": curve_answer,
+            "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
+            "counts": counts, "counts_answer": check_verified(counts, counts_answer),
+            "distinct_answers": distinct_answers(problems, responses),
             "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples)}
 
 
 def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -> tuple[dict, list[dict]]:
     """Greedy decoding and one sampling pass of a set: (summary, outcome rows). Each row also carries
-    `sampled`, the share of its cfg.passk_N samples that are correct (its pass@1 at cfg.temperature):
-    greedy accuracy saturates on a converged model, sampled accuracy is what RL's reward measures."""
+    `sampled` and `sampled_answer`, the share of its cfg.passk_N samples that are verified / right (its pass@1
+    at cfg.temperature): greedy accuracy saturates on a converged model, sampled accuracy is what RL's reward
+    measures."""
     greedy, rows = greedy_eval(model, problems, set_name)
     report = sampling_report(model, problems, cfg)
-    for row, count in zip(rows, report["counts"]):
+    for row, count, count_answer in zip(rows, report["counts"], report["counts_answer"]):
         row["sampled"] = round(count / cfg.passk_N, 6)
-    by = by_key(problems)
-    return {"greedy": {"acc": greedy["acc"], by: greedy[by]}, "failure_mix": greedy["failure_mix"],
-            "sampled_acc": sum(report["counts"]) / (cfg.passk_N * len(problems)),
-            "pass_at_k": report["pass_at_k"], "random_baseline": report["random_baseline"],
-            "distinct_answers": report["distinct_answers"], "entropy": report["entropy"]}, rows
+        row["sampled_answer"] = round(count_answer / cfg.passk_N, 6)
+    draws = cfg.passk_N * len(problems)
+    return {"greedy": {k: v for k, v in greedy.items() if k != "failure_mix"}, "failure_mix": greedy["failure_mix"],
+            "sampled_acc": sum(report["counts"]) / draws,
+            "sampled_acc_answer": sum(report["counts_answer"]) / draws,
+            **{k: report[k] for k in ("pass_at_k", "pass_at_k_answer", "random_baseline", "distinct_answers",
+                                      "entropy")}}, rows

@@ -2,7 +2,8 @@
 accuracy, failure mix, pass@k, distinct answers and entropy of any checkpoint models/<stem>.pt on its
 task's in, edge and far test sets -> <out>/<stem>.json (one summary per set), the pass@k curves
 <out>/passk_<stem>.csv and the per-problem outcomes <out>/outcomes_<stem>.csv (greedy `correct` and
-`sampled` pass@1: what the studies' paired intervals resample).
+`sampled` pass@1: what the studies' paired intervals resample). Correctness is verified (answer and trace),
+the answer-only value beside it under `<name>_answer` (reasonrl/evaluate.py).
 
     python stages/eval.py <stem> <out>          # e.g. base_cot reports/eval, rl_grpo_s0 reports/eval
 """
@@ -24,12 +25,13 @@ cfg = section(params, "eval", EvalConfig)
 model, _ = load_checkpoint(f"models/{stem}.pt", device)
 sets = {name: read_problems(data_path(model.cfg.task, name)) for name in SETS}
 check_sets_fit(model.cfg.max_len, f"models/{stem}.pt", sets)
-summaries, rows, curve = {}, [], ["set,k,pass_at_k,random_baseline"]
+summaries, rows, curve = {}, [], ["set,k,pass_at_k,pass_at_k_answer,random_baseline"]
 for name in SETS:
     summaries[name], set_rows = set_report(model, sets[name], name, cfg)
     rows += set_rows
-    curve += [f"{name},{k},{v:.6f},{summaries[name]['random_baseline'][k]:.6f}"
-              for k, v in summaries[name]["pass_at_k"].items()]
+    s = summaries[name]
+    curve += [f"{name},{k},{v:.6f},{s['pass_at_k_answer'][k]:.6f},{s['random_baseline'][k]:.6f}"
+              for k, v in s["pass_at_k"].items()]
 write_json(f"{out}/{stem}.json", {"N": cfg.passk_N, **summaries})
 write_text(f"{out}/passk_{stem}.csv", "\n".join(curve) + "\n")
 write_text(f"{out}/outcomes_{stem}.csv", outcomes_csv(rows))

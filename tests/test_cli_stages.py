@@ -185,12 +185,12 @@ def test_eval_stages(workdir):
         assert list(base[s]["pass_at_k"]) == ["1", "2", "4"] and base[s]["pass_at_k"]["1"] == base[s]["sampled_acc"]
         assert sum(base[s]["failure_mix"].values()) == pytest.approx(1.0)
     lines = (workdir / "reports/eval/passk_base_cot.csv").read_text().splitlines()
-    assert lines[0] == "set,k,pass_at_k,random_baseline" and len(lines) == 1 + 3 * 3
+    assert lines[0] == "set,k,pass_at_k,pass_at_k_answer,random_baseline" and len(lines) == 1 + 3 * 3
     chain = json.loads((workdir / "reports/eval/base_chain_s0.json").read_text())
     assert "arith" in chain["edge"]["failure_mix"] and chain["edge"]["random_baseline"]["1"] == pytest.approx(1 / 7)
     run = json.loads((workdir / "reports/eval/rl_grpo_s0.json").read_text())
-    assert set(run["edge"]) == {"greedy", "failure_mix", "sampled_acc", "pass_at_k", "random_baseline",
-                               "distinct_answers", "entropy"}
+    assert set(run["edge"]) == {"greedy", "failure_mix", "sampled_acc", "sampled_acc_answer", "pass_at_k",
+                               "pass_at_k_answer", "random_baseline", "distinct_answers", "entropy"}
     # the per-problem outcomes the studies resample: one row per problem of each set, agreeing with the
     # greedy accuracy (`correct`) and the sampled one (`sampled`, the share of N = 4 samples right)
     for stem, out in (("base_cot", "reports/eval"), ("rl_grpo_s0", "reports/eval"),
@@ -206,6 +206,8 @@ def test_eval_stages(workdir):
             assert sum(int(r["correct"]) for r in mine) / n == pytest.approx(summary[s]["greedy"]["acc"])
             assert all(float(r["sampled"]) * 4 == round(float(r["sampled"]) * 4) for r in mine)
             assert sum(float(r["sampled"]) for r in mine) / n == pytest.approx(summary[s]["sampled_acc"])
+            for col in ("correct", "sampled"):  # verified never exceeds answer-only
+                assert all(float(r[col]) <= float(r[f"{col}_answer"]) for r in mine)
         assert (workdir / f"reports/timing/eval_{stem}.json").exists()
 
 
@@ -216,6 +218,7 @@ def test_passk_stage(workdir):
         inside = res["sets"]["in"]
         assert inside["difficulties"] == [3, 4, 5, 6] and inside["problems"] == 16
         assert len(inside["counts"]) == 16 and all(0 <= c <= 4 for c in inside["counts"])  # what the report resamples
+        assert all(c <= a for c, a in zip(inside["counts"], inside["counts_answer"], strict=True))
         rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
         assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
     stage("report_passk.py")

@@ -8,6 +8,7 @@ import torch
 
 from reasonrl.evaluate import (
     EvalConfig,
+    answer_only,
     auc,
     baseline_curve,
     distinct_answers,
@@ -129,6 +130,10 @@ def test_pass_curve_of_hand_built():
     curve, counts = pass_curve_of([P, P], responses, [1, 2, 4, 8])
     assert counts == [2, 0]
     assert curve == {"1": 0.25, "2": pytest.approx((1 - 1 / 6) / 2), "4": 0.5}  # k = 8 > N is skipped
+    # a right answer after a wrong trace, or none, is right by the answer alone, never verified
+    guessed = [["|d$", "bce|d$", "bcd|d$", "bc|d$"]]
+    assert pass_curve_of([P], guessed, [1, 4]) == ({"1": 0.25, "4": 1.0}, [1])
+    assert pass_curve_of([P], guessed, [1, 4], answer_only) == ({"1": 1.0, "4": 1.0}, [4])
 
 
 def test_auc_hand_built():
@@ -141,7 +146,9 @@ def test_auc_hand_built():
 def test_model_evaluations_shapes_and_determinism(tiny_model):
     probs = [p for k in (2, 3) for p in make_eval_set(6, k, 3, seed=0)]
     g = greedy_accuracy(tiny_model, probs)
-    assert set(g) == {"acc", "by_k"} and set(g["by_k"]) == {"2", "3"}
+    assert set(g) == {"acc", "acc_answer", "by_k", "by_k_answer"}
+    assert set(g["by_k"]) == set(g["by_k_answer"]) == {"2", "3"}
+    assert g["acc"] <= g["acc_answer"]
     mix = failure_mix(tiny_model, probs)
     assert list(mix) == list(FAILURE_TYPES) and sum(mix.values()) == pytest.approx(1.0)
     curve, counts = pass_curve(tiny_model, probs, 6, [1, 2, 4, 8], seed=3)
@@ -154,11 +161,12 @@ def test_model_evaluations_shapes_and_determinism(tiny_model):
     assert ent == pytest.approx(sample_entropy(tiny_model, probs, responses, chunk=5), rel=1e-5)
     assert ent == pytest.approx(sample_entropy_plain(tiny_model, probs, responses), rel=1e-5)
     think = think_profile(tiny_model, probs, N=4, seed=2)
-    assert set(think) == {"think", "acc", "len", "acc_think", "acc_direct", "by_k"}
-    assert set(think["by_k"]) == {"2", "3"} and set(think["by_k"]["2"]) == {"think", "acc", "trace"}
+    assert set(think) == {"think", "acc", "acc_answer", "len", "acc_think", "acc_think_answer", "acc_direct", "by_k"}
+    assert set(think["by_k"]) == {"2", "3"} and set(think["by_k"]["2"]) == {"think", "acc", "acc_answer", "trace"}
     assert think == think_profile(tiny_model, probs, N=4, seed=2)
     rep = sampling_report(tiny_model, probs, EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], entropy_samples=2))
-    assert list(rep["pass_at_k"]) == list(rep["random_baseline"]) == ["1", "2", "4"]
+    assert list(rep["pass_at_k"]) == list(rep["pass_at_k_answer"]) == list(rep["random_baseline"]) == ["1", "2", "4"]
+    assert all(v <= a for v, a in zip(rep["counts"], rep["counts_answer"], strict=True))
     assert 1 <= rep["distinct_answers"] <= 4
 
 
@@ -176,9 +184,11 @@ def test_think_profile_counts_traces(tiny_model, monkeypatch):
     fake = [["bcd|d$", "|d$", "bc|c$", "|a$"], ["|" + probs[1].answer + "$"] * 4]
     monkeypatch.setattr(ev, "sample_set", lambda *a, **k: fake)
     t = think_profile(tiny_model, probs, N=4)
-    assert t["think"] == 2 / 8 and t["acc"] == 6 / 8 and t["acc_think"] == 0.5 and t["acc_direct"] == 5 / 6
-    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "trace": 2.5}
-    assert t["by_k"]["2"] == {"think": 0.0, "acc": 1.0, "trace": 0.0}
+    # verified: only "bcd|d$"; by the answer: it and the five right direct answers
+    assert t["think"] == 2 / 8 and t["acc"] == 1 / 8 and t["acc_answer"] == 6 / 8
+    assert t["acc_think"] == t["acc_think_answer"] == 0.5 and t["acc_direct"] == 5 / 6
+    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.25, "acc_answer": 0.5, "trace": 2.5}
+    assert t["by_k"]["2"] == {"think": 0.0, "acc": 0.0, "acc_answer": 1.0, "trace": 0.0}
     assert t["len"] == pytest.approx(sum(len(r) for rs in fake for r in rs) / 8)
 
 
@@ -201,12 +211,14 @@ def test_sample_set_is_seeded(tiny_model):
 
 def test_outcome_rows_and_csv_by_hand():
     q = make_problem(random.Random(0), 6, 2)
-    rows = outcome_rows("n6", [P, q], ["bcd|d$", "bcde|e$"])
-    assert rows[0] == {"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "outcome": "correct"}
+    rows = outcome_rows("n6", [P, q, P], ["bcd|d$", "bcde|e$", "|d$"])
+    assert rows[0] == {"set": "n6", "problem": "abcdef:a3", "k": 3, "correct": 1, "correct_answer": 1,
+                       "outcome": "correct"}
     assert rows[1]["correct"] == 0 and rows[1]["outcome"] == classify(q, "bcde|e$") and rows[1]["k"] == 2
+    assert (rows[2]["correct"], rows[2]["correct_answer"], rows[2]["outcome"]) == (0, 1, "correct")  # no trace
     text = outcomes_csv(rows)
-    assert text.splitlines()[0] == "set,problem,k,correct,outcome"
-    assert text.splitlines()[1] == "n6,abcdef:a3,3,1,correct" and text.endswith("\n") and len(text.splitlines()) == 3
+    assert text.splitlines()[0] == "set,problem,k,correct,correct_answer,outcome"
+    assert text.splitlines()[1] == "n6,abcdef:a3,3,1,1,correct" and text.endswith("\n") and len(text.splitlines()) == 4
 
 
 def test_greedy_eval_agrees_with_the_separate_evaluations(tiny_model, monkeypatch):
@@ -216,14 +228,18 @@ def test_greedy_eval_agrees_with_the_separate_evaluations(tiny_model, monkeypatc
     summary, rows = greedy_eval(tiny_model, probs, "s")
     assert summary["acc"] == greedy_accuracy(tiny_model, probs)["acc"]
     assert summary["by_k"] == greedy_accuracy(tiny_model, probs)["by_k"]
+    assert summary["acc_answer"] == greedy_accuracy(tiny_model, probs)["acc_answer"]
     assert summary["failure_mix"] == failure_mix(tiny_model, probs)
     assert [r["k"] for r in rows] == [p.k for p in probs] and {r["set"] for r in rows} == {"s"}
-    # hand-built responses: 2 of 3 right at k = 2, 1 of 3 at k = 3, the others malformed
-    fake = ["|" + p.answer + "$" if i in (0, 1, 5) else "" for i, p in enumerate(probs)]
+    # hand-built responses: 2 of 3 right at k = 2 (one with its gold trace, one a direct answer), 1 of 3 at
+    # k = 3 (direct), the others malformed
+    fake = [p.target("cot") if i == 0 else "|" + p.answer + "$" if i in (1, 5) else "" for i, p in enumerate(probs)]
     monkeypatch.setattr(ev, "greedy_responses", lambda model, problems: fake)
     summary, rows = greedy_eval(tiny_model, probs, "s")
-    assert [r["correct"] for r in rows] == [1, 1, 0, 0, 0, 1]
-    assert summary["acc"] == 0.5 and summary["by_k"] == {"2": 2 / 3, "3": 1 / 3}
+    assert [r["correct"] for r in rows] == [1, 0, 0, 0, 0, 0]
+    assert [r["correct_answer"] for r in rows] == [1, 1, 0, 0, 0, 1]
+    assert summary["acc"] == 1 / 6 and summary["by_k"] == {"2": 1 / 3, "3": 0.0}
+    assert summary["acc_answer"] == 0.5 and summary["by_k_answer"] == {"2": 2 / 3, "3": 1 / 3}
     assert summary["failure_mix"]["correct"] == 0.5 and summary["failure_mix"]["malformed"] == 0.5
 
 
@@ -273,7 +289,7 @@ def test_sampling_defaults_and_arguments_reach_the_sampler(tiny_model, monkeypat
     # (N, temperature, seed) as passed; defaults: pass_curve T = 1, seed 7; think_profile N = 16, T = 1, seed 3
     assert calls == [(2, 0.5, 5), (2, 1.0, 7), (16, 1.0, 3)]
     # a response that never wrote `|` does not think, and its letters are no trace
-    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "trace": 3.0}
+    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "acc_answer": 0.5, "trace": 3.0}
 
 
 def test_outcomes_csv_carries_sampled_when_the_rows_do():

@@ -405,7 +405,7 @@ def _passk_data():
     def one(model):
         distinct, entropy = DIVERSITY[model]
         return {"N": 4, "model": model, "sets": {
-            s: {"difficulties": [n], "problems": 4, "counts": COUNTS[model][s],
+            s: {"difficulties": [n], "problems": 4, "counts": COUNTS[model][s], "counts_answer": [4] * 4,
                 "pass_at_k": {k: sum(ev.pass_at_k(4, c, int(k)) for c in COUNTS[model][s]) / 4 for k in ks},
                 "random_baseline": {k: 1 - (1 - 1 / n) ** int(k) for k in ks},
                 "distinct_answers": d, "entropy": e}

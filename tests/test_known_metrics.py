@@ -39,7 +39,7 @@ GREEDY = [
     (prob("a", 2), "bc|c$abc", "correct"),
     (prob("b", 3), "cde|a$cd", "miscopy"),  # right trace, wrong answer
     (prob("c", 1), "de|e$ddd", "overshoot"),  # right lookups, one hop too many
-    (prob("d", 2), "|a$bbbbb", "correct"),  # a direct answer counts
+    (prob("d", 2), "|a$bbbbb", "correct"),  # a direct answer: right by the answer, never verified
     (prob("e", 1), "b|b$aaaa", "lookup"),  # e -> b is not an edge
     (prob("a", 3), "bc|c$aaa", "early"),  # right lookups, one hop short
     (prob("b", 1), "cccccccc", "malformed"),  # never wrote `|`
@@ -64,8 +64,9 @@ def greedy(monkeypatch):
 def test_greedy_accuracy_and_by_k(greedy):
     problems, calls = greedy
     got = ev.greedy_accuracy(None, problems)
-    # k = 1: overshoot, lookup, malformed; k = 2: correct, correct; k = 3: miscopy, early, correct
-    assert got == {"acc": 3 / 8, "by_k": {"1": 0.0, "2": 1.0, "3": 1 / 3}}
+    # k = 1: overshoot, lookup, malformed; k = 2: correct, correct (direct); k = 3: miscopy, early, correct
+    assert got == {"acc": 2 / 8, "by_k": {"1": 0.0, "2": 0.5, "3": 1 / 3},
+                   "acc_answer": 3 / 8, "by_k_answer": {"1": 0.0, "2": 1.0, "3": 1 / 3}}
     assert calls == [(3 + 5, 0)]  # greedy, with room for k + 5 characters
 
 
@@ -126,10 +127,10 @@ def test_sample_entropy_of_nothing_is_an_error():
 
 # ---------------------------------------------------------------------------------------------------- sampling
 
-SAMPLED = {  # 4 samples each; correct counts 2, 0, 4
+SAMPLED = {  # 4 samples each; verified counts 1, 0, 2; right answers 2, 0, 4
     prob("a", 2).prompt: ["bc|c$", "|c$", "|a$", "b|d$"],  # answers c c a d: 3 distinct
     prob("b", 3).prompt: ["cde|a$", "cd|d$", "", "|b$"],  # a d None b: 4 distinct
-    prob("c", 1).prompt: ["d|d$", "|d$", "d|d$", "de|d$"],  # d: 1 distinct
+    prob("c", 1).prompt: ["d|d$", "|d$", "d|d$", "de|d$"],  # d: 1 distinct; "de|d$" is a hop too long
 }
 PROBS = [prob("a", 2), prob("b", 3), prob("c", 1)]
 
@@ -150,10 +151,11 @@ def test_sampling_report_by_hand(sampled):
     cfg = ev.EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], temperature=0.7, seed=11, entropy_samples=2)
     rep = ev.sampling_report(TableModel(), PROBS, cfg)
     assert sampled == [(4, 0.7, 11)]
-    assert rep["counts"] == [2, 0, 4]
+    assert rep["counts"] == [1, 0, 2] and rep["counts_answer"] == [2, 0, 4]
     # pass@1 = c/4; pass@2 = 1 - C(4-c, 2)/6; pass@4 = [c > 0]; k = 8 > N is left out
-    assert rep["pass_at_k"] == pytest.approx({"1": (0.5 + 0 + 1) / 3, "2": (5 / 6 + 0 + 1) / 3, "4": 2 / 3})
-    assert list(rep["pass_at_k"]) == ["1", "2", "4"]
+    assert rep["pass_at_k"] == pytest.approx({"1": (0.25 + 0 + 0.5) / 3, "2": (0.5 + 0 + 5 / 6) / 3, "4": 2 / 3})
+    assert rep["pass_at_k_answer"] == pytest.approx({"1": (0.5 + 0 + 1) / 3, "2": (5 / 6 + 0 + 1) / 3, "4": 2 / 3})
+    assert list(rep["pass_at_k"]) == list(rep["pass_at_k_answer"]) == ["1", "2", "4"]
     assert rep["random_baseline"] == pytest.approx({str(k): 1 - 0.8**k for k in (1, 2, 4)})
     assert rep["distinct_answers"] == pytest.approx((3 + 4 + 1) / 3)
     # the first two samples of each: "bc|c$" 4H+U, "|c$" 2H+U, "cde|a$" 5H+U, "cd|d$" 4H+U, "d|d$" 3H+U,
@@ -163,24 +165,27 @@ def test_sampling_report_by_hand(sampled):
 
 def test_pass_curve_by_hand(sampled):
     curve, counts = ev.pass_curve(TableModel(), PROBS, 4, [1, 3], seed=5)
-    assert counts == [2, 0, 4]
-    # pass@3 with 2 of 4 correct: 1 - C(2, 3)/C(4, 3) = 1
-    assert curve == pytest.approx({"1": 0.5, "3": 2 / 3})
+    assert counts == [1, 0, 2]
+    # pass@3 with 1 of 4 verified: 1 - C(3, 3)/C(4, 3) = 3/4; with 2 of 4: 1 - C(2, 3)/C(4, 3) = 1
+    assert curve == pytest.approx({"1": 0.25, "3": (0.75 + 0 + 1) / 3})
+    curve, counts = ev.pass_curve(TableModel(), PROBS, 4, [1, 3], seed=5, judge=ev.answer_only)
+    assert counts == [2, 0, 4] and curve == pytest.approx({"1": 0.5, "3": 2 / 3})
 
 
 def test_think_profile_by_hand(sampled):
     t = ev.think_profile(TableModel(), PROBS, N=4, seed=3, temperature=0.5)
     assert sampled == [(4, 0.5, 3)]
-    # thinking: bc|c$ b|d$ | cde|a$ cd|d$ | d|d$ d|d$ de|d$  -> 7 of 12; correct among them: bc|c$, d|d$ x2, de|d$
-    # direct: |c$ (right), |a$, "", |b$, |d$ (right) -> 5 of 12; 2 correct
+    # thinking: bc|c$ b|d$ | cde|a$ cd|d$ | d|d$ d|d$ de|d$  -> 7 of 12; right answers among them: bc|c$, d|d$ x2,
+    # de|d$; verified: those but de|d$ (a hop too long). direct: |c$ (right), |a$, "", |b$, |d$ (right) -> 5 of 12;
+    # 2 right answers, none verified
     assert t["think"] == pytest.approx(7 / 12)
-    assert t["acc"] == pytest.approx(6 / 12)
-    assert t["acc_think"] == pytest.approx(4 / 7)
+    assert t["acc"] == pytest.approx(3 / 12) and t["acc_answer"] == pytest.approx(6 / 12)
+    assert t["acc_think"] == pytest.approx(3 / 7) and t["acc_think_answer"] == pytest.approx(4 / 7)
     assert t["acc_direct"] == pytest.approx(2 / 5)
     assert t["len"] == pytest.approx((5 + 3 + 3 + 4 + 6 + 5 + 0 + 3 + 4 + 3 + 4 + 5) / 12)
-    want = {"1": {"think": 3 / 4, "acc": 1.0, "trace": (1 + 1 + 2) / 3},
-            "2": {"think": 2 / 4, "acc": 2 / 4, "trace": (2 + 1) / 2},
-            "3": {"think": 2 / 4, "acc": 0.0, "trace": (3 + 2) / 2}}
+    want = {"1": {"think": 3 / 4, "acc": 2 / 4, "acc_answer": 1.0, "trace": (1 + 1 + 2) / 3},
+            "2": {"think": 2 / 4, "acc": 1 / 4, "acc_answer": 2 / 4, "trace": (2 + 1) / 2},
+            "3": {"think": 2 / 4, "acc": 0.0, "acc_answer": 0.0, "trace": (3 + 2) / 2}}
     assert list(t["by_k"]) == list(want)
     for k, row in want.items():
         assert t["by_k"][k] == pytest.approx(row)
@@ -248,9 +253,10 @@ def test_methods_answer_states_each_comparison_by_its_interval():
                Answer("grpo_vs_sft", "sft", "grpo", cmp(0.5, 0.75, -0.125, 0.5, mde=0.25)),
                Answer("grpo_vs_rft", "rft", "grpo", cmp(0.75, 0.5, -0.375, -0.125))]
     assert methods.answer(cfg, metrics, answers) == (
-        "Final greedy accuracy on edge [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], rft 0.750 [0.625, 0.875], "
-        "grpo 0.750 [0.500, 1.000]. rft > sft by 0.250 [0.125, 0.375]; no detectable difference between sft and "
-        "grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 [0.125, 0.375].")
+        "Final verified greedy accuracy on edge [95% CI]: base 0.250; sft 0.500 [0.375, 0.625], "
+        "rft 0.750 [0.625, 0.875], grpo 0.750 [0.500, 1.000]. rft > sft by 0.250 [0.125, 0.375]; no detectable "
+        "difference between sft and grpo (effect +0.250 [-0.125, 0.500], MDE 0.250); rft > grpo by 0.250 "
+        "[0.125, 0.375].")
 
 
 def test_answer_wording_on_both_sides_of_zero():
@@ -279,8 +285,8 @@ def test_trace_of_by_hand():
 def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
     p = prob("a", 2)
     for responses, want in (
-        (["bc|c$", "b|d$"], {"think": 1.0, "acc": 0.5, "acc_think": 0.5, "acc_direct": 0.0}),
-        (["|c$", "|a$"], {"think": 0.0, "acc": 0.5, "acc_think": 0.0, "acc_direct": 0.5}),
+        (["bc|c$", "b|d$"], {"think": 1.0, "acc": 0.5, "acc_answer": 0.5, "acc_think": 0.5, "acc_direct": 0.0}),
+        (["|c$", "|a$"], {"think": 0.0, "acc": 0.0, "acc_answer": 0.5, "acc_think": 0.0, "acc_direct": 0.5}),
     ):
         monkeypatch.setattr(ev, "sample_responses", lambda *a, r=responses, **k: [list(r)])
         t = ev.think_profile(TableModel(), [p], N=2)
@@ -347,7 +353,7 @@ def test_passk_arm_outcomes_and_intervals():
 
     models = {k: PasskModel("hop", v) for k, v in {"b": "x", "m0": "y", "m1": "z"}.items()}
     cfg = passk.Config(bases=["b"], models=models, arms={"b": ["b"], "m": ["m0", "m1"]})
-    data = {key: {"N": 2, "sets": {"s": {"counts": counts}}}
+    data = {key: {"N": 2, "sets": {"s": {"counts": counts, "counts_answer": [2, 2, 2]}}}
             for key, counts in (("b", [0, 1, 2]), ("m0", [2, 2, 0]), ("m1", [1, 0, 0]))}
     base = passk.arm_passk(cfg, data, "b", "s", 1)  # one model: seedless, pairs with every seed
     assert base.label == "b" and list(base.by_seed) == [None] and base.problems == ["0", "1", "2"]
@@ -358,6 +364,12 @@ def test_passk_arm_outcomes_and_intervals():
     (iv,) = passk.curve_cis(cfg, data, "s", [1])["m"]
     x = np.array([[1.0, 1.0, 0.0], [0.5, 0.0, 0.0]])  # pass@1 per problem of m0 and m1 (N = 2)
     assert iv == stats.mean_ci(x)  # the arm's two models are its runs: df 1
+    assert arm.answer.by_seed[1].tolist() == [1.0, 1.0, 1.0]  # its answer-only pass@2: every answer right
+    (iv,) = passk.curve_cis(cfg, data, "s", [1], "counts_answer")["m"]
+    assert iv.mean == 1.0
+    data["m1"]["sets"]["s"]["counts_answer"] = [0, 0, 0]  # a sample verified with no right answer: a bug
+    with pytest.raises(ValueError, match="arm 'm': a verified outcome exceeds its answer-only one"):
+        passk.arm_passk(cfg, data, "m", "s", 1)
 
 
 # ----------------------------------------------------------------------------- zero: answer and the bar figure

@@ -90,11 +90,13 @@ def sampled_share(acc: float) -> float:
 
 
 def write_outcomes(root: Path, path: str, acc: float, set_name: str = "edge") -> None:
-    """Per-problem outcomes on one set: the first round(acc * PROBLEMS) problems right, the rest a lookup
-    error; `sampled` as sampled() gives it."""
+    """Per-problem outcomes on one set: the first round(acc * PROBLEMS) problems right (verified), the rest a lookup
+    error; `sampled` as sampled() gives it; by the answer alone, every fourth problem more is right."""
     right = round(acc * PROBLEMS)
     rows = [{"set": set_name, "problem": f"p{i:03d}", "k": 3 + i % 4, "correct": int(i < right),
-             "outcome": "correct" if i < right else "lookup", "sampled": sampled(i, right)} for i in range(PROBLEMS)]
+             "correct_answer": int(i < right or i % 4 == 0), "outcome": "correct" if i < right else "lookup",
+             "sampled": sampled(i, right), "sampled_answer": min(1.0, sampled(i, right) + 0.25)}
+            for i in range(PROBLEMS)]
     write_text(root / path, outcomes_csv(rows))
 
 
@@ -105,7 +107,8 @@ def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = 
     curve = {str(k): sum(pass_at_k(ks[-1], c, k) for c in counts) / len(counts) for k in ks}
     sets = {s: {"difficulties": [n], "problems": len(counts), "pass_at_k": curve,
                 "random_baseline": {str(k): 1 - (1 - 1 / n) ** k for k in ks},
-                "distinct_answers": 1 + curve["16"], "entropy": 0.2 + curve["1"] / 2, "counts": counts}
+                "distinct_answers": 1 + curve["16"], "entropy": 0.2 + curve["1"] / 2, "counts": counts,
+                "counts_answer": [min(ks[-1], c + 2) for c in counts]}
             for s, n in (("in", 8), ("edge", 12), ("far", 16))}
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
@@ -698,7 +701,8 @@ def test_arms_pair_by_seed_and_problem(tmp_path):
     for name, right in (("b", [1, 0, 0, 0]), ("s0", [1, 1, 0, 0]), ("s1", [1, 1, 1, 0]), ("t1", [0, 0, 0, 0]),
                         ("t2", [1, 1, 1, 1])):
         write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": c,
-                                                             "outcome": "x"} for k, c in zip(keys, right)]))
+                                                             "correct_answer": 1, "outcome": "x"}
+                                                            for k, c in zip(keys, right)]))
     base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "edge")
     arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "edge")
     other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "edge")
@@ -712,8 +716,8 @@ def test_arms_pair_by_seed_and_problem(tmp_path):
         common.paired_matrices(arm, lone)
     with pytest.raises(KeyError, match="no outcomes on set 'in'"):
         common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "in")
-    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": 1, "outcome": "x"}
-                                                    for k in reversed(keys)]))
+    write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": 1,
+                                                    "correct_answer": 1, "outcome": "x"} for k in reversed(keys)]))
     with pytest.raises(ValueError, match="problems differ"):
         common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "edge")
 

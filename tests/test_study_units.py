@@ -161,7 +161,8 @@ def passk_data(model: str, counts: dict[str, list[int]], N: int = 4, distinct: f
     sets = {}
     for s, cs in counts.items():
         curve = {str(k): float(np.mean([passk.pass_at_k(N, c, k) for c in cs])) for k in (1, 2, 4)}
-        sets[s] = {"counts": cs, "pass_at_k": curve, "random_baseline": {"1": 0.1, "2": 0.19, "4": 0.34},
+        sets[s] = {"counts": cs, "counts_answer": [N] * len(cs), "pass_at_k": curve,
+                   "random_baseline": {"1": 0.1, "2": 0.19, "4": 0.34},
                    "distinct_answers": distinct, "entropy": distinct / 10, "difficulties": [8], "problems": len(cs)}
     return {"N": N, "model": model, "sets": sets}
 
@@ -234,7 +235,7 @@ def test_passk_pairs_each_arm_with_its_own_base_seed_and_compares_the_pairs(tmp_
     for label, c in counts.items():
         write_json(tmp_path / passk.data_path(label), {"model": label, "N": 4, "sets": {"edge": {
             "difficulties": [7], "problems": 2, "pass_at_k": {"1": sum(c) / 8}, "random_baseline": {"1": 0.1},
-            "distinct_answers": 1.0, "entropy": 0.1, "counts": c}}})
+            "distinct_answers": 1.0, "entropy": 0.1, "counts": c, "counts_answer": [4, 4]}}})
     cfg = passk.Config(models={k: PasskModel("hop", k) for k in counts},
                        arms={"base": ["b0", "b1"], "X": ["x0", "x1"], "E": ["e0", "e1"]}, pairs=[["E", "X"]])
     data = {k: read_json(tmp_path / passk.data_path(k)) for k in counts}

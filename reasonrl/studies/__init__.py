@@ -12,6 +12,8 @@ One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `
 `passk_eval` is the sampling measurement behind the passk study (stage passk@<model>).
 """
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 PASSK_DATA = "reports/passk/data"  # stage passk@<label> writes <label>.json here; report_passk reads the folder
@@ -19,6 +21,25 @@ PASSK_DATA = "reports/passk/data"  # stage passk@<label> writes <label>.json her
 
 def passk_data_path(label: str) -> str:
     return f"{PASSK_DATA}/{label}.json"
+
+
+GREEK = {"μ": "mu", "β": "beta", "ε": "eps", "α": "alpha", "π": "pi"}
+
+
+def slug(text: str) -> str:
+    """An answer-file name part: ASCII [a-z0-9_] ("random, μ = 2" -> "random_mu_2")."""
+    for greek, name in GREEK.items():
+        text = text.replace(greek, f" {name} ")
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    out = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+    if not out:
+        raise ValueError(f"{text!r}: no ASCII letters or digits to name an answer file by")
+    return out
+
+
+def pair_name(a: str, b: str, *suffix: str) -> str:
+    """'<b>_vs_<a>[_suffix]': the answer file of arm b compared with arm a."""
+    return "_".join([slug(b), "vs", slug(a), *map(slug, suffix)])
 
 
 @dataclass

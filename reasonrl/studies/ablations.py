@@ -147,8 +147,8 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
     for v in list(st.variants)[1:]:
         for lr in st.lrs:
             pair = "stability_" + pair_name(ref, v, "lr", lr)
-            answers.append(Answer(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}",
-                                  compare(arms[ref, lr], arms[v, lr]), cfg.equivalence))
+            answers.append(Answer.of(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}", arms[ref, lr], arms[v, lr],
+                                     cfg.equivalence))
     return answers, {key: arm_interval(a) for key, a in arms.items()}
 
 
@@ -216,7 +216,7 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     answers = []
     for a, b in group.comparisons():
         pair = f"{name}_" + pair_name(a, b)
-        answers.append(Answer(pair, a, b, compare(arms[a], arms[b]), cfg.equivalence))
+        answers.append(Answer.of(pair, a, b, arms[a], arms[b], cfg.equivalence))
         for suffix, what, value in CURVE_ANSWERS:
             xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
             if common_seeds(xa, xb) >= 2:

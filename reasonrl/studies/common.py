@@ -4,10 +4,8 @@ failure-mix bars, markdown tables, and the manifest each study leaves for the in
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import matplotlib
@@ -19,6 +17,7 @@ import pandas as pd  # noqa: E402
 from .. import stats  # noqa: E402
 from ..config import check  # noqa: E402
 from ..io import read_json, write_json, write_text  # noqa: E402
+from . import pair_name, slug  # noqa: E402, F401  re-exported: the study modules name their answer files by them
 from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
     FAILURE_COLORS,
     RANGES,
@@ -38,10 +37,11 @@ from .figures import (  # noqa: E402, F401  re-exported: the study modules take 
     smoothed,
 )
 
-# what an arm's per-problem outcome is (a column of the eval stages' outcomes_<checkpoint>.csv): the greedy
-# answer's correctness, or the share of the eval's N samples at temperature 1 that are correct
+# an arm's per-problem outcome (a column of outcomes_<checkpoint>.csv): the greedy answer, or the share of N samples
+# at T = 1, verified (answer and trace right: reasonrl/evaluate.py); `<m>_answer`: by the answer alone
 EVAL_SETS = ("in", "edge", "far")  # the test sets (roles) stages/eval.py writes outcomes for
-MEASURES = {"correct": "greedy accuracy", "sampled": "sampled accuracy (pass@1 at T = 1)"}
+MEASURES = {"correct": "verified greedy accuracy", "sampled": "verified sampled accuracy (pass@1 at T = 1)",
+            "correct_answer": "answer-only greedy accuracy", "sampled_answer": "answer-only sampled accuracy"}
 TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
 
 
@@ -172,32 +172,12 @@ def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:
     return {t: sum(m[t] for m in mixes) / len(mixes) for t in mixes[0]}
 
 
-
 # ----------------------------------------------------------------------------- arms and paired answers
-
-Arms = dict[str, list[str]]  # arm label -> its runs, one per seed
-GREEK = {"μ": "mu", "β": "beta", "ε": "eps", "α": "alpha", "π": "pi"}
 
 
 def as_runs(value: str | list[str]) -> list[str]:
     """An arm named by one run or by a list of runs (one per seed)."""
     return [value] if isinstance(value, str) else list(value)
-
-
-def slug(text: str) -> str:
-    """An answer-file name part: ASCII [a-z0-9_] ("random, μ = 2" -> "random_mu_2")."""
-    for greek, name in GREEK.items():
-        text = text.replace(greek, f" {name} ")
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    out = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
-    if not out:
-        raise ValueError(f"{text!r}: no ASCII letters or digits to name an answer file by")
-    return out
-
-
-def pair_name(a: str, b: str, *suffix: str) -> str:
-    """'<b>_vs_<a>[_suffix]': the answer file of arm b compared with arm a."""
-    return "_".join([slug(b), "vs", slug(a), *map(slug, suffix)])
 
 
 @dataclass
@@ -208,6 +188,14 @@ class ArmOutcomes:
     label: str
     by_seed: dict[int | None, np.ndarray]
     problems: list[str]  # problem_key per column
+    answer: ArmOutcomes | None = None  # the same judged by the answer alone (the measure verified: `with_answer`)
+
+
+def with_answer(arm: ArmOutcomes, answer: ArmOutcomes) -> ArmOutcomes:
+    """`arm` with its answer-only outcomes; a verified outcome above its answer-only one was mislabelled upstream."""
+    if any((v > answer.by_seed[s]).any() for s, v in arm.by_seed.items()):
+        raise ValueError(f"arm {arm.label!r}: a verified outcome exceeds its answer-only one")
+    return replace(arm, answer=answer)
 
 
 def check_measure(measure: str, set_name: str) -> None:
@@ -226,7 +214,7 @@ def read_outcomes(root: Path, path: str, set_name: str) -> pd.DataFrame:
 
 def arm_outcomes(root: Path, label: str, files: dict[int | None, str], set_name: str,
                  column: str = "correct") -> ArmOutcomes:
-    """An arm from its outcome files by seed; every file must list the same problems in the same order."""
+    """An arm from its outcome files by seed (the same problems in the same order), with its answer-only outcomes."""
     by_seed, problems = {}, None
     for seed, path in files.items():
         df = read_outcomes(root, path, set_name)
@@ -235,7 +223,9 @@ def arm_outcomes(root: Path, label: str, files: dict[int | None, str], set_name:
         elif df["problem"].tolist() != problems:
             raise ValueError(f"{path}: its problems differ from the other seeds' of arm {label!r}")
         by_seed[seed] = df[column].to_numpy(dtype=float)
-    return ArmOutcomes(label, by_seed, problems or [])
+    arm = ArmOutcomes(label, by_seed, problems or [])
+    return arm if f"{column}_answer" not in MEASURES else with_answer(
+        arm, arm_outcomes(root, label, files, set_name, f"{column}_answer"))
 
 
 def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str = "edge",
@@ -304,6 +294,13 @@ class Answer:
     cmp: stats.Comparison
     equivalence: float = stats.EQUIVALENCE
     bounds: tuple[float, float] | None = stats.SHARE_DIFF
+    answer_only: stats.Comparison | None = None  # the same pair judged by the answer alone (cmp: verified)
+
+    @classmethod
+    def of(cls, pair: str, a: str, b: str, x: ArmOutcomes, y: ArmOutcomes, equivalence: float, **kw) -> Answer:
+        """Arm y against arm x (`compare`), and by the answer alone where both arms carry it."""
+        return cls(pair, a, b, compare(x, y), equivalence, **kw,
+                   answer_only=compare(x.answer, y.answer) if x.answer and y.answer else None)
 
     @property
     def text(self) -> str:
@@ -335,7 +332,9 @@ def answers_table(answers: list[Answer], title: str, what: str) -> str:
     rows = [{"comparison (b vs a)": f"{x.b} vs {x.a}", "a": x.cmp.a, "b": x.cmp.b,
              "b − a [95% CI]": stats.fmt_effect(x.cmp, x.bounds),
              "MDE": stats.fmt_mde(x.cmp), "df": f"{x.cmp.df:g}", "seeds": x.cmp.seeds,
-             "problems": x.cmp.problems, "answer": x.text, "file": f"answers/{x.pair}.json"} for x in answers]
+             "problems": x.cmp.problems, "answer": x.text, "file": f"answers/{x.pair}.json"}
+            | ({"answer-only a → b": f"{x.answer_only.a:.3f} → {x.answer_only.b:.3f}"} if x.answer_only else {})
+            for x in answers]
     eq = answers[0].equivalence if answers else stats.EQUIVALENCE
     return md_table(pd.DataFrame(rows), title,
                     f"{what} Paired by seed and problem; 95% t-interval whose unit is the run (df = seeds − 1; "
@@ -397,4 +396,5 @@ class Manifest:
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:
     return [{"pair": x.pair, "text": x.text, "a_label": x.a, "b_label": x.b, "equivalence": x.equivalence,
-             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json()} for x in answers]
+             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json(),
+             "answer_only": x.answer_only.to_json() if x.answer_only else None} for x in answers]

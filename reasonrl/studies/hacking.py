@@ -37,7 +37,6 @@ from .common import (
     base_metrics_path,
     check_measure,
     code,
-    compare,
     describe,
     eval_column,
     evaluated,
@@ -274,17 +273,18 @@ def report(cfg: Config, root: Path) -> None:
         reward_figure(label, arm, root / reward_png(label), ylim, guess)
     outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
     ivs = {label: arm_interval(a) for label, a in outcomes.items()}
-    answers = [Answer(pair_name(a, b), a, b, compare(outcomes[a], outcomes[b]), cfg.equivalence)
+    answers = [Answer.of(pair_name(a, b), a, b, outcomes[a], outcomes[b], cfg.equivalence)
                for a, b in cfg.comparisons()]
     # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
     base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
-    answers += [Answer(pair_name("base", label), base_arm.label, label,
-                       compare(base_arm, outcomes[label]), cfg.equivalence) for label in arms]
+    answers += [Answer.of(pair_name("base", label), base_arm.label, label, base_arm, outcomes[label], cfg.equivalence)
+                for label in arms]
     rows = [arm_row(label, arm, ivs[label], cfg.set) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}
     mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
-    ci = {before: arm_interval(base_arm)} | {names[label]: ivs[label] for label in arms}
+    # the bars' "correct" is an outcome type, judged by the answer: its error bar is the answer-only interval
+    ci = {before: arm_interval(base_arm.answer)} | {names[k]: arm_interval(outcomes[k].answer) for k in arms}
     failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
                    "correct share)", out / "failure_mix.png", ci, cfg.set)
     random_clip_figure(cfg, runs, out / "random_clip.png", guess)

@@ -28,7 +28,6 @@ from .common import (
     arm_interval,
     arm_outcomes,
     check_measure,
-    compare,
     manifest_answers,
     manifest_path,
     md_table,
@@ -104,13 +103,13 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tup
                          set_name, measure)
     # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
     name = pair_name("base", "headline", task, set_name, measure)
-    pooled = Answer(name, "base", method, compare(before, after), cfg.equivalence)
+    pooled = Answer.of(name, "base", method, before, after, cfg.equivalence)
     per_base, per_base_ivs = [], []
     for i, (run, base) in enumerate(pairs):
         a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}")}, set_name, measure)
         b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run, OUT)}, set_name, measure)
         pair = pair_name(f"base {base}", run, set_name, measure)
-        per_base.append(Answer(pair, a.label, b.label, compare(a, b), cfg.equivalence))
+        per_base.append(Answer.of(pair, a.label, b.label, a, b, cfg.equivalence))
         per_base_ivs.append((arm_interval(a), arm_interval(b)))
     return pooled, per_base, arm_interval(before), arm_interval(after), per_base_ivs
 
@@ -198,7 +197,8 @@ def report(cfg: Config, root: Path) -> None:
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),
              "run": c.b.removeprefix(f"{method} "), "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
-             "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True, bounds=c.bounds)}
+             "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True, bounds=c.bounds),
+             "answer-only base → run": f"{c.answer_only.a:.3f} → {c.answer_only.b:.3f}" if c.answer_only else "—"}
             for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
     write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [
@@ -209,7 +209,8 @@ def report(cfg: Config, root: Path) -> None:
     write_json(root / study_metrics_path("headline"), {
         f"{t}_{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean,
                          "run_ci": [iv_b.lo, iv_b.hi], "per_base_gain": [c.cmp.effect for c in pb]}
-        for (t, s, m), (_, pb, iv_a, iv_b, _) in cells.items()})
+        | ({"base_answer": p.answer_only.a, "run_answer": p.answer_only.b} if p.answer_only else {})
+        for (t, s, m), (p, pb, iv_a, iv_b, _) in cells.items()})
     write_answers(root, "headline", pooled)
     Manifest("headline", f"Headline: {method} from {len(cfg.runs)} bases",
              "Does the headline method improve on its starting base, and does that hold from every base seed?",

@@ -28,7 +28,6 @@ from .common import (
     as_runs,
     base_metrics_path,
     check_measure,
-    compare,
     eval_column,
     evaluated,
     failure_figure,
@@ -98,9 +97,9 @@ def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], di
     base_label = f"base {cfg.base}"
     base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set, cfg.measure)
     arms = {m: run_arm(root, m, rs, runs, cfg.set, cfg.measure) for m, rs in cfg.runs.items()}
-    out = [Answer(pair_name("base", m), base_label, m, compare(base, arms[m]), cfg.equivalence)
+    out = [Answer.of(pair_name("base", m), base_label, m, base, arms[m], cfg.equivalence)
            for m in cfg.runs]
-    out += [Answer(pair_name(cfg.ref, m), cfg.ref, m, compare(arms[cfg.ref], arms[m]), cfg.equivalence)
+    out += [Answer.of(pair_name(cfg.ref, m), cfg.ref, m, arms[cfg.ref], arms[m], cfg.equivalence)
             for m in cfg.runs if m != cfg.ref]
     intervals = {base_label: arm_interval(base)} | {m: arm_interval(a) for m, a in arms.items()}
     return out, intervals
@@ -166,11 +165,14 @@ def report(cfg: Config, root: Path) -> None:
     metrics = {"base": {"acc": ivs[base_label].mean, "acc_ci_lo": ivs[base_label].lo,
                         "acc_ci_hi": ivs[base_label].hi, "failure_mix": base["failure_mix"]},
                **{m: method_metrics(cfg, rs, runs, ivs[m]) for m, rs in cfg.runs.items()}}
+    for x in answers[:len(cfg.runs)]:  # each method against the base: both arms' answer-only accuracy
+        if x.answer_only:
+            metrics["base"]["acc_answer"], metrics[x.b]["acc_mean_answer"] = x.answer_only.a, x.answer_only.b
     before = f"before: base {cfg.base}"
     mixes = {before: base["failure_mix"]} | {
         f"after {m} (mean of {len(rs)})": metrics[m]["failure_mix"] for m, rs in cfg.runs.items()}
-    # the bars are greedy outcome types: their error bars are greedy intervals whatever the study's measure
-    greedy = ivs if cfg.measure == "correct" else study_answers(replace(cfg, measure="correct"), root, runs)[1]
+    # the bars are greedy outcome types, judged by the answer: their error bars are answer-only greedy intervals
+    greedy = study_answers(replace(cfg, measure="correct_answer"), root, runs)[1]
     ci = {before: greedy[base_label]} | {f"after {m} (mean of {len(rs)})": greedy[m] for m, rs in cfg.runs.items()}
     failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the correct "
                    "share)", out / "failure_mix.png", ci, cfg.set)

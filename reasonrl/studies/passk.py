@@ -3,10 +3,11 @@ Each arm of runs against the bases it started from, pass@k for k = 1…N on seve
 random-guess baseline, with distinct answers and sample entropy, and where each arm's curve crosses the base's.
 
 An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm), all
-of one task. pass@k is computed per problem (the unbiased estimator from each problem's correct count) so
-every curve carries a 95% band whose unit is the seed (reasonrl.stats), and each arm is compared with its
-task's base arm (`passk.bases`) at every k, paired by seed position and problem. A curve "crosses" the
-base's only when the interval excludes 0 on both sides: above at some k and below at another."""
+of one task. pass@k is computed per problem (the unbiased estimator from each problem's count of verified
+samples; of right answers for the answer-only columns) so every curve carries a 95% band whose unit is the
+seed (reasonrl.stats), and each arm is compared with its task's base arm (`passk.bases`) at every k, paired by
+seed position and problem. A curve "crosses" the base's only when the interval excludes 0 on both sides: above
+at some k and below at another."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from .. import stats
 from ..config import check, from_dict
 from ..io import read_json, write_json
 from ..metrics import pass_at_k
-from . import PasskModel
+from . import PasskModel, pair_name
 from . import passk_data_path as data_path
 from .common import (
     Answer,
@@ -29,15 +30,15 @@ from .common import (
     Manifest,
     answers_dir,
     answers_table,
-    compare,
+    arm_interval,
     legend_below,
     manifest_answers,
     manifest_path,
     md_table,
-    pair_name,
     save_figure,
     seed_count,
     study_metrics_path,
+    with_answer,
     write_answers,
     write_markdown,
 )
@@ -109,35 +110,30 @@ def outputs(cfg: Config) -> list[str]:
 
 # ----------------------------------------------------------------------------- per-problem pass@k
 
-def arm_passk(cfg: Config, data: dict[str, dict], label: str, set_name: str, k: int) -> ArmOutcomes:
-    """pass@k per problem for each model (seed) of an arm; a one-model arm is seedless (pairs with all)."""
+def arm_passk(cfg: Config, data: dict[str, dict], label: str, set_name: str, k: int,
+              counts: str = "counts") -> ArmOutcomes:
+    """pass@k per problem for each model (seed) of an arm from its verified `counts`, carrying the same from its
+    answer-only ones ("counts_answer"); a one-model arm is seedless (pairs with all)."""
     keys = cfg.arms[label]
-    by_seed = {}
-    for i, key in enumerate(keys):
-        d = data[key]
-        counts = d["sets"][set_name]["counts"]
-        by_seed[None if len(keys) == 1 else i] = np.array([pass_at_k(d["N"], c, k) for c in counts])
-    n = len(next(iter(by_seed.values())))
-    return ArmOutcomes(label, by_seed, [str(i) for i in range(n)])
+    by_seed = {None if len(keys) == 1 else i: np.array([pass_at_k(data[m]["N"], c, k)
+                                                        for c in data[m]["sets"][set_name][counts]])
+               for i, m in enumerate(keys)}
+    arm = ArmOutcomes(label, by_seed, [str(i) for i in range(len(next(iter(by_seed.values()))))])
+    return arm if counts != "counts" else with_answer(arm, arm_passk(cfg, data, label, set_name, k, "counts_answer"))
 
 
-def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[stats.Interval]]:
-    """Every arm's pass@k at each k with its 95% interval over seeds and problems."""
-    out = {}
-    for label in cfg.arms:
-        out[label] = []
-        for k in ks:
-            arm = arm_passk(cfg, data, label, set_name, k)
-            x = np.stack(list(arm.by_seed.values()))
-            out[label].append(stats.mean_ci(x))
-    return out
+def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int],
+              counts: str = "counts") -> dict[str, list[stats.Interval]]:
+    """Every arm's pass@k at each k (verified; by the answer alone with "counts_answer") with its 95% interval
+    over seeds and problems."""
+    return {label: [arm_interval(arm_passk(cfg, data, label, set_name, k, counts)) for k in ks] for label in cfg.arms}
 
 
 def compared(cfg: Config, data: dict, a: str, b: str, set_name: str, ks: list[int]) -> list[Answer]:
     """Arm b against arm a at each k, paired by seed (the i-th model of each) and problem."""
-    return [Answer(pair_name(a, b, set_name, f"k{k:03d}"), f"{a} pass@{k}", f"{b} pass@{k}",
-                   compare(arm_passk(cfg, data, a, set_name, k), arm_passk(cfg, data, b, set_name, k)),
-                   cfg.equivalence) for k in ks]
+    return [Answer.of(pair_name(a, b, set_name, f"k{k:03d}"), f"{a} pass@{k}", f"{b} pass@{k}",
+                      arm_passk(cfg, data, a, set_name, k), arm_passk(cfg, data, b, set_name, k), cfg.equivalence)
+            for k in ks]
 
 
 def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[str, list[Answer]]:
@@ -304,12 +300,14 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
     rows = []
     for s in sets:
         ks, _ = curve(base_data(cfg, data), s)
+        ans = curve_cis(cfg, data, s, [ks[0], ks[-1]], "counts_answer")
         for label in cfg.arms:
             ivs = cis[s][label]
             base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
             rows.append({"set": s, "task": cfg.task_of(label), "arm": label, "seeds": len(cfg.arms[label]),
                          "pass@1 [95% CI]": stats.fmt_share(ivs[0]),
                          f"pass@{ks[-1]} [95% CI]": stats.fmt_share(ivs[-1]),
+                         f"answer-only pass@1 / {ks[-1]}": f"{ans[label][0].mean:.3f} / {ans[label][1].mean:.3f}",
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
                          "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
                          "mean curve vs base": "—" if label in cfg.bases else
@@ -318,7 +316,8 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
     return rows
 
 
-def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict) -> dict:
+def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict, answer: dict | None = None) -> dict:
+    """Each arm's pass@1 and pass@k_max per set; `answer`: curve_cis of "counts_answer" at those two ks."""
     out = {}
     for label in cfg.arms:
         out[label] = {}
@@ -327,6 +326,8 @@ def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict)
             out[label][s] = {"pass_at_1": ivs[0].mean, "pass_at_1_ci": [ivs[0].lo, ivs[0].hi],
                              "pass_at_max": ivs[-1].mean, "pass_at_max_ci": [ivs[-1].lo, ivs[-1].hi],
                              "k_max": ks[s][-1], "seeds": len(cfg.arms[label])}
+            for key, iv in zip(("pass_at_1_answer", "pass_at_max_answer"), answer[s][label] if answer else ()):
+                out[label][s][key] = iv.mean
             if label not in cfg.bases:
                 base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
                 out[label][s]["first_crossing_k"] = first_crossing(ks[s], base, [iv.mean for iv in ivs])
@@ -352,13 +353,14 @@ def report(cfg: Config, root: Path) -> None:
     N = base_data(cfg, data)["N"]
     write_markdown(out / "table.md", "Study: pass@k of the base and of each arm", answer(cfg, rows, sets), [
         md_table(pd.DataFrame(rows), "pass@k, diversity, and where each arm's curve crosses the base's",
-                 f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem, "
-                 "averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with the test "
-                 "set's problem term). 'mean curve': where "
-                 "the mean curves cross ('between k = a and k = b': the last k on the old side and the first on "
-                 "the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
+                 f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem from "
+                 "its verified samples (answer and trace right; answer-only: a right answer), averaged over problems "
+                 "and seeds, with its 95% t-interval (the seed is the unit, with the test set's problem term). 'mean "
+                 "curve': where the mean curves cross ('between k = a and k = b': the last k on the old side and the "
+                 "first on the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem.")])
-    write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps))
+    ans = {s: curve_cis(cfg, data, s, [ks[s][0], ks[s][-1]], "counts_answer") for s in sets}
+    write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
     write_answers(root, "passk", files)
     manifest(cfg, data, rows, sets, files).write(root)
 
@@ -377,15 +379,13 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
     return Manifest(
         "passk", "pass@k at the edge of competence: where does RL widen or narrow what the model can solve?",
         "Where RL's data sit against the base's competence: does RL raise pass@1, pass@k at large k, or neither, "
-        "and does its curve cross the base's?",
-        answer(cfg, rows, sets),
+        "and does its curve cross the base's?", answer(cfg, rows, sets),
         [f"{label}: " + ", ".join(f"models/{data[m]['model']}.pt" for m in keys) for label, keys in cfg.arms.items()],
         [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
           f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
-        ["passk/table.md"], manifest_answers(files),
-        summary=summary(cfg, data, rows, s, kmax))
+        ["passk/table.md"], manifest_answers(files), summary=summary(cfg, data, rows, s, kmax))
 
 
 def summary(cfg: Config, data: dict, rows: list[dict], s: str, kmax: str) -> str:

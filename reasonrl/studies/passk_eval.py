@@ -1,5 +1,6 @@
 """The measurement behind the passk study (stage passk@<label>): N samples per problem of one model on
-several fixed sets -> pass@k for k up to N, the random-guess baseline, distinct answers and entropy."""
+several fixed sets -> pass@k for k up to N (verified, and answer-only beside it), the random-guess baseline,
+distinct answers and entropy."""
 
 from __future__ import annotations
 
@@ -27,24 +28,25 @@ class Config:
 
 
 def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
-    """{"N", "sets": {name: {difficulties, problems, pass_at_k, random_baseline, distinct_answers, entropy,
-    counts}}}: counts are the correct samples out of N per problem, what the report's intervals resample."""
+    """{"N", "sets": {name: {difficulties, problems, pass_at_k, pass_at_k_answer, random_baseline,
+    distinct_answers, entropy, counts, counts_answer}}}: counts are the verified samples out of N per problem,
+    what the report's intervals resample (counts_answer: the samples with a right answer)."""
     out = {}
     for name, problems in sets.items():
         print(f"passk: {name}, {len(problems)} problems x {cfg.passk_N} samples", file=sys.stderr)
         rep = sampling_report(model, problems, cfg)
         out[name] = {"difficulties": sorted({p.difficulty for p in problems}), "problems": len(problems),
-                     "pass_at_k": rep["pass_at_k"], "random_baseline": rep["random_baseline"],
-                     "distinct_answers": rep["distinct_answers"], "entropy": rep["entropy"],
-                     "counts": rep["counts"]}  # correct samples per problem, in the set's order
+                     **{k: rep[k] for k in ("pass_at_k", "pass_at_k_answer", "random_baseline",
+                                            "distinct_answers", "entropy", "counts", "counts_answer")}}
     return {"N": cfg.passk_N, "sets": out}
 
 
 def curve_csv(result: dict) -> str:
-    """Plot data: one row per k, a pass@k column per set, then a random-guess column per set."""
+    """Plot data: one row per k, a verified pass@k column per set, an answer-only one per set, then a
+    random-guess column per set."""
     sets = result["sets"]
     ks = list(next(iter(sets.values()))["pass_at_k"])
-    cols = ["k", *sets, *(f"random_{s}" for s in sets)]
-    rows = [[k, *(f"{d['pass_at_k'][k]:.6f}" for d in sets.values()),
-             *(f"{d['random_baseline'][k]:.6f}" for d in sets.values())] for k in ks]
+    cols = ["k", *sets, *(f"answer_{s}" for s in sets), *(f"random_{s}" for s in sets)]
+    rows = [[k, *(f"{d[key][k]:.6f}" for key in ("pass_at_k", "pass_at_k_answer", "random_baseline")
+                  for d in sets.values())] for k in ks]
     return "\n".join(",".join(map(str, r)) for r in [cols, *rows]) + "\n"

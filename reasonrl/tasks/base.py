@@ -4,6 +4,10 @@ against. A task module (hop.py) implements them; nothing outside it knows what a
 A response is `<trace><ANSWER_MARK><answer><END>`: the steps of the reasoning (possibly none), then the
 answer. Samplers stop at END; the reward, the verifiers and the evaluation read the rest through the
 problem that was asked.
+
+A sample is *verified* (`verified`) when its answer is right and its trace is right step by step: the
+primary correctness of every evaluation (accuracy, sampled accuracy, pass@k). `Problem.is_correct`, a right
+answer whatever the trace, is the secondary, answer-only correctness: a guess passes it, never `verified`.
 """
 
 from __future__ import annotations
@@ -43,15 +47,27 @@ class Problem(Protocol):
 
     def target(self, mode: str) -> str: ...  # the gold response, with trace ("cot") or without ("direct")
 
-    def is_correct(self, response: str) -> bool: ...
+    def is_correct(self, response: str) -> bool: ...  # the answer is right, whatever the trace (answer-only)
 
     def step_labels(self, trace: str) -> list[bool]: ...  # one per trace character: is that step right?
+    # `verified(problem, response)` below is read through is_correct, step_labels and trace: a task says how
+    # its traces are checked by what step_labels calls right, and the gold trace's length
 
     def classify(self, response: str) -> str: ...  # the outcome type, one of task.failure_types
 
     def random_guess(self, k: int) -> float: ...  # pass@k of guessing among the answers the prompt allows
 
     def to_dict(self) -> dict: ...
+
+
+def verified(problem: Problem, response: str) -> bool:
+    """A right answer after a trace exactly as long as the gold trace with every step right. For hop and
+    chain this is `trace_of(response) == problem.trace` and a right answer (each step label pins its
+    character given the ones before it; tests/test_verified.py): stated through the labels so a task
+    whose gold trace is not the only right one can say so. A direct answer (no trace) is never verified."""
+    trace = trace_of(response)
+    return (problem.is_correct(response) and len(trace) == len(problem.trace)
+            and all(problem.step_labels(trace)))
 
 
 class Task(Protocol):
