@@ -1,4 +1,4 @@
-"""Warm stage processes (reasonrl.warm): a stage forked from a zygote sees what a fresh interpreter sees."""
+"""Warm stage processes (reasonrl.runner.warm): a stage forked from a zygote sees what a fresh interpreter sees."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonrl import warm, zygotes
+from reasonrl.runner import warm, zygotes
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
 
@@ -44,9 +44,10 @@ def test_only_a_plain_python_script_of_the_stages_folder_on_this_interpreter_is_
     assert warm.script_command("python stages/base.py bases.cot base_cot", env, cwd) == [
         "stages/base.py", "bases.cot", "base_cot"]
     assert warm.script_command("python rl.py runs x", env, str(tmp_path / "stages")) == ["rl.py", "runs", "x"]
-    for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py", "python -m reasonrl.cli",
-                "python stages/$X.py", "sh stages/rl.py", "python", "python stages/data", "python 'stages/a b.py'",
-                "python scripts/other.py"):  # the last: another folder first on its import path
+    # the last: another folder first on its import path
+    for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py",
+                "python -m reasonrl.runner.cli", "python stages/$X.py", "sh stages/rl.py", "python",
+                "python stages/data", "python 'stages/a b.py'", "python scripts/other.py"):
         assert warm.script_command(cmd, env, cwd) is None, cmd
     assert warm.script_command("python stages/rl.py", {**env, "PATH": str(other)}, cwd) is None  # not a python
     venv = {**env, "PATH": str(tmp_path / "venv" / "bin")}  # its python links to this one; its own site-packages
@@ -237,13 +238,13 @@ print("shown", flush=True)
 with open("seen.json", "w") as f:
     json.dump(seen, f, sort_keys=True)
 with open("forked.txt", "w") as f:
-    f.write(str("reasonrl.warm" in sys.modules))
+    f.write(str("reasonrl.runner.warm" in sys.modules))
 """
 
 
 def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
     """The same DVC stage run by `reasonrl repro` warm and `--cold`: the same arguments, directories,
-    file names and environment; only the warm one ran in a process that had imported reasonrl.warm."""
+    file names and environment; only the warm one ran in a process that had imported reasonrl.runner.warm."""
     env = {**os.environ, "MARK": "x", "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     seen = {}
@@ -258,7 +259,7 @@ def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
             subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
         flags = ["--cold"] if mode == "cold" else []
         t0 = time.monotonic()
-        out = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "--log-dir", "logs", *flags],
+        out = subprocess.run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "--log-dir", "logs", *flags],
                              cwd=repo, env=env, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         print(mode, f"{time.monotonic() - t0:.1f}s")

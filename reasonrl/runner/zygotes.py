@@ -1,4 +1,4 @@
-"""The worker's side of warm stage starts (reasonrl.warm): one zygote per worker thread, started lazily and
+"""The worker's side of warm stage starts (reasonrl.runner.warm): one zygote per worker thread, started lazily and
 replaced when stale, and the handle `reasonrl repro` waits on, which stands in for the Popen of a cold start.
 The protocol: a request {code, argv, cwd, env} with the write end of the child's output pipe attached
 (SCM_RIGHTS on a SOCK_SEQPACKET socket); the replies {pid} once the child runs, then {returncode}, or
@@ -103,7 +103,7 @@ class Zygote:
         # the stages' folder first on sys.path, as a fresh `python stages/<x>.py` has it, so that every module
         # (reasonrl too: an installed copy, or PYTHONPATH's) is the one a stage would import
         stages = os.path.join(os.path.abspath(root), "stages")
-        code = (f"import sys; sys.path[0] = {stages!r}; import reasonrl.warm as w; "
+        code = (f"import sys; sys.path[0] = {stages!r}; import reasonrl.runner.warm as w; "
                 f"w.serve({theirs.fileno()}, sys.argv[1])")
         self.proc = subprocess.Popen([sys.executable, "-c", code, root], cwd=root, env=env, pass_fds=[theirs.fileno()],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -7,12 +7,12 @@ import importlib
 import os
 import sys
 
+from ..errors import EXIT_CODE, ReasonrlError, install_excepthook, report
 from . import malloc
-from .errors import install_excepthook, main_guard
 
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
-    "repro": ("reasonrl.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
+    "repro": ("reasonrl.runner.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
     "train": ("reasonrl.rl.run", "one RL run outside the pipeline: the rl: defaults with --set overrides"),
 }
 
@@ -37,6 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`reasonrl repro --dry | head`): stop without a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one from the exit's flush of stdout
         return 1
+
+
+def main_guard(fn, *args) -> int:
+    """Call fn(*args) -> exit status, turning a ReasonrlError into one stderr line and status 2."""
+    try:
+        return fn(*args)
+    except ReasonrlError as e:
+        if os.environ.get("REASONRL_DEBUG") == "1":
+            raise
+        report(e)
+        return EXIT_CODE
 
 
 if __name__ == "__main__":

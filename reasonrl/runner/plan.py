@@ -142,7 +142,7 @@ class Schedule:
 def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
     stage finishes, so the file is read until two reads agree; the text is parsed once per version
-    (reasonrl.lockfile.parse_kept: the lock's kept parse)."""
+    (reasonrl.runner.lockfile.parse_kept: the lock's kept parse)."""
     from dvc.utils.serialize._yaml import YAMLFileCorruptedError
 
     from .lockfile import parse_kept

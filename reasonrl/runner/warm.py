@@ -2,7 +2,7 @@
 already imported DVC, torch and the stage scripts' modules, instead of two fresh interpreters (DVC's, then
 the stage's) that import them again.
 
-A zygote is one such interpreter per worker (`serve`; the worker's side is reasonrl.zygotes), started
+A zygote is one such interpreter per worker (`serve`; the worker's side is reasonrl.runner.zygotes), started
 with the stages' folder first on its import path, as a fresh `python stages/<x>.py` has it. For each
 stage it forks a child that runs
 `python -c CODE ARGS` as a fresh interpreter would (the runner's `dvc repro -s <stage>`), in its own
@@ -54,7 +54,7 @@ DVC_MODULES = ("dvc.cli.parser", "dvc.repo.reproduce", "dvc.repo.stage", "dvc.re
                "scmrepo.git", "scmrepo.git.backend.pygit2", "scmrepo.noscm", "pygit2", "dulwich.repo",
                "dulwich.ignore", "dulwich.worktree", "dulwich.index", "dulwich.filters", "dulwich.patch",
                "scmrepo.git.backend.pygit2.filter", "dvc.dirs", "ruamel.yaml", "pyparsing", "platformdirs",
-               "flatten_dict", "dvc_render", "configobj", "fsspec.implementations.memory", "reasonrl.lockfile")
+               "flatten_dict", "dvc_render", "configobj", "fsspec.implementations.memory", "reasonrl.runner.lockfile")
 MESSAGE = 1 << 20  # largest request or reply (an environment is a few kB)
 SHELL_SPECIAL = set("|&;<>()$`\\\"'*?[]#~{}!\t\n")  # a command holding any of these goes to DVC's shell
 
