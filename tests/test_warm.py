@@ -16,6 +16,13 @@ import yaml
 
 from reasonrl.runner import warm, zygotes
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pythonpath(*first: Path) -> str:
+    """`first`, then this checkout: a zygote imports the reasonrl under test, not another installed copy."""
+    return os.pathsep.join([*map(str, first), str(ROOT)])
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
 
 
@@ -62,7 +69,7 @@ def zygote(tmp_path_factory):
     (root / "stages").mkdir()
     (root / "stages" / "s.py").write_text("import helper_mod\nimport json\n")
     (root / "helper_mod.py").write_text("X = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
+    env = {**os.environ, "PYTHONPATH": pythonpath(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
     z = zygotes.Zygote(str(root), env)
     yield z, root, env
     z.close()
@@ -142,7 +149,7 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
     (tmp_path / "stages").mkdir()
     (tmp_path / "stages" / "s.py").write_text("import helper_mod\n")
     (tmp_path / "helper_mod.py").write_text("X = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": pythonpath(tmp_path)}
     z = zygotes.Zygote(str(tmp_path), env)
     try:
         assert run_child(z, "import helper_mod; print(helper_mod.X)", tmp_path, env) == (0, "1\n")
@@ -163,7 +170,7 @@ def test_a_zygote_that_does_not_answer_is_stopped_and_its_worker_starts_cold(tmp
         "if os.environ.get('HANG_HELPER'):  # a helper process, as an import may start one\n"
         "    open(os.environ['HANG_HELPER'], 'w').write(str(subprocess.Popen(['sleep', '60']).pid))\n"
         "    time.sleep(30)\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hang"), "HANG_HELPER": str(tmp_path / "helper.pid")}
+    env = {**os.environ, "PYTHONPATH": pythonpath(tmp_path / "hang"), "HANG_HELPER": str(tmp_path / "helper.pid")}
     monkeypatch.setattr(zygotes, "START_S", 1.0)
     made = []
 
