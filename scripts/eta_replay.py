@@ -105,6 +105,20 @@ def replay(mod, parts: list[list[tuple]], k: int) -> tuple[float, float, list[fl
     return said, end - events[0][0], errors
 
 
+def rate_replay(parts: list[list[tuple]], k: int) -> list[float]:
+    """The baseline a plain progress bar gives (tqdm's time left with smoothing=0: stages left times the mean
+    time per stage finished so far), resumed at part k and scored as `replay` scores: the relative errors."""
+    events = [e for p in parts[k - 1:] for e in p]
+    end, t0, total = events[-1][0], events[0][0], len({e[2] for e in events})
+    done, errors = 0, []
+    for t, kind, *_ in events:
+        if kind == "finished":
+            done += 1
+            if end - t > LAST_S and t > t0:
+                errors.append(abs((total - done) * (t - t0) / done - (end - t)) / (end - t))
+    return errors
+
+
 def spread(errors: list[float]) -> str:
     return (f"median {statistics.median(errors):.2f}, mean {statistics.mean(errors):.2f}" if errors
             else "none scored")
@@ -135,6 +149,9 @@ def main() -> None:
             said, left, errors = replay(mod, parts, k)
             print(f"{'a fresh build' if k == 1 else f'resumed after part {k - 1}'}, {name}: said "
                   f"{said / 3600:.2f} h of {left / 3600:.2f} h; |error| at {len(errors)} finishes: {spread(errors)}")
+        errors = rate_replay(parts, k)
+        print(f"{'a fresh build' if k == 1 else f'resumed after part {k - 1}'}, tqdm's rate: said nothing "
+              f"before the first finish; |error| at {len(errors)} finishes: {spread(errors)}")
     grown = [s for s in ran if re.search(r"_s[34]$", s)]
     timed = {s: seconds for s, seconds in ran.items() if s not in grown}
     for name, mod in versions.items():
