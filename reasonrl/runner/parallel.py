@@ -1,18 +1,17 @@
 """`reasonrl repro`: run the stale stages of a DVC pipeline in parallel on Dask.
 
-`dvc repro` runs stages one after another. Here DVC says which stages are stale (runner.plan); each stale stage
-becomes one Dask task, `dvc repro -s <stage>`, started when its stale upstream stages have finished and a worker is
-free. Among the stages ready at that moment the runner starts first the one that completes a report, then the one with
-the longest chain of stages waiting behind it (`plan.Schedule`), so results appear during the run, not all at its end.
-
-Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command runs (so
-`--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks, which never conflict because
-dependents start only after their upstream stages are done. A stage's outcome comes from its exit status and DVC's own
-files: its dvc.lock entry and the run-cache (`plan.stage_status`). The only state a worker keeps is its zygote
-(runner.warm), an interpreter that has imported the stages' modules and from which each stage's process is forked: a
-run is told to stop through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or
-interrupted run resumes from there with `reasonrl repro` or `dvc repro`. A stage runs on tcmalloc where its worker's
-machine has it installed (runner.malloc).
+`dvc repro` runs stages one after another (DVC's open request #755), and `dvc exp run --queue` runs whole
+experiments side by side, each one such serial run. Here each stale stage (runner.plan) becomes one Dask task,
+`dvc repro -s <stage>`, started in `plan.Schedule`'s order once its stale upstream stages have finished and a worker
+is free. What it buys at -j 2: the methods study's 3,081 s of stage time in 1,790 s of wall clock (1.72x), the smoke
+DAG 1.88-1.94x (docs/parallel.md, docs/performance.md). Dask brings the workers, a remote cluster (--scheduler),
+the stop `Event` and the event stream; what is here is what Dask does not do: the start order, stopping a stage's
+process group, and two Dask defaults undone (QUIET_CLUSTER, NANNY_VARS).
+Several `dvc repro -s` at once are safe: DVC holds its repo lock only for its bookkeeping (`--wait-for-lock`), and
+dependents start after their upstream stages (docs/parallel.md). A stage's outcome comes from its exit status and
+DVC's own files (`plan.stage_status`). A worker keeps only its zygote (runner.warm), from which each stage's process
+is forked. Each stage lands in dvc.lock as it finishes, so a failed or interrupted run resumes with `reasonrl repro`
+or `dvc repro`. A stage runs on tcmalloc where its worker's machine has it installed (runner.malloc).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 replaced when stale, and the handle `reasonrl repro` waits on, which stands in for the Popen of a cold start.
 The protocol: a request {code, argv, cwd, env} with the write end of the child's output pipe attached
 (SCM_RIGHTS on a SOCK_SEQPACKET socket); the replies {pid} once the child runs, then {returncode}, or
-{stale} when a module the zygote imported changed on disk."""
+{stale} when a module the zygote imported changed on disk. What it buys is runner.warm's: 0.8-2.2 s per stage
+beyond its own work warm against 2.9-5.1 s cold on the committed DAG (docs/performance.md)."""
 
 from __future__ import annotations
 
