@@ -6,7 +6,7 @@ Each contender is a fresh process running `--steps` steps of `rl_step` on peer_t
 untrained model, lr 1e-3, one thread) with the heap trimmed after each step, as `train_rl` does:
 - glibc: the C library's malloc and the memory policy's trims (rl.memory), what a plain `dvc repro` runs;
 - glibc, no trims (labelled): the computation alone, with a resident set that grows over the run;
-- tcmalloc: preloaded, as `reasonrl repro` runs its stages (reasonrl.malloc); the policy then trims nothing.
+- tcmalloc: preloaded, as `reasonrl repro` runs its stages (reasonrl.runner.malloc); the policy then trims nothing.
 The contenders alternate for `--rounds` rounds; CPU s/step is the mean over the steps after the first three.
 """
 
@@ -20,7 +20,8 @@ import subprocess
 import sys
 import time
 
-from reasonrl import malloc, numerics
+from reasonrl import numerics
+from reasonrl.runner import malloc
 
 # name -> (the allocator it runs on, whether the memory policy trims)
 CONTENDERS = {"glibc": ("system", True), "glibc, no trims (labelled)": ("system", False),

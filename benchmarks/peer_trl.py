@@ -16,7 +16,7 @@ reads the `$` from the completion ids.
 TRL is configured as a careful CPU user would: fp32, no gradient checkpointing, no vLLM, dropout off,
 per_device_train_batch_size = 256 with no accumulation (one optimizer step per generation batch).
 Its defaults (bf16 and gradient checkpointing) are run for --defaults-steps steps too and reported
-separately, labelled. Both run on the allocator `reasonrl repro` gives its stages (reasonrl.malloc): tcmalloc
+separately, labelled. Both run on the allocator `reasonrl repro` gives its stages (reasonrl.runner.malloc): tcmalloc
 where it is installed, which speeds TRL up too; REASONRL_MALLOC=system runs both on glibc's malloc, and then
 reasonrl without the heap trims of its memory policy (the computation alone) is timed too, labelled.
 Step k of reasonrl runs right before step k of TRL (inside TRL's step callback, outside TRL's timing), so a
@@ -48,7 +48,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from reasonrl import malloc  # noqa: E402
+from reasonrl.runner import malloc  # noqa: E402
 
 if __name__ == "__main__":  # not when benchmarks/malloc.py imports peer_context
     malloc.restart()  # the allocator `reasonrl repro` gives its stages, for both contenders (before torch loads)

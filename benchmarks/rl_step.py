@@ -15,7 +15,7 @@ By default the heap is never trimmed, in either path: the steps measure computat
 run of this script did. `train_rl` gives freed heap pages back (`malloc_trim`) inside each step and after
 it, which bounds a stage's peak RSS at the price of faulting those pages in again; --trim runs both paths
 that way (the trims inside rl_step, and one after each step, inside the timed step). The script runs on the
-allocator `reasonrl repro` gives its stages (reasonrl.malloc: tcmalloc where installed, under which the
+allocator `reasonrl repro` gives its stages (reasonrl.runner.malloc: tcmalloc where installed, under which the
 policy trims nothing on this job; REASONRL_MALLOC=system for glibc's malloc).
 
 Uses the trained cot base when it exists (realistic response lengths), else a fresh model.
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from reasonrl import malloc
+from reasonrl.runner import malloc
 
 malloc.restart()  # before torch loads
 

@@ -41,7 +41,7 @@ def rebuild(stages: list[str], cold: bool) -> dict[str, float]:
     outs = {stage: lock_outs(stage) for stage in stages}
     for o in (o for os_ in outs.values() for o in os_):
         Path(o["path"]).unlink(missing_ok=True)
-    cmd = [sys.executable, "-m", "reasonrl.cli", "repro", "-j", "1", *(["--cold"] if cold else []), *stages]
+    cmd = [sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", "1", *(["--cold"] if cold else []), *stages]
     run = subprocess.run(cmd, capture_output=True, text=True)
     # "unchanged" too: a stage that ran and wrote a timing file equal to the last one (seconds are rounded)
     # leaves its dvc.lock entry as it was; its outputs were removed, so it did run

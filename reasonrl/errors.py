@@ -2,9 +2,11 @@
 
 A ReasonrlError says where the problem is (a dotted params key or a file path), what is wrong, and
 how to fix it: `str(err)` is `<where>: <what> (<fix>)`. Stage scripts and the CLI just raise; the
-hook installed by `install_excepthook` (stage_setup does it) prints `error: <str(err)>` as one stderr
-line and exits 2. Anything else is a bug and keeps its traceback; `REASONRL_DEBUG=1` shows the
-traceback of a ReasonrlError too.
+hook installed by `install_excepthook` (stage_setup does it, and the console script, reasonrl.runner.cli,
+whose `main_guard` does the same for a command's return) prints `error: <str(err)>` as one stderr line and
+exits 2. Anything else is a bug and keeps its traceback; `REASONRL_DEBUG=1` shows the traceback of a
+ReasonrlError too. The hook stays here, with the science, because stage scripts install it and the science
+never imports the runner.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | No
     with contextlib.suppress(OSError, ValueError, AttributeError, yaml.YAMLError):
         text = Path(lock).read_text()
         # LibYAML's loader where PyYAML has it: 1.1-1.4 s on a 2 MB lock against the pure-Python loader's 5 s (the
-        # kept parse of reasonrl.lockfile would be faster, but would make that runner module a dep of every stage)
+        # runner's kept parse, reasonrl.runner.lockfile, would be faster, but no science module imports the runner)
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         stages = (yaml.load(text, Loader=loader) or {}).get("stages", {}) if rel in text else {}
         for stage, entry in stages.items():
@@ -125,15 +127,3 @@ def install_excepthook() -> None:
         previous = sys.excepthook
         sys.excepthook = lambda t, e, tb: _hook(t, e, tb, previous)
         sys.excepthook.__name__ = "_hook"
-
-
-def main_guard(fn, *args) -> int:
-    """Call fn(*args) -> exit status, turning a ReasonrlError into one stderr line and status 2."""
-    try:
-        return fn(*args)
-    except ReasonrlError as e:
-        if os.environ.get("REASONRL_DEBUG") == "1":
-            raise
-        report(e)
-        return EXIT_CODE
-

@@ -1,5 +1,5 @@
-"""How good `reasonrl repro`'s time left is: replay a run's logs through reasonrl/progress.py and compare what it
-said with the time that was in fact left. Two versions side by side: this checkout's and the one at REV.
+"""How good `reasonrl repro`'s time left is: replay a run's logs through reasonrl/runner/progress.py and compare what
+it said with the time that was in fact left. Two versions side by side: this checkout's and the one at REV.
 
     python scripts/eta_replay.py --against REV LOG [LOG ...]     (the logs of one run, in order)
 
@@ -37,9 +37,10 @@ LAST_S = 600.0  # finishes with less left than this are not scored
 
 def module(name: str, source: str) -> types.ModuleType:
     """progress.py's source as a module of its own, its relative imports (`from .lockfile ...`) from the
-    installed reasonrl."""
+    installed reasonrl's runner (an older revision's progress.py, from before the runner was a package, imports
+    the same names from there)."""
     mod = types.ModuleType(name)
-    mod.__package__ = "reasonrl"
+    mod.__package__ = "reasonrl.runner"
     exec(compile(source, f"<{name}>", "exec"), mod.__dict__)
     return mod
 
@@ -104,21 +105,42 @@ def replay(mod, parts: list[list[tuple]], k: int) -> tuple[float, float, list[fl
     return said, end - events[0][0], errors
 
 
+def rate_replay(parts: list[list[tuple]], k: int) -> list[float]:
+    """The baseline a plain progress bar gives (tqdm's time left with smoothing=0: stages left times the mean
+    time per stage finished so far), resumed at part k and scored as `replay` scores: the relative errors."""
+    events = [e for p in parts[k - 1:] for e in p]
+    end, t0, total = events[-1][0], events[0][0], len({e[2] for e in events})
+    done, errors = 0, []
+    for t, kind, *_ in events:
+        if kind == "finished":
+            done += 1
+            if end - t > LAST_S and t > t0:
+                errors.append(abs((total - done) * (t - t0) / done - (end - t)) / (end - t))
+    return errors
+
+
 def spread(errors: list[float]) -> str:
     return (f"median {statistics.median(errors):.2f}, mean {statistics.mean(errors):.2f}" if errors
             else "none scored")
 
 
+def revision_source(here: Path, rev: str) -> str:
+    """progress.py's source at `rev`: in reasonrl/runner/ since the runner became a package, in reasonrl/ before."""
+    for path in ("reasonrl/runner/progress.py", "reasonrl/progress.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=here, capture_output=True, text=True)
+        if shown.returncode == 0:
+            return shown.stdout
+    raise SystemExit(f"error: {rev} has no reasonrl/runner/progress.py nor reasonrl/progress.py")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--against", required=True, help="the git revision whose reasonrl/progress.py to compare")
+    ap.add_argument("--against", required=True, help="the git revision whose reasonrl/runner/progress.py to compare")
     ap.add_argument("logs", nargs="+")
     args = ap.parse_args()
     here = Path(__file__).resolve().parents[1]
-    versions = {args.against: module("progress_then", subprocess.run(
-                    ["git", "show", f"{args.against}:reasonrl/progress.py"], cwd=here, check=True,
-                    capture_output=True, text=True).stdout),
-                "this checkout": module("progress_now", (here / "reasonrl/progress.py").read_text())}
+    versions = {args.against: module("progress_then", revision_source(here, args.against)),
+                "this checkout": module("progress_now", (here / "reasonrl/runner/progress.py").read_text())}
     parts = parts_of(args.logs)
     ran = {e[2]: e[3] for p in parts for e in p if e[1] == "finished" and e[4] == "ran"}
     print(f"{len(parts)} parts, {len(ran)} stages that ran")
@@ -127,6 +149,9 @@ def main() -> None:
             said, left, errors = replay(mod, parts, k)
             print(f"{'a fresh build' if k == 1 else f'resumed after part {k - 1}'}, {name}: said "
                   f"{said / 3600:.2f} h of {left / 3600:.2f} h; |error| at {len(errors)} finishes: {spread(errors)}")
+        errors = rate_replay(parts, k)
+        print(f"{'a fresh build' if k == 1 else f'resumed after part {k - 1}'}, tqdm's rate: said nothing "
+              f"before the first finish; |error| at {len(errors)} finishes: {spread(errors)}")
     grown = [s for s in ran if re.search(r"_s[34]$", s)]
     timed = {s: seconds for s, seconds in ran.items() if s not in grown}
     for name, mod in versions.items():

@@ -57,7 +57,7 @@ def main() -> None:
     subprocess.run(["git", "checkout", "-q", args.rev], cwd=where, check=True)
     # the clone's own library, whatever reasonrl is installed
     env = {**os.environ, "PYTHONPATH": str(where)}
-    repro = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "-j", str(args.jobs), *STAGES],
+    repro = subprocess.run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", str(args.jobs), *STAGES],
                            cwd=where, env=env, capture_output=True, text=True)
     machine = [line.split("] ", 1)[-1] for line in repro.stderr.splitlines() + repro.stdout.splitlines()
                if "] machine " in line]

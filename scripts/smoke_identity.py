@@ -50,7 +50,7 @@ def checkout(rev: str, dest: Path) -> Path:
 
 def build(repo: Path, log: Path) -> None:
     env = {"PYTHONPATH": str(repo)}  # the stage scripts import this revision's library, not the installed one
-    out = run([sys.executable, "-m", "reasonrl.cli", "repro", "-j", "1"], repo, check=False, env=env)
+    out = run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", "1"], repo, check=False, env=env)
     log.write_text(out.stdout + out.stderr)
 
 

@@ -167,7 +167,7 @@ def stale_after(repo: Path, update, against_dvc: bool = False) -> tuple[set[str]
     about 10 s on the smoke DAG). The first set is what `dvc repro --dry` lists, the second what a rebuild reruns
     when each rerun stage changes its outputs, what `dvc repro --dry --force-downstream` lists: `against_dvc`
     checks both against the CLI."""
-    from reasonrl import plan
+    from reasonrl.runner import plan
 
     passes = []
 

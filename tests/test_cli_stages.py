@@ -18,8 +18,8 @@ import torch
 import yaml
 from pipeline_util import shrink
 
-from reasonrl import cli
 from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.runner import cli
 from reasonrl.verifiers import load_verifier
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reasonrl import malloc
+from reasonrl.runner import malloc
 
 pytestmark = pytest.mark.slow  # seven stage subprocesses: about 40 s of CPU
 
@@ -150,9 +150,9 @@ def test_thread_environment_does_not_change_results(data, tmp_path):
 
 def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_path):
     """`reasonrl repro` forks stages from a zygote that imported torch and the stages' modules before any
-    stage pinned its numerics or seeded anything (reasonrl.warm): the base and the RL run must come out as
+    stage pinned its numerics or seeded anything (reasonrl.runner.warm): the base and the RL run must come out as
     the same bytes as from fresh interpreters."""
-    from reasonrl.zygotes import Zygote
+    from reasonrl.runner.zygotes import Zygote
 
     fresh = _launch(data, tmp_path / "fresh", None)
     where = tmp_path / "forked"
@@ -160,8 +160,8 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
     (where / "params.yaml").write_text(PARAMS.format(threads=1))
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARS} | {"PYTHONPATH": str(ROOT)}
     zygote = Zygote(str(ROOT), env)
-    code = "import sys, reasonrl.warm as w; sys.argv = sys.argv[1:]; sys.path[0] = sys.argv[0].rsplit('/', 1)[0]; " \
-           "w._run_path(sys.argv[0])"
+    code = ("import sys, reasonrl.runner.warm as w; sys.argv = sys.argv[1:]; "
+            "sys.path[0] = sys.argv[0].rsplit('/', 1)[0]; w._run_path(sys.argv[0])")
     try:
         for args in (("base.py", "bases.tiny", "base_tiny"), ("rl.py", "runs", "tiny")):
             read, write = os.pipe()
@@ -180,9 +180,9 @@ def test_a_stage_forked_from_a_zygote_writes_the_bytes_of_a_fresh_one(data, tmp_
 
 @pytest.mark.skipif(malloc.library() is None, reason="tcmalloc is not installed (apt install libtcmalloc-minimal4)")
 def test_a_stage_on_tcmalloc_writes_the_bytes_of_one_on_glibc(data, tmp_path):
-    """`reasonrl repro` preloads tcmalloc into its stages, and the RL step then trims no heap (reasonrl.malloc):
+    """`reasonrl repro` preloads tcmalloc into its stages, and the RL step then trims no heap (reasonrl.runner.malloc):
     the base and the RL run (two updates per batch, so glibc's run trims between them) are the same bytes."""
-    probe = subprocess.run([sys.executable, "-c", "from reasonrl import malloc; print(malloc.active())"],
+    probe = subprocess.run([sys.executable, "-c", "from reasonrl.runner import malloc; print(malloc.active())"],
                            env=_env(None, tcmalloc=True), capture_output=True, text=True, check=True)
     assert probe.stdout.strip() == "tcmalloc"  # the environment _stage gives the tcmalloc run does preload it
     glibc = _launch(data, tmp_path / "glibc", None)

@@ -54,7 +54,7 @@ PARAMS = {
 
 RL = ("rl.py", "runs", "grpo_s0")
 BASE = ("base.py", "bases.cot", "base_cot")
-TRAIN = ("-m", "reasonrl.cli", "train", "--out", "runs/oneoff")
+TRAIN = ("-m", "reasonrl.runner.cli", "train", "--out", "runs/oneoff")
 
 
 class Evil:
@@ -89,7 +89,7 @@ def _short_chain(path: Path) -> None:
 @dataclass
 class Case:
     name: str  # what is wrong, for the table
-    cmd: tuple[str, ...]  # stage script and arguments, or `-m reasonrl.cli ...`
+    cmd: tuple[str, ...]  # stage script and arguments, or `-m reasonrl.runner.cli ...`
     expect: str  # regex the error line must match after `error: `
     set: dict = field(default_factory=dict)  # dotted params key -> value
     make: tuple = ()  # (file under the project, function writing it)

@@ -1,8 +1,12 @@
 """The library's import structure: no circles (module-level and function-level imports alike; imports under
 `if TYPE_CHECKING:` never run and are left out), and the stages that must not depend on the RL loop or on the
-supervised trainer do not (their deps in dvc.yaml are derived from these imports: tests/test_deps.py)."""
+supervised trainer do not (their deps in dvc.yaml are derived from these imports: tests/test_deps.py); and
+the two wings: the runner is one package that no science module imports."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 from test_deps import ROOT, closure, imported, module_file
 
@@ -77,3 +81,100 @@ def test_an_edit_to_the_supervised_trainer_reruns_no_evaluation():
     for script in ("eval", "passk"):
         assert "reasonrl/pretrain.py" not in closure(ROOT / f"stages/{script}.py"), script
     assert "reasonrl/pretrain.py" in closure(ROOT / "stages/base.py")  # the test would see it where it is
+
+
+# ---- the two wings: the machinery that runs the pipeline (reasonrl.runner) and the science it runs ----------
+# No science module nor stage script imports the runner, at any level (in a function, under TYPE_CHECKING, by a
+# name in a string), so no stage's outputs or deps depend on how the pipeline was launched. The runner imports
+# the science (numerics.machine for its log line, errors for the console script's one-line errors).
+
+RUNNER = "reasonrl.runner"
+RUNNER_MODULES = ("cli", "lockfile", "malloc", "parallel", "plan", "progress", "warm", "zygotes")  # issue 52
+# science file -> the one runner module it may still import, until the change that removes the import lands:
+# rl/memory.py asks which allocator the process runs on; the RL rework (issue 52, item 3) passes the heap
+# trimmer in from outside, and then this entry goes (test_known_exceptions_are_still_needed fails until it does).
+KNOWN = {"reasonrl/rl/memory.py": "reasonrl.runner.malloc"}
+
+
+def science_files() -> list[Path]:
+    """Every Python file of the package outside the runner, and every stage script."""
+    files = [p for p in (ROOT / "reasonrl").rglob("*.py") if not p.relative_to(ROOT).as_posix().startswith(
+        "reasonrl/runner/")]
+    return sorted(files + list((ROOT / "stages").glob("*.py")))
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants: prose about the runner is allowed, code that names it is not."""
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            found.add(id(body[0].value))
+    return found
+
+
+def runner_imports(path: Path, root: Path = ROOT) -> set[str]:
+    """The runner names `path` imports anywhere in it (module level, in a function, under TYPE_CHECKING), or
+    names in a string its code uses (`importlib.import_module("reasonrl.runner.x")`, `-m reasonrl.runner.cli`)."""
+    tree = ast.parse(path.read_text(), str(path))
+    parts = path.relative_to(root).with_suffix("").parts
+    package = ".".join(parts[:-1])
+    docs, found = _docstrings(tree), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            names = [w.strip("`'\"(),;:") for w in node.value.replace("/", ".").split()]
+        else:
+            continue
+        found |= {n.removesuffix(".py") for n in names if n == RUNNER or n.startswith(RUNNER + ".")}
+    return found
+
+
+def test_the_runner_is_one_package():
+    for name in RUNNER_MODULES:
+        assert (ROOT / "reasonrl/runner" / f"{name}.py").is_file(), name
+        assert not (ROOT / "reasonrl" / f"{name}.py").exists(), f"reasonrl/{name}.py stands among the science"
+
+
+def test_no_science_module_imports_the_runner():
+    wrong = {}
+    for path in science_files():
+        rel = path.relative_to(ROOT).as_posix()
+        allowed = KNOWN.get(rel, "")
+        found = {n for n in runner_imports(path) if not (allowed and (n in (RUNNER, allowed)
+                                                                       or n.startswith(allowed + ".")))}
+        if found:
+            wrong[rel] = sorted(found)
+    assert not wrong, f"science modules that import the runner (only the reverse is allowed): {wrong}"
+
+
+def test_known_exceptions_are_still_needed():
+    """An exception its file no longer needs is taken out, so that it cannot hide a new import."""
+    for rel, allowed in KNOWN.items():
+        assert allowed in runner_imports(ROOT / rel), f"{rel} no longer imports {allowed}: drop it from KNOWN"
+
+
+def test_the_wing_check_sees_every_form_of_import(tmp_path):
+    """Each form it must catch, alone: a relative import in a function, a type-only import, an absolute one, a
+    module named in a string; and what it lets through: a docstring that names the runner."""
+    path = tmp_path / "reasonrl" / "rl" / "mod.py"
+    path.parent.mkdir(parents=True)
+    forms = {
+        "def f():\n    from ..runner import malloc\n": {RUNNER, f"{RUNNER}.malloc"},
+        "if TYPE_CHECKING:\n    from ..runner.plan import Plan\n": {f"{RUNNER}.plan", f"{RUNNER}.plan.Plan"},
+        "import reasonrl.runner.warm\n": {f"{RUNNER}.warm"},
+        "import importlib\nm = importlib.import_module('reasonrl.runner.cli')\n": {f"{RUNNER}.cli"},
+        '"""How reasonrl.runner starts this (reasonrl/runner/warm.py)."""\nx = 1\n': set(),
+        "from .. import numerics\n": set(),
+    }
+    for source, expected in forms.items():
+        path.write_text(source)
+        assert runner_imports(path, tmp_path) == expected, source

@@ -1,4 +1,4 @@
-"""reasonrl.lockfile writes exactly the dvc.lock that DVC's own round-trip update writes."""
+"""reasonrl.runner.lockfile writes exactly the dvc.lock that DVC's own round-trip update writes."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import types
 import pytest
 from dvc.utils.serialize import _yaml as dvc_yaml
 
-from reasonrl import lockfile
-from reasonrl.parallel import _DVC_MAIN
+from reasonrl.runner import lockfile
+from reasonrl.runner.parallel import _DVC_MAIN
 
 
 def _entry(i: int) -> dict:

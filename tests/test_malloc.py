@@ -1,4 +1,4 @@
-"""The allocator (reasonrl.malloc): tcmalloc preloaded where it is installed, glibc's malloc otherwise, and
+"""The allocator (reasonrl.runner.malloc): tcmalloc preloaded where it is installed, glibc's malloc otherwise, and
 the RL step's heap trims only where they have something to do."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonrl import malloc
 from reasonrl.rl import memory
+from reasonrl.runner import malloc
 
 ROOT = Path(__file__).resolve().parents[1]
 installed = pytest.mark.skipif(malloc.library() is None,
@@ -50,7 +50,7 @@ def test_the_switch_keeps_the_system_malloc(monkeypatch):
 @installed
 def test_restart_runs_the_process_again_on_tcmalloc_with_its_arguments(tmp_path):
     log = tmp_path / "runs"
-    code = (f"import os, sys; open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; "
+    code = (f"import os, sys; open({str(log)!r}, 'a').write('run\\n'); from reasonrl.runner import malloc; "
             "malloc.restart(); print(malloc.active(), sys.flags.utf8_mode, malloc._RESTARTED in os.environ, "
             "*sys.argv[1:])")
     assert _run(code, "a", "b c", options=("-X", "utf8")) == ["tcmalloc", "1", "False", "a", "b", "c"]
@@ -60,7 +60,7 @@ def test_restart_runs_the_process_again_on_tcmalloc_with_its_arguments(tmp_path)
 
 def test_restart_tries_once_when_the_preload_does_not_take(tmp_path):
     log = tmp_path / "runs"
-    code = (f"open({str(log)!r}, 'a').write('run\\n'); from reasonrl import malloc; "
+    code = (f"open({str(log)!r}, 'a').write('run\\n'); from reasonrl.runner import malloc; "
             "malloc.library = lambda env=None: '/nonexistent/libtcmalloc_minimal.so.4'; malloc.restart(); "
             "print(malloc.active())")
     assert _run(code) == ["system"]
@@ -76,7 +76,7 @@ def test_glibc_trims_its_heap_for_every_run_kind(monkeypatch):
 
 @installed
 def test_under_tcmalloc_only_runs_with_a_forward_over_everything_sampled_release_memory():
-    code = ("from reasonrl import malloc; from reasonrl.rl.memory import heap_trimmer; "
+    code = ("from reasonrl.runner import malloc; from reasonrl.rl.memory import heap_trimmer; "
             "f = [heap_trimmer(False), heap_trimmer(True)]; f[1](); "
             "print(malloc.active(), *[getattr(g, '__name__', None) or g.func.__name__ for g in f])")
     assert _run(code, LD_PRELOAD=malloc.library()) == ["tcmalloc", "<lambda>", "MallocExtension_ReleaseFreeMemory"]
@@ -119,10 +119,10 @@ def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
     for cmd in (["git", "init", "-q"], ["dvc", "init", "-q"]):
         subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
     (repo / "stages").mkdir()  # `python stages/<x>.py`: a command the warm runner forks from its zygote
-    (repo / "stages" / "probe.py").write_text("import pathlib\nfrom reasonrl import malloc\n"
+    (repo / "stages" / "probe.py").write_text("import pathlib\nfrom reasonrl.runner import malloc\n"
                                               "pathlib.Path('probe.txt').write_text(malloc.active())\n")
     (repo / "dvc.yaml").write_text("stages:\n  probe:\n    cmd: python stages/probe.py\n    outs: [probe.txt]\n")
-    repro = [sys.executable, "-m", "reasonrl.cli", "repro", "-j", "1"]
+    repro = [sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", "1"]
     for switch, expected in ((None, "tcmalloc"), ("system", "system")):
         (repo / "dvc.lock").unlink(missing_ok=True)
         (repo / "probe.txt").unlink(missing_ok=True)
@@ -135,7 +135,7 @@ def test_the_runners_stages_run_on_tcmalloc_unless_switched_off(tmp_path):
 
 @installed
 def test_reasonrl_train_restarts_on_tcmalloc_and_a_caller_passing_argv_does_not():
-    code = ("import sys; from reasonrl import malloc, cli; print(malloc.active(), flush=True); "
+    code = ("import sys; from reasonrl.runner import malloc, cli; print(malloc.active(), flush=True); "
             "sys.argv = ['reasonrl', 'train', '--help']; cli.main({})")
     first = _run(code.format("None"))
     assert first[:2] == ["system", "tcmalloc"] and "usage:" in first  # run again, under tcmalloc

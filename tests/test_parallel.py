@@ -19,13 +19,13 @@ import psutil
 import pytest
 import yaml
 
-from reasonrl import plan as P
-from reasonrl.parallel import stale_plan
+from reasonrl.runner import plan as P
+from reasonrl.runner.parallel import stale_plan
 
 TIMEOUT = 120
 # `reasonrl repro` without the CLI's other subcommands (which import torch: ~3 s per call here).
-# test_stale_plan_is_the_downstream_closure goes through the real `reasonrl.cli`.
-REPRO = ("import argparse, sys; from reasonrl import parallel; p = argparse.ArgumentParser(); "
+# test_stale_plan_is_the_downstream_closure goes through the real `reasonrl.runner.cli`.
+REPRO = ("import argparse, sys; from reasonrl.runner import parallel; p = argparse.ArgumentParser(); "
          "parallel.add_arguments(p); sys.exit(parallel.run(p.parse_args(sys.argv[1:])))")
 
 
@@ -96,7 +96,7 @@ def set_sleep(tmp: Path, seconds: float) -> None:
 
 
 def repro(repo: Path, *args: str, cli: bool = False) -> subprocess.CompletedProcess:
-    cmd = ["-m", "reasonrl.cli", "repro"] if cli else ["-c", REPRO]
+    cmd = ["-m", "reasonrl.runner.cli", "repro"] if cli else ["-c", REPRO]
     return sh([sys.executable, *cmd, *args], repo, check=False)
 
 
@@ -230,7 +230,7 @@ def test_stage_status_from_the_lock_entry_and_the_run_cache(tmp_path):
 
 
 def test_the_runner_stops_on_sigint_and_sigterm_whatever_it_inherited():
-    from reasonrl import parallel
+    from reasonrl.runner import parallel
 
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -461,7 +461,7 @@ def test_a_scheduler_it_cannot_reach_is_one_error_line(monkeypatch):
     import distributed  # noqa: F401  (its defaults join dask's config on import)
 
     from reasonrl.errors import ConfigError
-    from reasonrl.parallel import _connect
+    from reasonrl.runner.parallel import _connect
 
     # Dask retries a refused connection for this long (30 s by default); dask.config.set would be undone
     # under the failed Client's own config change
@@ -474,8 +474,8 @@ def test_a_scheduler_it_cannot_reach_is_one_error_line(monkeypatch):
 
 def test_dry_into_a_closed_pipe_ends_without_a_traceback(tmp_path, env):
     repo = make_repo(tmp_path, 0.1)
-    proc = subprocess.Popen([sys.executable, "-m", "reasonrl.cli", "repro", "--dry"], cwd=repo, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "reasonrl.runner.cli", "repro", "--dry"], cwd=repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()  # the reader has gone before the plan is printed (as `| head` goes after 10 lines)
     err = proc.stderr.read()
     assert proc.wait(timeout=TIMEOUT) == 1

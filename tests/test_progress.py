@@ -17,7 +17,7 @@ import pytest
 import yaml
 from test_parallel import REPRO, TIMEOUT, env, make_repo  # noqa: F401  (env: a fixture)
 
-from reasonrl import progress as P
+from reasonrl.runner import progress as P
 
 
 def write_lock(root, entries: dict[str, list[str]]) -> None:
@@ -168,7 +168,7 @@ def test_a_running_stage_past_its_estimate_scales_its_kind_before_it_finishes():
 
 
 def test_only_a_stage_that_ran_teaches_its_kind():
-    from reasonrl.parallel import _Reporter
+    from reasonrl.runner.parallel import _Reporter
 
     seen = []
 

@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from reasonrl import parallel
-from reasonrl.plan import Plan, Schedule
+from reasonrl.runner import parallel
+from reasonrl.runner.plan import Plan, Schedule
 
 pytest.importorskip("distributed")
 

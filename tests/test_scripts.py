@@ -67,7 +67,7 @@ def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
 """)
     parts = eta_replay.parts_of([str(one), str(two)])
     # the versions compared are loaded from their source text; the one checked out here, as the script does
-    progress = eta_replay.module("progress_now", (Path(__file__).resolve().parents[1] / "reasonrl/progress.py")
+    progress = eta_replay.module("progress_now", (Path(__file__).resolve().parents[1] / "reasonrl/runner/progress.py")
                                  .read_text())
     # past midnight in part 1; part 2 starts 1 s after part 1's last start or finish (600 s in: the stopped
     # stage's time dropped), and that stage counts only where it finished

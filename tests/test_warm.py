@@ -1,4 +1,4 @@
-"""Warm stage processes (reasonrl.warm): a stage forked from a zygote sees what a fresh interpreter sees."""
+"""Warm stage processes (reasonrl.runner.warm): a stage forked from a zygote sees what a fresh interpreter sees."""
 
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonrl import warm, zygotes
+from reasonrl.runner import warm, zygotes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pythonpath(*first: Path) -> str:
+    """`first`, then this checkout: a zygote imports the reasonrl under test, not another installed copy."""
+    return os.pathsep.join([*map(str, first), str(ROOT)])
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="zygotes fork")
 
@@ -44,9 +51,10 @@ def test_only_a_plain_python_script_of_the_stages_folder_on_this_interpreter_is_
     assert warm.script_command("python stages/base.py bases.cot base_cot", env, cwd) == [
         "stages/base.py", "bases.cot", "base_cot"]
     assert warm.script_command("python rl.py runs x", env, str(tmp_path / "stages")) == ["rl.py", "runs", "x"]
-    for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py", "python -m reasonrl.cli",
-                "python stages/$X.py", "sh stages/rl.py", "python", "python stages/data", "python 'stages/a b.py'",
-                "python scripts/other.py"):  # the last: another folder first on its import path
+    # the last: another folder first on its import path
+    for cmd in ("python stages/rl.py > out.txt", "python stages/a.py && python stages/b.py",
+                "python -m reasonrl.runner.cli", "python stages/$X.py", "sh stages/rl.py", "python",
+                "python stages/data", "python 'stages/a b.py'", "python scripts/other.py"):
         assert warm.script_command(cmd, env, cwd) is None, cmd
     assert warm.script_command("python stages/rl.py", {**env, "PATH": str(other)}, cwd) is None  # not a python
     venv = {**env, "PATH": str(tmp_path / "venv" / "bin")}  # its python links to this one; its own site-packages
@@ -61,7 +69,7 @@ def zygote(tmp_path_factory):
     (root / "stages").mkdir()
     (root / "stages" / "s.py").write_text("import helper_mod\nimport json\n")
     (root / "helper_mod.py").write_text("X = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
+    env = {**os.environ, "PYTHONPATH": pythonpath(root), "MARK": "zygote", "ONLY_IN_ZYGOTE": "1"}
     z = zygotes.Zygote(str(root), env)
     yield z, root, env
     z.close()
@@ -141,7 +149,7 @@ def test_a_zygote_whose_modules_changed_on_disk_is_stale(tmp_path):
     (tmp_path / "stages").mkdir()
     (tmp_path / "stages" / "s.py").write_text("import helper_mod\n")
     (tmp_path / "helper_mod.py").write_text("X = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": pythonpath(tmp_path)}
     z = zygotes.Zygote(str(tmp_path), env)
     try:
         assert run_child(z, "import helper_mod; print(helper_mod.X)", tmp_path, env) == (0, "1\n")
@@ -162,7 +170,7 @@ def test_a_zygote_that_does_not_answer_is_stopped_and_its_worker_starts_cold(tmp
         "if os.environ.get('HANG_HELPER'):  # a helper process, as an import may start one\n"
         "    open(os.environ['HANG_HELPER'], 'w').write(str(subprocess.Popen(['sleep', '60']).pid))\n"
         "    time.sleep(30)\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "hang"), "HANG_HELPER": str(tmp_path / "helper.pid")}
+    env = {**os.environ, "PYTHONPATH": pythonpath(tmp_path / "hang"), "HANG_HELPER": str(tmp_path / "helper.pid")}
     monkeypatch.setattr(zygotes, "START_S", 1.0)
     made = []
 
@@ -237,13 +245,13 @@ print("shown", flush=True)
 with open("seen.json", "w") as f:
     json.dump(seen, f, sort_keys=True)
 with open("forked.txt", "w") as f:
-    f.write(str("reasonrl.warm" in sys.modules))
+    f.write(str("reasonrl.runner.warm" in sys.modules))
 """
 
 
 def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
     """The same DVC stage run by `reasonrl repro` warm and `--cold`: the same arguments, directories,
-    file names and environment; only the warm one ran in a process that had imported reasonrl.warm."""
+    file names and environment; only the warm one ran in a process that had imported reasonrl.runner.warm."""
     env = {**os.environ, "MARK": "x", "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     seen = {}
@@ -258,7 +266,7 @@ def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
             subprocess.run(cmd, cwd=repo, env=env, check=True, capture_output=True)
         flags = ["--cold"] if mode == "cold" else []
         t0 = time.monotonic()
-        out = subprocess.run([sys.executable, "-m", "reasonrl.cli", "repro", "--log-dir", "logs", *flags],
+        out = subprocess.run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "--log-dir", "logs", *flags],
                              cwd=repo, env=env, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         print(mode, f"{time.monotonic() - t0:.1f}s")

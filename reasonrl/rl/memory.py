@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 import torch
 
-from ..malloc import active
+from ..runner.malloc import active
 
 
 def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
     """The call that gives the heap's freed pages back to the system, at the points of the step where train.py
-    calls it; what it does depends on the allocator (reasonrl.malloc).
+    calls it; what it does depends on the allocator (reasonrl.runner.malloc).
 
     glibc: malloc_trim(0) everywhere. The step's tensors change shape with every batch (padding lengths), and
     glibc keeps the freed pages of its heap resident and fragmented: without a trim after each step the

@@ -1,18 +1,17 @@
 """`reasonrl repro`: run the stale stages of a DVC pipeline in parallel on Dask.
 
-`dvc repro` runs stages one after another. Here DVC says which stages are stale (reasonrl.plan); each stale stage
-becomes one Dask task, `dvc repro -s <stage>`, started when its stale upstream stages have finished and a worker is
-free. Among the stages ready at that moment the runner starts first the one that completes a report, then the one with
-the longest chain of stages waiting behind it (`plan.Schedule`), so results appear during the run, not all at its end.
-
-Several `dvc repro -s` processes at once are safe: DVC releases the repo lock while a stage's command runs (so
-`--wait-for-lock` only waits for the short bookkeeping phases) and holds per-output locks, which never conflict because
-dependents start only after their upstream stages are done. A stage's outcome comes from its exit status and DVC's own
-files: its dvc.lock entry and the run-cache (`plan.stage_status`). The only state a worker keeps is its zygote
-(reasonrl.warm), an interpreter that has imported the stages' modules and from which each stage's process is forked: a
-run is told to stop through a Dask `Event`. Each stage lands in dvc.lock as soon as it finishes, so a failed or
-interrupted run resumes from there with `reasonrl repro` or `dvc repro`. A stage runs on tcmalloc where its worker's
-machine has it installed (reasonrl.malloc).
+`dvc repro` runs stages one after another (DVC's open request #755), and `dvc exp run --queue` runs whole
+experiments side by side, each one such serial run. Here each stale stage (runner.plan) becomes one Dask task,
+`dvc repro -s <stage>`, started in `plan.Schedule`'s order once its stale upstream stages have finished and a worker
+is free. What it buys at -j 2: the methods study's 3,081 s of stage time in 1,790 s of wall clock (1.72x), the smoke
+DAG 1.88-1.94x (docs/parallel.md, docs/performance.md). Dask brings the workers, a remote cluster (--scheduler),
+the stop `Event` and the event stream; what is here is what Dask does not do: the start order, stopping a stage's
+process group, and two Dask defaults undone (QUIET_CLUSTER, NANNY_VARS).
+Several `dvc repro -s` at once are safe: DVC holds its repo lock only for its bookkeeping (`--wait-for-lock`), and
+dependents start after their upstream stages (docs/parallel.md). A stage's outcome comes from its exit status and
+DVC's own files (`plan.stage_status`). A worker keeps only its zygote (runner.warm), from which each stage's process
+is forked. Each stage lands in dvc.lock as it finishes, so a failed or interrupted run resumes with `reasonrl repro`
+or `dvc repro`. A stage runs on tcmalloc where its worker's machine has it installed (runner.malloc).
 """
 
 from __future__ import annotations
@@ -31,10 +30,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
+from ..numerics import DEFAULT as DEFAULT_NUMERICS
+from ..numerics import machine
 from . import malloc
-from .errors import ConfigError
-from .numerics import DEFAULT as DEFAULT_NUMERICS
-from .numerics import machine
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
 from .progress import Progress, expected_seconds, fmt_duration
 
@@ -55,12 +54,12 @@ QUIET_CLUSTER = {"distributed.admin.system-monitor.interval": "10s", "distribute
 # the value of the `reasonrl repro` process's own environment, if it has one.
 NANNY_VARS = ("MALLOC_TRIM_THRESHOLD_",)
 # `dvc`, with Ctrl-C handled normally even where the worker ignores SIGINT (ignoring is inherited), and
-# with the faster dvc.lock update of reasonrl.lockfile (same bytes, 5 s less per stage at this DAG's size).
+# with the faster dvc.lock update of reasonrl.runner.lockfile (same bytes, 5 s less per stage at this DAG's size).
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-             "import reasonrl.lockfile; reasonrl.lockfile.install(); "
+             "import reasonrl.runner.lockfile; reasonrl.runner.lockfile.install(); "
              "from dvc.cli import main; sys.exit(main(sys.argv[1:]))")
-# The same, forked from a warm interpreter (reasonrl.warm), whose stage command is forked from it in turn.
-_WARM = "import reasonrl.warm; reasonrl.warm.install(); "
+# The same, forked from a warm interpreter (reasonrl.runner.warm), whose stage command is forked from it in turn.
+_WARM = "import reasonrl.runner.warm; reasonrl.runner.warm.install(); "
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -128,7 +127,7 @@ def _stoppable() -> None:
 
 def _numerics_of(repo: str | Path) -> str:
     """The `numerics` setting the stages will pin (each stage pins it itself, from params)."""
-    from .config import load_params
+    from ..config import load_params
 
     params = Path(repo) / "params.yaml"
     return str(load_params(params).get("numerics", DEFAULT_NUMERICS)) if params.exists() else DEFAULT_NUMERICS
@@ -291,7 +290,7 @@ def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, sto
 
 def _launch(argv: list[str], root: str, environ: dict[str, str], warm: bool) -> Any:
     """The `dvc repro` process: a fork of this thread's zygote when `warm` and one can start it
-    (reasonrl.zygotes), else a fresh interpreter."""
+    (reasonrl.runner.zygotes), else a fresh interpreter."""
     if warm:
         from .zygotes import forked
 

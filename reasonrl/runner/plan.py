@@ -1,8 +1,14 @@
 """What `reasonrl repro` runs, in which order, and what each stage did — from DVC's own view.
 
-- `stale_plan`: the stale stages the targets need, from `_dvc_stages`, the one place that uses DVC's
-  Python API (DVC documents no public planner; tests/test_parallel.py pins what it returns).
-- `Schedule`: among the ready stages, which to start next (reports first, then the critical path).
+- `stale_plan`: the stale stages the targets need, in `dvc repro`'s own order (DVC's `plan_repro`), from
+  `_dvc_stages`, the one place that uses DVC's Python API (DVC documents no public planner;
+  tests/test_parallel.py pins what it returns). `dvc repro` finds a stage stale only when it reaches it, after
+  its upstream reran; a runner that starts stages side by side must know the whole stale closure first.
+- `Schedule`: among the ready stages, which to start next (reports first, then the critical path). What it buys,
+  on the committed DAG at -j 2 (benchmarks/schedule.py, docs/runlogs/schedule_benchmark.txt: each stage its last
+  timing file): six of the eleven results (report_zero, _methods, _hacking, _ablations, _headline, plots) at
+  3.9-4.7 h instead of 8.1 h in `dvc repro`'s order, for the same 8 h 11 min in all. graphlib's
+  TopologicalSorter would keep the ready set too, but not the waiting sets the priority reads.
 - `stage_status`: whether a stage ran, was restored from the run-cache or was unchanged, from its
   dvc.lock entry and the run-cache entries (documented file formats), never from DVC's log text.
 """
@@ -15,7 +21,6 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 REPORT_PREFIX = "report"  # a stage named report... (the project's report_<study>) is a result
 
@@ -35,31 +40,23 @@ def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tu
     """What DVC knows, as plain data: (root, run-cache directory, [(stage, upstream stages, changed,
     dvc.yaml path)] for every stage the targets need, upstream first).
 
-    The only use of DVC's Python API (`Repo.index.graph`, `repo.stage.collect`, `Stage.changed`,
-    `repo.stage_cache`): DVC documents no public planner. tests/test_parallel.py pins what it returns.
-    As in `dvc repro`, the stages upstream of a frozen stage are not needed.
+    The only use of DVC's Python API (`Repo.index.graph` and the planning `dvc repro` does with it,
+    `collect_stages`, `get_active_graph` and `plan_repro`; `Stage.changed`, `repo.stage_cache`): DVC documents
+    no public planner. tests/test_parallel.py pins what it returns. The order is `dvc repro`'s own, and as
+    there the stages upstream of a frozen stage are not needed.
     """
     from dvc.dvcfile import PROJECT_FILE
     from dvc.repo import Repo
+    from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
 
     from .lockfile import reading
 
     root = Repo.find_root(repo)
     with reading(), contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock:
-        graph = dvc_repo.index.graph  # edges: stage -> upstream stage
-        order: dict[Any, None] = {}
-
-        def visit(stage: Any) -> None:  # postorder: upstream first
-            if stage not in order:
-                for up in [] if stage.frozen else sorted(graph.successors(stage), key=lambda s: s.addressing):
-                    visit(up)
-                order[stage] = None
-
-        for target in targets or [PROJECT_FILE]:
-            for stage in dvc_repo.stage.collect(target):
-                visit(stage)
-        stages = [(s.addressing, [u.addressing for u in graph.successors(s)] if not s.frozen else [], s.changed(),
-                   str(s.dvcfile.path)) for s in order]
+        graph = get_active_graph(dvc_repo.index.graph)  # edges: stage -> upstream stage; none out of a frozen one
+        order = plan_repro(graph, collect_stages(dvc_repo, targets or [PROJECT_FILE]))  # upstream first
+        stages = [(s.addressing, [u.addressing for u in graph.successors(s)], s.changed(), str(s.dvcfile.path))
+                  for s in order]
         return root, str(dvc_repo.stage_cache.cache_dir), stages
 
 
@@ -142,7 +139,7 @@ class Schedule:
 def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
     stage finishes, so the file is read until two reads agree; the text is parsed once per version
-    (reasonrl.lockfile.parse_kept: the lock's kept parse)."""
+    (reasonrl.runner.lockfile.parse_kept: the lock's kept parse)."""
     from dvc.utils.serialize._yaml import YAMLFileCorruptedError
 
     from .lockfile import parse_kept
