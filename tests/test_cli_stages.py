@@ -102,7 +102,8 @@ def test_base_and_mixed_stages(workdir):
     assert set(meta["summary"]) == {"final_loss", "loss_curve"}  # no wall clock: same bytes on a rerun
     metrics = json.loads((workdir / "reports/metrics/base_cot.json").read_text())
     assert set(metrics) == {"in", "edge", "final_loss"}
-    assert set(metrics["in"]) == {"acc", "by_k"} and set(metrics["in"]["by_k"]) == {"3", "4", "5", "6"}
+    assert set(metrics["in"]) == {"acc", "by_k", "acc_answer", "by_k_answer"}
+    assert set(metrics["in"]["by_k"]) == {"3", "4", "5", "6"} == set(metrics["in"]["by_k_answer"])
     chain, meta = load_checkpoint(workdir / "models/base_chain_s0.pt")
     assert (chain.cfg.task, chain.cfg.vocab_size, model.cfg.task, model.cfg.vocab_size) == ("chain", 36, "hop", 33)
     assert meta["params"]["task"] == "chain"
