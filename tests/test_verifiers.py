@@ -210,7 +210,7 @@ def test_probe_scores_by_hand(monkeypatch):
 def test_make_examples_draws_problems_gold_and_split_by_hand(tiny_model):
     import random
 
-    from reasonrl.tasks.hop import sample_problem, target
+    from reasonrl.tasks.hop import sample_problem
     from reasonrl.verifiers import make_examples
 
     cfg = VerifierConfig(problems=10, samples=2, gold_frac=0.5, holdout=0.2, n_range=(4, 6), k_max=2, seed=4)
@@ -222,7 +222,7 @@ def test_make_examples_draws_problems_gold_and_split_by_hand(tiny_model):
     assert len(train) == 16 and len(held) == 4  # 8 training problems, 2 held out, 2 responses each
     assert [e.problem.prompt for e in examples] == [p.prompt for p in problems for _ in range(2)]
     assert [e.gold for e in examples] == gold and 0 < sum(gold) < 20
-    assert all(e.response == target(e.problem, "cot") for e in examples if e.gold)
+    assert all(e.response == e.problem.target("cot") for e in examples if e.gold)
     # the held-out share is at least one problem and leaves at least one for training
     for problems_, holdout, n_held in ((3, 0.1, 1), (3, 0.9, 2), (2, 0.9, 1)):
         cfg = VerifierConfig(problems=problems_, samples=1, holdout=holdout, n_range=(4, 6), k_max=2)
