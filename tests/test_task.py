@@ -163,6 +163,7 @@ def test_a_validation_set_skips_what_a_test_set_drew():
     ({"n": 8, "k": 8}, r"^k: must be in \[1, 7\] for n=8, got 8"),
     ({"n": 16, "k": 10}, r"^k: must be in \[1, 9\] for n=16, got 10"),
     ({"k_max": 3}, r"^k_max: bounds the difficulties of a size range: give n_range"),
+    ({"n_range": (4, 8), "k_min": 4}, r"^k_min: must be in \[1, 3\] \(the most the smallest size 4 allows"),
     ({"n_range": (4, 12), "ks": [3]}, r"^ks: not a spec key of task hop"),
 ])
 def test_hop_specs_out_of_range_name_their_key(spec, message):

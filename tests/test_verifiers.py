@@ -36,6 +36,31 @@ def test_failure_probes_reach_every_type():
         assert all(classify(p, r) == t for t, r in probes.items())
 
 
+def test_the_answer_check_sits_on_the_last_character_of_a_longer_answer():
+    from dataclasses import dataclass
+
+    from reasonrl.tasks.base import answer_span
+
+    class Words:  # a task whose answers are words: the check must see all of one
+        parse_answer = staticmethod(lambda r: answer_span(r) if answer_span(r) in ("odd", "even") else None)
+
+    @dataclass
+    class Word:
+        answer: str
+        task = Words()
+
+        def is_correct(self, response):
+            return Words.parse_answer(response) == self.answer
+
+        def step_labels(self, trace):
+            return [c == "1" for c in trace]
+
+    assert step_targets("orm", Word("even"), "01|even$") == ([6], [1.0])
+    assert step_targets("orm", Word("even"), "01|odd$") == ([5], [0.0])
+    assert step_targets("prm_full", Word("odd"), "01|odd$") == ([0, 1, 5], [0.0, 1.0, 1.0])
+    assert step_targets("orm", Word("odd"), "01|od$") == ([5], [0.0])  # no parsable answer: the last character
+
+
 def test_step_targets_orm_and_prm():
     # the answer check sits on the answer letter; without a parsable answer, on the last character
     assert step_targets("orm", P, "bcd|d$") == ([4], [1.0])
