@@ -187,6 +187,7 @@ def test_the_example_task_of_docs_extending_passes_this_suite_as_written(tmp_pat
     name, source, sections = doc_example_task()
     for part in ("reasonrl", "tests"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)  # the test markers
     (tmp_path / f"reasonrl/tasks/{name}.py").write_text(source)
     check = ("from reasonrl.pipeline import data_config, section; from reasonrl.pretrain import BaseConfig; "
              f"import json, sys; p = json.loads(sys.argv[1]); data_config(p, {name!r}); "
