@@ -223,13 +223,13 @@ def main() -> None:
     numerics.add_argument(ap)
     args = ap.parse_args()
     numerics.pin(args.numerics)
-    from reasonrl.tasks import TASKS, vocab_size
+    from reasonrl.tasks import get_task, vocab_size
 
     params = yaml.safe_load(Path("params.yaml").read_text())
     shapes = {b["task"]: b["model"] for b in params["bases"].values()}
     if any(b["model"] != shapes[b["task"]] for b in params["bases"].values()):
         raise SystemExit("the bases of a task differ in shape: count each base's model on its own")
-    models = {t: Model(shapes[t]["d_model"], shapes[t]["n_layers"], vocab_size(TASKS[t])) for t in shapes}
+    models = {t: Model(shapes[t]["d_model"], shapes[t]["n_layers"], vocab_size(get_task(t))) for t in shapes}
     for task, shape in shapes.items():
         closed, recorded = check_against_recorded(models[task], {**shape, "task": task})
         if abs(closed - recorded) > 1e-6 * recorded:
@@ -241,7 +241,7 @@ def main() -> None:
     for stage, seconds in ran:
         kind, _, key = stage.partition("@")
         kinds[kind].append((counters[kind](key) if kind in counters else 0.0, seconds))
-    rate = matmul_rate(shape["d_model"], vocab_size(TASKS["hop"]))
+    rate = matmul_rate(shape["d_model"], vocab_size(get_task("hop")))
     print(f"matmul rate, one thread: {rate / 1e9:.1f} GFLOP/s ({numerics.machine()}); closed form = recorded "
           f"products on one forward of each task's model\n")
     print("| stage kind | stages | TFLOP | stage seconds | achieved GFLOP/s | share of the rate |")

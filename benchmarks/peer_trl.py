@@ -62,7 +62,7 @@ from reasonrl.rl import collect as C  # noqa: E402
 from reasonrl.rl import train as T  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.tasks import END, END_ID, ITOS, PAD_ID, decode  # noqa: E402
-from reasonrl.tasks.hop import Problem, is_correct  # noqa: E402
+from reasonrl.tasks.hop import Problem  # noqa: E402
 
 B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 
@@ -147,7 +147,7 @@ def problems_dataset(count: int):
 
 def true_reward(prompts, completions, completion_ids, problem, **_):
     """1 for a correct response. The text TRL passes has `$` stripped (a special token), so decode the ids."""
-    return [float(is_correct(Problem.from_dict(json.loads(p)), decode(ids)))
+    return [float(Problem.from_dict(json.loads(p)).is_correct(decode(ids)))
             for p, ids in zip(problem, completion_ids)]
 
 

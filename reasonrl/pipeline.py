@@ -1,21 +1,17 @@
-"""Shared plumbing for stage scripts: params loading, thread/device setup, evaluation sets."""
+"""Shared plumbing for the stage scripts that read tasks: params sections, the data sets and their files.
+(Threads, device and numerics, which every stage sets, are in runtime.py: it imports no task.)"""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import torch
-
-from . import numerics
-from .config import ConfigError, check, from_dict, load_params, node_at
-from .errors import DataError, install_excepthook, rebuild_fix, suggest
-from .io import read_jsonl, write_json
-from .tasks import Problem, get_task
+from .config import ConfigError, check, from_dict, node_at
+from .errors import DataError, rebuild_fix, suggest
+from .io import read_jsonl
+from .tasks import Problem, Task, cell, get_task
 
 T = TypeVar("T")
 
@@ -40,9 +36,8 @@ class EvalSetConfig:
         check(bool(self.ks), "ks", "must not be empty")
         check(self.count >= 1, "count", f"must be at least 1, got {self.count}")
 
-    @property
-    def cells(self) -> list[dict]:
-        return [{"n": n, "k": k} for n in self.ns for k in self.ks]
+    def cells(self, task: Task) -> list[dict]:
+        return [cell(task, n, k) for n in self.ns for k in self.ks]
 
 
 def data_path(task: str, role: str, folder: str | Path = "data") -> str:
@@ -62,18 +57,19 @@ def data_config(params: dict, task: str) -> dict[str, EvalSetConfig]:
     missing = [r for r in ROLES if r not in node]
     check(not missing, where, f"missing roles {missing}", "every task defines every role (docs/pipeline.md)")
     out = {role: from_dict(EvalSetConfig, node[role], f"{where}.{role}") for role in ROLES}
+    keys = {"n": "ns", t.difficulty: "ks"}  # a cell's key -> the set's key that holds its values
     for role, cfg in out.items():
-        for n in cfg.ns:
+        for spec in cfg.cells(t):
             try:
-                t.check_spec({"n": n, "ks": cfg.ks})
-            except ConfigError as e:  # a cell's n is one of the set's ns
-                raise (ConfigError("ns", e.what, e.fix) if e.where == "n" else e).within(f"{where}.{role}") from None
+                t.check_spec(spec)
+            except ConfigError as e:
+                raise ConfigError(keys.get(e.where, e.where), e.what, e.fix).within(f"{where}.{role}") from None
     return out
 
 
 def build_eval_set(task: str, cfg: EvalSetConfig, exclude: frozenset[str] = frozenset()) -> list[Problem]:
     t = get_task(task)
-    return [p for cell in cfg.cells for p in t.eval_set(cell, cfg.count, cfg.seed, exclude)]
+    return [p for spec in cfg.cells(t) for p in t.eval_set(spec, cfg.count, cfg.seed, exclude)]
 
 
 def build_data_sets(task: str, sets: dict[str, EvalSetConfig]) -> dict[str, list[Problem]]:
@@ -98,62 +94,3 @@ def read_problems(path: str | Path) -> list[Problem]:
 def section(params: dict, dotted: str, cls: type[T]) -> T:
     """Load params[a][b]... (dotted path) into dataclass `cls`, naming the path in every error."""
     return from_dict(cls, node_at(params, dotted), dotted)
-
-
-# ----------------------------------------------------------------------------- threads and determinism
-
-def check_threads(value) -> int:
-    check(isinstance(value, int) and not isinstance(value, bool) and value >= 1, "threads",
-          f"must be an integer >= 1, got {value!r}", "threads: 1 makes results independent of the machine's core count")
-    return value
-
-
-def resolve_device(name: str = "auto") -> torch.device:
-    """`auto` picks CUDA when present, else CPU; anything else is passed to torch.device."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def apply_threads(threads: int, device: torch.device) -> None:
-    """Fix the intra-op thread count (float sums are split, so the count changes the last bits and a
-    chaotic run's end) and, on CUDA, choose only deterministic kernels."""
-    torch.set_num_threads(threads)
-    if device.type == "cuda":
-        # cuBLAS needs a fixed workspace to be deterministic; it reads this before its first call.
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True)
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-
-
-def stage_setup(params_path: str | Path = "params.yaml") -> tuple[dict, torch.device, int]:
-    """Read params; pin `numerics` (before anything computes) and apply `threads` (environment variables
-    no longer change results) and the deterministic settings; resolve `device`. Uncaught ReasonrlErrors
-    become one stderr line."""
-    install_excepthook()
-    params = load_params(params_path)
-    numerics.pin(params.get("numerics", numerics.DEFAULT))
-    threads = check_threads(params.get("threads", 1))
-    try:
-        device = resolve_device(str(params.get("device", "auto")))
-    except RuntimeError as e:
-        raise ConfigError("device", f"{params.get('device')!r} is not a device ({str(e).splitlines()[0]})",
-                          "use auto, cpu, cuda or cuda:<index>") from None
-    apply_threads(threads, device)
-    return params, device, threads
-
-
-def write_timing(path: str | Path, record: dict) -> None:
-    """A stage's reports/timing file: `record` (its seconds) with the machine and the math libraries' code
-    paths it ran, which tell a later reader where a committed dvc.lock was computed."""
-    write_json(path, {**record, "machine": numerics.machine(), "numerics": numerics.effective()})
-
-
-def stage_args(usage: str) -> list[str]:
-    """A stage script's arguments, after stage_setup(): a wrong count is one `error:` line with the usage
-    (`usage` names them, e.g. "<section> <stem>")."""
-    args, script = sys.argv[1:], Path(sys.argv[0]).name
-    check(len(args) == len(usage.split()), f"stages/{script}", f"expects {usage}, got {len(args)} argument(s)",
-          f"run it as dvc.yaml does: python stages/{script} {usage}")
-    return args

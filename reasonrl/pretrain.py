@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from .config import ConfigError, check
 from .model import ModelConfig, TinyReasoner
-from .tasks import DEFAULT, Task, get_task
+from .tasks import DEFAULT, Task, distribution, get_task
 from .tokens import check_fits, encode_pairs
 
 
@@ -38,10 +38,9 @@ class Exposure:
         check(0 <= self.share < 1, "share", f"must be in [0, 1), got {self.share}")
         check(self.share == 0 or self.n_range is not None, "n_range", "required when share > 0")
 
-    @property
-    def spec(self) -> dict:
-        return ({"n_range": self.n_range} | ({"k_min": self.k_min} if self.k_min > 1 else {})
-                | ({"k_max": self.k_max} if self.k_max is not None else {}))
+    def spec(self, task: Task) -> dict | None:
+        """Its distribution spec of `task`; None without a range."""
+        return None if self.n_range is None else distribution(task, self.n_range, self.k_min, self.k_max)
 
 
 @dataclass
@@ -66,9 +65,8 @@ class PhaseConfig:
         check(0 <= self.min_lr_frac <= 1, "min_lr_frac", f"must be in [0, 1], got {self.min_lr_frac}")
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
 
-    @property
-    def spec(self) -> dict:
-        return {"n_range": self.n_range} | ({"k_max": self.k_max} if self.k_max is not None else {})
+    def spec(self, task: Task) -> dict:
+        return distribution(task, self.n_range, hi=self.k_max)
 
 
 @dataclass
@@ -84,8 +82,8 @@ class BaseConfig:
         check((self.init is None) != (self.model is None), "model",
               "give `model` for fresh weights (init: null), or `init` to continue a checkpoint, not both")
         task = get_task(self.task)
-        for where, spec in (("train", self.train.spec), ("train.exposure", self.train.exposure.spec)):
-            if spec["n_range"] is not None:
+        for where, spec in (("train", self.train.spec(task)), ("train.exposure", self.train.exposure.spec(task))):
+            if spec is not None:
                 try:
                     task.check_spec(spec)
                 except ConfigError as e:
@@ -93,8 +91,8 @@ class BaseConfig:
         if self.model is not None:  # a continued checkpoint is checked against its own max_len when loaded
             check(self.model.task in (DEFAULT, self.task), "model.task", "give the task as `task:` beside model")
             self.model = dataclasses.replace(self.model, task=self.task, vocab_size=0)
-            for spec in (self.train.spec, self.train.exposure.spec):  # the model sees all but the last token
-                if spec["n_range"] is not None:
+            for spec in (self.train.spec(task), self.train.exposure.spec(task)):  # all but the last token is seen
+                if spec is not None:
                     check_fits(self.model.max_len, "model.max_len", task, spec, "cot" if self.trace > 0 else "direct",
                                offset=-1)
 
@@ -102,9 +100,10 @@ class BaseConfig:
         """A continued base keeps its init's task and must fit its init's max_len."""
         check(init.cfg.task == self.task, "task", f"{self.task!r}, but models/{self.init}.pt learned "
               f"{init.cfg.task!r}", f"write task: {init.cfg.task}")
-        for spec in (self.train.spec, self.train.exposure.spec):
-            if spec["n_range"] is not None:
-                check_fits(init.cfg.max_len, "train.n_range", get_task(self.task), spec,
+        task = get_task(self.task)
+        for spec in (self.train.spec(task), self.train.exposure.spec(task)):
+            if spec is not None:
+                check_fits(init.cfg.max_len, "train.n_range", task, spec,
                            "cot" if self.trace > 0 else "direct", offset=-1)
 
 
@@ -130,7 +129,7 @@ def make_pairs(rng: random.Random, batch_size: int, task: Task, cfg: PhaseConfig
     out, share = [], cfg.exposure.share
     for _ in range(batch_size):
         beyond = share > 0 and rng.random() < share
-        p = task.sample(rng, cfg.exposure.spec if beyond else cfg.spec)
+        p = task.sample(rng, cfg.exposure.spec(task) if beyond else cfg.spec(task))
         think = p_think >= 1 or (p_think > 0 and rng.random() < p_think)
         out.append((p.prompt, p.target("cot" if think else "direct")))
     return out

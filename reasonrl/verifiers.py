@@ -2,8 +2,8 @@
 
 Both are a TinyReasoner trunk with a one-logit head at every position, reading prompt + response:
 
-- ORM (`orm`): trained on the logit at the answer letter (the last character when there is no
-  parsable answer); the label is whether the answer is correct. Its score is P(correct).
+- ORM (`orm`): trained on the logit at the answer's last character (the response's last character when
+  there is no parsable answer); the label is whether the answer is correct. Its score is P(correct).
 - PRM (`prm_full`): trained on every step label: at each trace character, "was this lookup right
   given the previous letter" (`Problem.step_labels`); then the answer check, as the ORM's. Its score is
   the minimum of these step probabilities.
@@ -40,7 +40,7 @@ from .evaluate import auc
 from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
 from .pretrain import optimize
 from .sampling import sample_responses
-from .tasks import Problem, get_task, trace_of
+from .tasks import DEFAULT, Problem, Task, distribution, get_task, trace_of
 from .tokens import check_fits, encode_pairs
 
 VERIFIER_FORMAT = "reasonrl-verifier-v1"
@@ -50,6 +50,7 @@ KINDS = ("orm", "prm_full")
 @dataclass
 class VerifierConfig:
     kind: Literal["orm", "prm_full"] = "orm"  # orm: the answer check only | prm_full: every trace step, then it
+    task: str = DEFAULT  # its base's task (dvc.yaml depends on that task's module by it)
     init: str = "cot"  # base whose samples are the training data
     model: ModelConfig | None = None  # null: the trunk starts from the base's architecture and weights
     problems: int = 3000  # problems drawn from the RL distribution (training + held-out)
@@ -68,10 +69,9 @@ class VerifierConfig:
     grad_clip: float = 1.0  # gradient norm clip
     seed: int = 0  # seeds the problems, the samples, the head and the batches
 
-    @property
-    def spec(self) -> dict:
+    def spec(self, task: Task) -> dict:
         """The distribution its problems are drawn from, as the task reads it."""
-        return {"n_range": self.n_range, "k_max": self.k_max}
+        return distribution(task, self.n_range, hi=self.k_max)
 
     def __post_init__(self):
         check(self.problems >= 2, "problems", f"must be at least 2 (training and held-out), got {self.problems}")
@@ -88,13 +88,15 @@ class VerifierConfig:
         check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
 
     def check_base(self, base: TinyReasoner, where: str) -> None:
-        """The checks that need its base, as errors under `where`: the spec is the base's task's, and the
-        trunk holds its sequences."""
-        task = get_task(base.cfg.task)
+        """The checks that need its base, as errors under `where`: the task is the base's, the spec is in
+        its range, and the trunk holds its sequences."""
+        task = get_task(self.task, f"{where}.task")
+        check(base.cfg.task == self.task, f"{where}.task", f"{self.task!r}, but base_{self.init} learned "
+              f"{base.cfg.task!r}", f"write task: {base.cfg.task}")
         try:
-            task.check_spec({**self.spec, "k_max": min(self.k_max, self.n_range[1] - 1)})  # k_max caps at n - 1
-            check_fits((self.model or base.cfg).max_len, "model.max_len" if self.model else "init", task, self.spec,
-                       "sampled")
+            task.check_spec(self.spec(task))
+            check_fits((self.model or base.cfg).max_len, "model.max_len" if self.model else "init", task,
+                       self.spec(task), "sampled")
         except ConfigError as e:
             raise e.within(where) from None
 
@@ -145,13 +147,13 @@ class Verifier(nn.Module):
 def step_targets(kind: str, problem: Problem, response: str) -> tuple[list[int], list[float]]:
     """(offsets into the response, labels) of the positions a verifier of `kind` is trained and scored on.
 
-    ORM: the answer check: the answer letter (or, when there is no parsable answer, the last
-    character), labelled by correctness. PRM: each trace character with its step label, then the
-    answer check."""
-    # `trace|x$` is parsable only with `$` right after x, so nothing after the answer letter matters; the
-    # answer check sits on that letter: answers are one character (every registered task's)
-    parsed = problem.task.parse_answer(response) is not None
-    last = len(trace_of(response)) + 1 if parsed else max(len(response) - 1, 0)
+    ORM: the answer check: the answer's last character (or, when there is no parsable answer, the
+    response's last character), labelled by correctness. PRM: each trace character with its step label,
+    then the answer check."""
+    # On the answer's last character a causal verifier has read the whole answer, of any length; and
+    # `trace|answer$` is parsable only with `$` right after it, so nothing later matters.
+    answer = problem.task.parse_answer(response)
+    last = len(trace_of(response)) + len(answer) if answer is not None else max(len(response) - 1, 0)
     final = float(problem.is_correct(response))
     if kind == "orm":
         return [last], [final]
@@ -255,7 +257,8 @@ def make_examples(base, cfg: VerifierConfig) -> tuple[list[Example], list[Exampl
     """(training, held-out) examples: cfg.samples responses per problem sampled from `base`, some
     replaced by the gold response (gold_frac); problems, not responses, are split."""
     rng = random.Random(f"verifier-data-{cfg.seed}")
-    task, spec = get_task(base.cfg.task), cfg.spec
+    task = get_task(base.cfg.task)
+    spec = cfg.spec(task)
     problems = [task.sample(rng, spec) for _ in range(cfg.problems)]
     device = next(base.parameters()).device
     gen = torch.Generator(device=device).manual_seed(cfg.seed)

@@ -21,7 +21,7 @@ from reasonrl import numerics
 from reasonrl.evaluate import pass_curve
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import Exposure, PhaseConfig, make_pairs, masked_loss, optimize
-from reasonrl.tasks import get_task
+from reasonrl.tasks import cell, get_task
 from reasonrl.tokens import encode_pairs
 
 
@@ -69,7 +69,7 @@ def main(kv: dict[str, str]) -> None:
                               ("far", kv.get("far", "16:9"), 256, [1, 32, 256])):
         for n, k in cells(spec):
             # a seed of its own per cell (eval_set keys its rng with n, k and seed)
-            probs = task.eval_set({"n": n, "k": k}, count if role == "edge" else count // 2, seed=9100)
+            probs = task.eval_set(cell(task, n, k), count if role == "edge" else count // 2, seed=9100)
             curve, _ = pass_curve(model, probs, N, ks, temperature=1.0, seed=seed + 17)
             print(json.dumps({**base, "role": role, "n": n, "k": k, "problems": len(probs),
                               **{f"pass@{j}": round(v, 4) for j, v in curve.items()}}), flush=True)

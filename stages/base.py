@@ -10,8 +10,9 @@ from reasonrl.config import to_dict
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint, save_checkpoint
-from reasonrl.pipeline import data_path, read_problems, section, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import data_path, read_problems, section
 from reasonrl.pretrain import BaseConfig, train_base
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 
 params, device, _ = stage_setup()
 where, stem = stage_args("<section> <stem>")

@@ -7,7 +7,8 @@ every test set) to data/<task>_<role>.jsonl.
 import time
 
 from reasonrl.io import write_jsonl
-from reasonrl.pipeline import build_data_sets, data_config, data_path, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import build_data_sets, data_config, data_path
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 
 t0 = time.perf_counter()
 params, _, _ = stage_setup()

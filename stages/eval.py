@@ -13,7 +13,8 @@ import time
 from reasonrl.evaluate import EvalConfig, outcomes_csv, set_report
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import data_path, read_problems, section, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import data_path, read_problems, section
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.tokens import check_sets_fit
 
 SETS = ("in", "edge", "far")  # roles against the bases' training range (params.yaml, data:)

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from tqdm import tqdm
 
 from reasonrl.io import write_json
-from reasonrl.pipeline import stage_setup, write_timing
+from reasonrl.runtime import stage_setup, write_timing
 from reasonrl.studies import exact
 
 params, _, _ = stage_setup()

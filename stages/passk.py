@@ -7,7 +7,8 @@ import time
 from reasonrl.config import check, from_dict
 from reasonrl.io import write_json, write_text
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import data_path, read_problems, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import data_path, read_problems
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.studies import passk_data_path
 from reasonrl.studies.passk_eval import READS, Config, curve_csv, measure
 from reasonrl.tokens import check_sets_fit

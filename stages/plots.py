@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from reasonrl.io import read_json, write_text
-from reasonrl.pipeline import stage_setup, write_timing
 from reasonrl.plotdata import STUDY_PLOTS, study_csv, study_runs
+from reasonrl.runtime import stage_setup, write_timing
 
 
 def read(run: str) -> tuple[list[dict], list[dict]]:

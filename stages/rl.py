@@ -8,9 +8,10 @@ reports/rl/ (the study reports read that folder), headline runs under reports/he
 changed `method` reaches no study.
 """
 
-from reasonrl.pipeline import data_path, read_problems, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import data_path, read_problems
 from reasonrl.rl.job import GREEDY_EVALS, job_for
 from reasonrl.rl.run import run_job, timing, write_outputs
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 
 OUT = {"headline": "reports/headline/rl"}  # every other group: reports/rl
 

@@ -4,7 +4,8 @@
 from reasonrl.config import to_dict
 from reasonrl.io import write_json
 from reasonrl.model import load_checkpoint
-from reasonrl.pipeline import section, stage_args, stage_setup, write_timing
+from reasonrl.pipeline import section
+from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier
 
 params, device, _ = stage_setup()

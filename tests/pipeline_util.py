@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -188,3 +189,13 @@ def stale_after(repo: Path, update, against_dvc: bool = False) -> tuple[set[str]
     finally:
         plan._dvc_stages = real
         run(["git", "checkout", "params.yaml"], repo)
+
+
+def doc_example_task() -> tuple[str, str, dict]:
+    """docs/extending.md's example task: (its name, its module's source, its params sections), as a new
+    contributor copies them."""
+    text = (ROOT / "docs/extending.md").read_text().split("## Add a task", 1)[1]
+    source, = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    snippet, = re.findall(r"^ *```yaml\n(.*?)^ *```", text, re.S | re.M)
+    name = re.search(r'^    name = "(\w+)"', source, re.M).group(1)
+    return name, source, yaml.safe_load(textwrap.dedent(snippet))

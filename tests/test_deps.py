@@ -1,10 +1,11 @@
 """dvc.yaml cannot drift from the code: every stage's deps are exactly its script's transitive reasonrl
-imports (derived here with `ast`) plus files other stages make, every stage reads `threads` and
-`device`, and no two RL stages train the same job."""
+imports (derived here with `ast`), the module of each task it loads by name, and files other stages make;
+every stage reads `threads` and `device`, and no two RL stages train the same job."""
 
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import yaml
 from dvc.repo import Repo
 from pipeline_util import ROOT
 
-from reasonrl.config import ConfigError
+from reasonrl.config import ConfigError, node_at
+from reasonrl.pipeline import ROLES
 from reasonrl.plotdata import STUDY_PLOTS, study_runs
 from reasonrl.rl.job import job_for
 
@@ -92,6 +94,35 @@ def test_closure_follows_relative_and_nested_imports():
     assert "reasonrl/exact.py" not in mods
 
 
+# The registry imports a task's module by name when asked for it (tasks.get_task), which no `import` shows.
+REGISTRY = "reasonrl/tasks/__init__.py"
+DATA_FILE = re.compile(rf"data/([a-z0-9]+)_({'|'.join(ROLES)})\.jsonl")
+
+
+@cache
+def params() -> dict:
+    return yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def tasks_loaded(name: str, stage) -> set[str]:
+    """The task modules a stage's registry loads: its item's `task` (a data stage's key is its task), or for a
+    stage without an item, the tasks of the data files it reads (the only problems it can meet)."""
+    group, _, key = name.partition("@")
+    if key:
+        foreach = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][group]["foreach"]
+        item = node_at(params(), foreach.removeprefix("${").removesuffix("}"))[key]
+        return {f"reasonrl/tasks/{key if group == 'data' else item['task']}.py"}
+    return {f"reasonrl/tasks/{m.group(1)}.py" for d in stage.deps if (m := DATA_FILE.fullmatch(d.def_path))}
+
+
+def test_a_stage_loads_its_items_task_or_the_task_of_the_data_it_reads():
+    assert tasks_loaded("data@chain", stages()["data@chain"]) == {"reasonrl/tasks/chain.py"}
+    assert tasks_loaded("eval_base@chain_s0", stages()["eval_base@chain_s0"]) == {"reasonrl/tasks/chain.py"}
+    assert tasks_loaded("verifier@chain_orm", stages()["verifier@chain_orm"]) == {"reasonrl/tasks/chain.py"}
+    assert tasks_loaded("report_zero", stages()["report_zero"]) == {"reasonrl/tasks/hop.py"}
+    assert tasks_loaded("exact", stages()["exact"]) == set()
+
+
 @pytest.mark.parametrize("name", sorted(stages()))
 def test_stage_deps_are_exactly_its_imports(name):
     stage = stages()[name]
@@ -99,7 +130,10 @@ def test_stage_deps_are_exactly_its_imports(name):
     assert stage.cmd.startswith("python stages/"), stage.cmd
     deps = {d.def_path for d in stage.deps if not hasattr(d, "params")}
     code = {d for d in deps if d.endswith(".py")}
-    assert code == {script} | closure(ROOT / script), name
+    imports = {script} | closure(ROOT / script)
+    loaded = tasks_loaded(name, stage) if REGISTRY in imports else set()
+    assert loaded or REGISTRY not in imports, f"{name} loads tasks but names no task (item.task or a data file)"
+    assert code == imports | loaded, name
     params = next(d.params for d in stage.deps if hasattr(d, "params"))
     assert {"threads", "device"} <= set(params), name
 

@@ -128,7 +128,7 @@ CASES = [
          {"bases.cot.train.lr": "fast"}),
     Case("G: 1 for GRPO", RL, r"^runs\.grpo_s0\.G: must be at least 2", {"runs.grpo_s0.G": 1}),
     Case("k_max >= n", RL, r"^runs\.grpo_s0\.k_max: must be in \[1, 7\]", {"runs.grpo_s0.k_max": 8}),
-    Case("k >= n in a data set", ("data.py", "hop"), r"^data\.hop\.in\.ks: each k must be in \[1, 7\]",
+    Case("k >= n in a data set", ("data.py", "hop"), r"^data\.hop\.in\.ks: must be in \[1, 7\] for n=8, got 8",
          {"data.hop.in.ks": [3, 8]}),
     Case("n > 16", ("data.py", "hop"), r"^data\.hop\.edge\.ns: must be in \[2, 16\], got 17",
          {"data.hop.edge.ns": [17]}),
@@ -137,8 +137,8 @@ CASES = [
     Case("unknown task (data)", ("data.py", "hops"), r"^data\.hops: unknown task 'hops' \(did you mean 'hop'\?"),
     Case("unknown task (base)", BASE, r"^bases\.cot\.task: unknown task 'chains' \(did you mean 'chain'\?",
          {"bases.cot.task": "chains"}),
-    Case("difficulty beyond a chain", ("data.py", "chain"), r"^data\.chain\.far\.ks: each k must be in \[1, 15\], "
-         r"got 16", {"data.chain.far.ks": [9, 16]}),
+    Case("difficulty beyond a chain", ("data.py", "chain"), r"^data\.chain\.far\.ks: must be in \[1, 15\] for "
+         r"n=16, got 16", {"data.chain.far.ks": [9, 16]}),
     Case("chain longer than max_len", ("base.py", "bases.chain", "base_chain"),
          r"^bases\.chain\.model\.max_len: 60 is shorter than the longest sequence this stage makes, 80 tokens "
          r"\(chain: n_range \[4, 8\]\)", {"bases.chain.model.max_len": 60}),
@@ -295,13 +295,13 @@ def test_train_takes_a_job_key_that_rl_leaves_to_its_default(project, tmp_path):
 def test_an_unexpected_exception_keeps_its_traceback(project, tmp_path):
     """Bugs are not dressed as user errors: the hook lets anything but a ReasonrlError through."""
     script = tmp_path / "boom.py"
-    script.write_text("from reasonrl.pipeline import stage_setup\nstage_setup()\nraise ZeroDivisionError('boom')\n")
+    script.write_text("from reasonrl.runtime import stage_setup\nstage_setup()\nraise ZeroDivisionError('boom')\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, str(script)], cwd=project, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 1 and "Traceback" in proc.stderr and "ZeroDivisionError: boom" in proc.stderr
     # and REASONRL_DEBUG=1 shows a user error's traceback too
-    script.write_text("from reasonrl.pipeline import stage_setup\nfrom reasonrl.errors import ConfigError\n"
+    script.write_text("from reasonrl.runtime import stage_setup\nfrom reasonrl.errors import ConfigError\n"
                       "stage_setup()\nraise ConfigError('rl.lr', 'bad', 'fix it')\n")
     proc = subprocess.run([sys.executable, str(script)], cwd=project, env={**env, "REASONRL_DEBUG": "1"},
                           capture_output=True, text=True, timeout=300)

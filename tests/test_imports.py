@@ -17,7 +17,7 @@ RL_LOOP = {"reasonrl/rl/train.py", "reasonrl/rl/collect.py", "reasonrl/rl/layout
 def graph() -> dict[str, set[str]]:
     """reasonrl module -> the reasonrl modules it imports (a package's __init__ counts as its parent). A
     module's own packages are not among them: Python runs them before the module, whatever it imports, so
-    a package whose __init__ registers its submodules (reasonrl.tasks) is no circle."""
+    a package whose __init__ imports its submodules is no circle."""
     out = {}
     for path in sorted((ROOT / "reasonrl").rglob("*.py")):
         rel = path.relative_to(ROOT).with_suffix("")
@@ -49,10 +49,20 @@ def cycle(g: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_a_package_registering_its_submodules_is_no_circle_but_a_real_one_is():
+def test_a_module_importing_its_own_package_is_no_circle_but_a_real_one_is():
     g = graph()
-    assert "reasonrl.tasks.hop" in g["reasonrl.tasks"] and "reasonrl.tasks" not in g["reasonrl.tasks.hop"]
+    assert "reasonrl.tasks" not in g["reasonrl.tasks.hop"] and "reasonrl.rl" not in g["reasonrl.rl.job"]
     assert cycle({**g, "reasonrl.tasks.base": {"reasonrl.tasks.hop"}, "reasonrl.tasks.hop": {"reasonrl.tasks.base"}})
+
+
+def test_no_module_imports_a_task_module_but_by_name():
+    """Only the registry loads a task (tasks.get_task, by name), so a stage depends on its own task's module
+    alone (tests/test_deps.py adds it): no library module, and no stage script, imports one."""
+    tasks = {f"reasonrl.tasks.{p.stem}" for p in (ROOT / "reasonrl/tasks").glob("*.py")} - {
+        "reasonrl.tasks.__init__", "reasonrl.tasks.base"}
+    assert {"reasonrl.tasks.hop", "reasonrl.tasks.chain"} <= tasks
+    for path in sorted((ROOT / "reasonrl").rglob("*.py")) + sorted((ROOT / "stages").glob("*.py")):
+        assert not imported(path) & tasks, (path, sorted(imported(path) & tasks))
 
 
 def test_the_cycle_finder_finds_a_circle_and_only_one():

@@ -14,6 +14,7 @@ from pipeline_util import (
     KEEP_SEEDS,
     ROOT,
     copy_repo,
+    doc_example_task,
     dropped,
     run,
     set_params,
@@ -129,6 +130,51 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
     assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
                                "verifier@chain_prm", "rl_headline@headline_chain_s0",
                                "eval_headline@headline_chain_s0", "report_headline", "report_passk"} | READERS
+
+
+def stage_tasks(repo) -> dict[str, str]:
+    """stage -> the task its item names (a data stage's key is its task), for every foreach stage."""
+    dvc = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    out = {}
+    for stage in all_stages(repo):
+        group, _, key = stage.partition("@")
+        if key:
+            item = functools.reduce(dict.get, dvc[group]["foreach"][2:-1].split("."), params)[key]
+            out[stage] = key if group == "data" else item["task"]
+    return out
+
+
+# The reports that read the folder reports/eval, which a new task's base evaluation adds a file to, and the index
+EVAL_READERS = {"report_methods", "report_hacking", "report_ablations", "report_index"}
+
+
+def test_adding_a_task_plans_only_its_own_stages(tiny_repo):
+    """docs/extending.md's example task, added as the doc says (its module, data and a base): `reasonrl repro
+    --dry` plans its data, its base and that base's evaluation; no stage of another task."""
+    name, source, sections = doc_example_task()
+    module = tiny_repo / f"reasonrl/tasks/{name}.py"
+    module.write_text(source)
+    try:
+        set_params(tiny_repo, lambda p: [p[group].update(entries) for group, entries in shrink(sections).items()])
+        out = run(["reasonrl", "repro", "--dry"], tiny_repo).stdout
+        planned = {line.split()[0] for line in out.splitlines() if line.strip()}
+    finally:
+        module.unlink()
+        run(["git", "checkout", "params.yaml"], tiny_repo)
+    assert planned == {f"data@{name}", f"base@{name}", f"eval_base@{name}"} | EVAL_READERS
+
+
+def test_editing_a_task_module_reruns_only_its_stages(tiny_repo):
+    module = tiny_repo / "reasonrl/tasks/chain.py"
+    try:
+        direct, closure = stale_after(tiny_repo, lambda p: module.write_text(module.read_text() + "# edited\n"))
+    finally:
+        run(["git", "checkout", "reasonrl/tasks/chain.py"], tiny_repo)
+    chain = {stage for stage, task in stage_tasks(tiny_repo).items() if task == "chain"}
+    assert {"data@chain", "base@chain_s0", "verifier@chain_orm", "passk@cbase_s0"} <= chain
+    assert direct == chain  # every stage of the chain task, and no hop stage
+    assert closure - chain <= READERS | {"report_headline", "report_passk"}
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):

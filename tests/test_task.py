@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reasonrl.tasks import PAD_ID, VOCAB_SIZE, decode, encode
+from reasonrl.tasks import ALPHABET, PAD_ID, decode, encode
 from reasonrl.tasks import hop as task
 from reasonrl.tasks.hop import (
     make_eval_set,
@@ -13,7 +13,6 @@ from reasonrl.tasks.hop import (
     problem_key,
     sample_problem,
     step_labels,
-    target,
 )
 
 
@@ -45,21 +44,21 @@ def test_single_cycle_and_prompt_format():
 def test_targets():
     p = task.build_problem((("b", "d"), ("a", "b"), ("d", "a")), "a", 2)
     assert p.prompt == "b>d,a>b,d>a?a2="
-    assert target(p, "cot") == "bd|d$" and target(p, "direct") == "|d$"
+    assert p.target("cot") == "bd|d$" and p.target("direct") == "|d$"
     with pytest.raises(ValueError, match="mode"):
-        target(p, "verbose")
+        p.target("verbose")
 
 
 def test_encode_decode_round_trip():
     rng = random.Random(1)
     for _ in range(50):
         p = sample_problem(rng, (4, 16))
-        text = p.prompt + target(p, "cot")
+        text = p.prompt + p.target("cot")
         ids = encode(text)
-        assert decode(ids) == text and all(0 < i < VOCAB_SIZE for i in ids)
+        assert decode(ids) == text and all(0 < i <= len(ALPHABET) for i in ids)
     assert decode([PAD_ID, *encode("a>b")]) == "a>b"
-    with pytest.raises(ValueError, match="vocabulary"):
-        encode("a#b")
+    with pytest.raises(ValueError, match="alphabet"):
+        encode("a\nb")
 
 
 @pytest.mark.parametrize("resp,want", [
@@ -157,19 +156,20 @@ def test_a_validation_set_skips_what_a_test_set_drew():
 @pytest.mark.parametrize("spec,message", [
     ({"n_range": (1, 4)}, r"^n_range: need 2 <= lo <= hi <= 16, got \[1, 4\]"),
     ({"n_range": (4, 17)}, r"^n_range: need 2 <= lo <= hi <= 16, got \[4, 17\]"),
-    ({"n_range": (4, 12), "k_max": 0}, r"^k_max: must be in \[1, 11\] \(below the largest ring size 12\), got 0"),
-    ({"n_range": (4, 12), "k_max": 12}, r"^k_max: must be in \[1, 11\] \(below the largest ring size 12\), got 12"),
-    ({"n_range": (4, 16), "k_max": 10}, r"^k_max: must be at most 9, got 10"),
-    ({"n": 17, "ks": [3]}, r"^n: must be in \[2, 16\], got 17"),
-    ({"n": 8, "ks": [3, 8]}, r"^ks: each k must be in \[1, 7\], got 8"),
-    ({"n": 16, "ks": [10]}, r"^ks: each k must be in \[1, 9\], got 10"),
-    ({"n": 16, "k": 10}, r"^ks: each k must be in \[1, 9\], got 10"),
-    ({"k_max": 3}, r"^k_max: bounds the hop counts of a ring range: give n_range too"),
+    ({"n_range": (4, 8), "k_max": 0}, r"^k_max: must be in \[1, 7\] \(the most the largest size 8 allows\), got 0"),
+    ({"n_range": (4, 8), "k_max": 8}, r"^k_max: must be in \[1, 7\] \(the most the largest size 8 allows\), got 8"),
+    ({"n_range": (4, 16), "k_max": 10}, r"^k_max: must be in \[1, 9\] \(the most the largest size 16 allows\), got 10"),
+    ({"n": 17, "k": 3}, r"^n: must be in \[2, 16\], got 17"),
+    ({"n": 8, "k": 8}, r"^k: must be in \[1, 7\] for n=8, got 8"),
+    ({"n": 16, "k": 10}, r"^k: must be in \[1, 9\] for n=16, got 10"),
+    ({"k_max": 3}, r"^k_max: bounds the difficulties of a size range: give n_range"),
+    ({"n_range": (4, 8), "k_min": 4}, r"^k_min: must be in \[1, 3\] \(the most the smallest size 4 allows"),
+    ({"n_range": (4, 12), "ks": [3]}, r"^ks: not a spec key of task hop"),
 ])
 def test_hop_specs_out_of_range_name_their_key(spec, message):
     from reasonrl.config import ConfigError
 
     with pytest.raises(ConfigError, match=message):
         task.TASK.check_spec(spec)
-    edge = {"n_range": (4, 16), "k_max": 9} if "n_range" in spec else {"n": 16, "ks": [9]}
+    edge = {"n_range": (4, 16), "k_max": 9} if "n_range" in spec or "k_max" in spec else {"n": 16, "k": 9}
     task.TASK.check_spec(edge)  # the largest values allowed pass

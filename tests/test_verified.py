@@ -15,7 +15,7 @@ import reasonrl.evaluate as ev
 from reasonrl.evaluate import answer_only, baseline_curve, check_verified, pass_at_k, pass_curve_of
 from reasonrl.io import write_text
 from reasonrl.studies import PasskModel, common, passk
-from reasonrl.tasks import TASKS, trace_of
+from reasonrl.tasks import get_task, names, trace_of
 from reasonrl.tasks.base import verified
 from reasonrl.tasks.hop import build_problem
 
@@ -39,11 +39,11 @@ def mutants(p, rng: random.Random) -> list[str]:
     return [t + "|" + a + "$" for t in traces for a in answers] + list(p.task.probes(p, rng).values())
 
 
-@pytest.mark.parametrize("name", list(TASKS))
+@pytest.mark.parametrize("name", names())
 def test_verified_is_the_gold_trace_and_a_right_answer(name):
     # for hop and chain, "every step label true, the gold trace's length, a right answer" is the same as
     # "the gold trace and a right answer": each label pins its character given the ones before it
-    task, rng = TASKS[name], random.Random(1)
+    task, rng = get_task(name), random.Random(1)
     seen = {True: 0, False: 0}
     for p in problems(task, 40):
         for r in mutants(p, rng):
@@ -54,9 +54,9 @@ def test_verified_is_the_gold_trace_and_a_right_answer(name):
     assert seen[True] >= 40 and seen[False] > 10 * seen[True]  # both sides reached, many near misses
 
 
-@pytest.mark.parametrize("name", list(TASKS))
+@pytest.mark.parametrize("name", names())
 def test_a_right_answer_with_a_wrong_or_missing_trace_is_answer_only(name):
-    task, rng = TASKS[name], random.Random(2)
+    task, rng = get_task(name), random.Random(2)
     for p in problems(task, 20, seed=3):
         right = "|" + p.answer + "$"
         wrong_step = p.trace[:-1] + next(c for c in task.chars if c not in (p.trace[-1], "|", "$"))
@@ -83,9 +83,9 @@ def guesses(p, rng: random.Random, n: int) -> list[str]:
     return ["|" + rng.choice(allowed) + "$" for _ in range(n)]
 
 
-@pytest.mark.parametrize("name", list(TASKS))
+@pytest.mark.parametrize("name", names())
 def test_a_guessing_policy_scores_its_random_guess_by_the_answer_and_zero_verified(name):
-    task, rng = TASKS[name], random.Random(4)
+    task, rng = get_task(name), random.Random(4)
     ps, N, ks = problems(task, 300, seed=5), 32, [1, 4, 32]
     responses = [guesses(p, rng, N) for p in ps]
     curve, counts = pass_curve_of(ps, responses, ks)

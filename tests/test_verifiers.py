@@ -36,6 +36,31 @@ def test_failure_probes_reach_every_type():
         assert all(classify(p, r) == t for t, r in probes.items())
 
 
+def test_the_answer_check_sits_on_the_last_character_of_a_longer_answer():
+    from dataclasses import dataclass
+
+    from reasonrl.tasks.base import answer_span
+
+    class Words:  # a task whose answers are words: the check must see all of one
+        parse_answer = staticmethod(lambda r: answer_span(r) if answer_span(r) in ("odd", "even") else None)
+
+    @dataclass
+    class Word:
+        answer: str
+        task = Words()
+
+        def is_correct(self, response):
+            return Words.parse_answer(response) == self.answer
+
+        def step_labels(self, trace):
+            return [c == "1" for c in trace]
+
+    assert step_targets("orm", Word("even"), "01|even$") == ([6], [1.0])
+    assert step_targets("orm", Word("even"), "01|odd$") == ([5], [0.0])
+    assert step_targets("prm_full", Word("odd"), "01|odd$") == ([0, 1, 5], [0.0, 1.0, 1.0])
+    assert step_targets("orm", Word("odd"), "01|od$") == ([5], [0.0])  # no parsable answer: the last character
+
+
 def test_step_targets_orm_and_prm():
     # the answer check sits on the answer letter; without a parsable answer, on the last character
     assert step_targets("orm", P, "bcd|d$") == ([4], [1.0])
@@ -210,7 +235,7 @@ def test_probe_scores_by_hand(monkeypatch):
 def test_make_examples_draws_problems_gold_and_split_by_hand(tiny_model):
     import random
 
-    from reasonrl.tasks.hop import sample_problem, target
+    from reasonrl.tasks.hop import sample_problem
     from reasonrl.verifiers import make_examples
 
     cfg = VerifierConfig(problems=10, samples=2, gold_frac=0.5, holdout=0.2, n_range=(4, 6), k_max=2, seed=4)
@@ -222,7 +247,7 @@ def test_make_examples_draws_problems_gold_and_split_by_hand(tiny_model):
     assert len(train) == 16 and len(held) == 4  # 8 training problems, 2 held out, 2 responses each
     assert [e.problem.prompt for e in examples] == [p.prompt for p in problems for _ in range(2)]
     assert [e.gold for e in examples] == gold and 0 < sum(gold) < 20
-    assert all(e.response == target(e.problem, "cot") for e in examples if e.gold)
+    assert all(e.response == e.problem.target("cot") for e in examples if e.gold)
     # the held-out share is at least one problem and leaves at least one for training
     for problems_, holdout, n_held in ((3, 0.1, 1), (3, 0.9, 2), (2, 0.9, 1)):
         cfg = VerifierConfig(problems=problems_, samples=1, holdout=holdout, n_range=(4, 6), k_max=2)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..config import ConfigError, check, from_dict
 from ..errors import suggest
-from ..tasks import DEFAULT, get_task
+from ..tasks import DEFAULT, distribution, get_task
 from .collect import METHODS
 from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
 
@@ -87,7 +87,7 @@ class Job:
     @property
     def spec(self) -> dict:
         """The distribution of its training problems, as the task reads it."""
-        return {"n_range": self.n_range, "k_min": self.k_min, "k_max": self.k_max}
+        return distribution(get_task(self.task), self.n_range, self.k_min, self.k_max)
 
     @property
     def verifier(self) -> str | None:

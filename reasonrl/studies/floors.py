@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config import check
 from ..io import read_jsonl
-from ..tasks import get_task
+from ..tasks import distribution, get_task
 
 GOLD_DRAWS = 256  # problems drawn from a run's training distribution to average its gold length over
 
@@ -38,5 +38,5 @@ def gold_length(job: dict, seed: int = 0) -> float | None:
     if not all(key in job for key in ("n_range", "k_min", "k_max")):
         return None
     task, rng = get_task(job.get("task", "hop")), random.Random(seed)
-    spec = {"n_range": job["n_range"], "k_min": job["k_min"], "k_max": job["k_max"]}
+    spec = distribution(task, job["n_range"], job["k_min"], job["k_max"])
     return sum(len(task.sample(rng, spec).target("cot")) for _ in range(GOLD_DRAWS)) / GOLD_DRAWS

@@ -32,8 +32,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from ..config import check
-from .base import ANSWER_MARK, END, MODES, PatternTask, trace_of
+from .base import ANSWER_MARK, END, GoldProblem, SizedTask, trace_of
 
 LETTERS = "abcdefghijklmnop"
 MOD = 7  # values are digits 0..6; a prime, so * by a nonzero constant loses nothing
@@ -52,7 +51,7 @@ def apply(op: str, x: int, c: int) -> int:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(GoldProblem):
     k: int  # operations from the root to the asked variable
     names: str  # the chain's variables in order, root first
     root: int  # the root's value
@@ -105,16 +104,6 @@ class Problem:
     def key(self) -> str:
         """Identity: chain, root, operations and k ("cab:4:+3*5:2")."""
         return f"{self.names}:{self.root}:{''.join(f'{op}{c}' for op, c in self.steps)}:{self.k}"
-
-    def target(self, mode: str) -> str:
-        if mode == "cot":
-            return self.trace + ANSWER_MARK + self.answer + END
-        if mode == "direct":
-            return ANSWER_MARK + self.answer + END
-        raise ValueError(f"mode={mode!r}: must be one of {MODES}")
-
-    def is_correct(self, response: str) -> bool:
-        return parse_answer(response) == self.answer
 
     def step_labels(self, trace: str) -> list[bool]:
         """One bool per trace character. The first two are the root and its value. In each later step a
@@ -200,10 +189,7 @@ def distinct_problems(n: int) -> int:
 
 def parse_answer(response: str) -> str | None:
     """The single digit 0..6 between the first `|` and the first `$` after it, else None."""
-    i = response.find(ANSWER_MARK)
-    j = response.find(END, i + 1) if i >= 0 else -1
-    ans = response[i + 1: j] if j >= 0 else ""
-    return ans if len(ans) == 1 and ans.isdigit() and int(ans) < MOD else None
+    return TASK.parse_answer(response)
 
 
 THINKS = re.compile(r"^[a-p][0-9]([a-p][-+*][0-9][0-9])+\|")
@@ -230,72 +216,40 @@ def probes(p: Problem, rng: random.Random) -> dict[str, str]:
             "malformed": p.trace + p.trace}  # never wrote `|`: ran to the length limit
 
 
-class Chains(PatternTask):
+class Chains(SizedTask):
     """The chain task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] variables and an
-    optional `k_min` / `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+    optional `k_min` / `k_max` for a distribution; `n` and `k` for an evaluation cell."""
 
     name = "chain"
     chars = CHARS
     difficulty = "k"
+    max_n = MAX_N
+    answer_pattern = re.compile(f"[0-{MOD - 1}]")
     thinks_pattern, well_formed_pattern = THINKS, WELL_FORMED
     failure_types = FAILURE_TYPES
     example_spec = {"n_range": (3, 8), "k_max": 5}  # for the conformance tests (tests/test_tasks.py)
     example_narrow = {"n_range": (8, 12), "k_min": 5, "k_max": 7}  # a range that starts above difficulty 1
     example_cell = {"n": 7, "k": 4}
 
-    def sample(self, rng: random.Random, spec: dict) -> Problem:
-        lo, hi = spec["n_range"]
-        n = rng.randint(lo, hi)
-        return make_problem(rng, n, rng.randint(spec.get("k_min", 1), min(n - 1, spec.get("k_max", n - 1))))
+    def max_difficulty(self, n: int) -> int:
+        return n - 1
 
-    def check_spec(self, spec: dict) -> None:
-        if "n_range" in spec:
-            lo, hi = spec["n_range"]
-            check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(spec['n_range'])}")
-        if "k_max" in spec:
-            check("n_range" in spec, "k_max", "bounds the operation counts of a range: give n_range too")
-            hi = spec["n_range"][1]
-            check(1 <= spec["k_max"] < hi, "k_max", f"must be in [1, {hi - 1}] (below the most variables {hi}), "
-                  f"got {spec['k_max']}")
-        if "k_min" in spec:  # every chain of the range must hold k_min operations
-            lo, top = spec["n_range"][0], spec.get("k_max", spec["n_range"][0] - 1)
-            check(1 <= spec["k_min"] <= min(lo - 1, top), "k_min", f"must be in [1, {min(lo - 1, top)}] (below the "
-                  f"fewest variables {lo} and at most k_max), got {spec['k_min']}")
-        if "n" in spec:
-            check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
-            for k in spec.get("ks", [spec["k"]] if "k" in spec else []):
-                check(1 <= k <= spec["n"] - 1, "ks", f"each k must be in [1, {spec['n'] - 1}], got {k}")
+    def make(self, rng: random.Random, n: int, k: int) -> Problem:
+        return make_problem(rng, n, k)
+
+    def distinct(self, n: int) -> int:
+        return distinct_problems(n)
 
     def max_budget(self, spec: dict) -> int:
-        hi = spec["n_range"][1]
-        return STEP * min(spec.get("k_max", hi - 1), hi - 1) + SAMPLE_SLACK
+        return STEP * self.top(spec) + SAMPLE_SLACK
 
     def longest(self, spec: dict, response: str) -> int:
-        n = spec["n_range"][1]
-        k = min(spec.get("k_max", n - 1), n - 1)
+        n, k = spec["n_range"][1], self.top(spec)
         prompt = 3 + 5 * (n - 1) + (n - 1) + 3  # root, n - 1 definitions, commas, `?x=`
         return prompt + {"cot": 2 + STEP * k + 3, "direct": 3, "sampled": STEP * k + SAMPLE_SLACK}[response]
 
-    def eval_set(self, spec: dict, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
-        n, k = spec["n"], spec["k"]
-        taken = sum(1 for key in exclude if key.endswith(f":{k}") and len(key.split(":")[0]) == n)
-        if count > distinct_problems(n) - taken:
-            raise ValueError(f"count={count}: only {distinct_problems(n) - taken} different problems with n={n}, "
-                             f"k={k} are left (excluded {taken})")
-        rng = random.Random(f"chain-{n}-{k}-{seed}")
-        out, seen = [], set(exclude)
-        while len(out) < count:
-            p = make_problem(rng, n, k)
-            if p.key not in seen:
-                seen.add(p.key)
-                out.append(p)
-        return out
-
     def from_dict(self, d: dict) -> Problem:
         return build(d["names"], d["root"], [(s[0], int(s[1:])) for s in d["steps"]], d["k"])
-
-    def parse_answer(self, response: str) -> str | None:
-        return parse_answer(response)
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
         return probes(problem, rng)

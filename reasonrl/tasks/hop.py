@@ -18,8 +18,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from ..config import check
-from .base import ANSWER_MARK, END, MODES, PatternTask, trace_of
+from .base import ANSWER_MARK, END, GoldProblem, SizedTask, cell, distribution, trace_of
 
 LETTERS = "abcdefghijklmnop"
 DIGITS = "0123456789"
@@ -31,7 +30,7 @@ SAMPLE_SLACK = 5  # a sampler draws k + SAMPLE_SLACK characters: trace, `|`, ans
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(GoldProblem):
     n: int
     k: int
     start: str
@@ -69,12 +68,6 @@ class Problem:
     @property
     def key(self) -> str:
         return problem_key(self)
-
-    def target(self, mode: str) -> str:
-        return target(self, mode)
-
-    def is_correct(self, response: str) -> bool:
-        return is_correct(self, response)
 
     def step_labels(self, trace: str) -> list[bool]:
         return step_labels(self, trace)
@@ -145,11 +138,7 @@ def sample_problem(rng: random.Random, n_range: tuple[int, int], k_max: int | No
         raise ValueError(f"n_range={n_range}: need 2 <= lo <= hi <= {MAX_N}")
     if k_max is not None and k_max < 1:
         raise ValueError(f"k_max={k_max}: must be at least 1")
-    n = rng.randint(lo, hi)
-    top = min(n - 1, MAX_K, k_max if k_max is not None else MAX_K)
-    if not 1 <= k_min <= top:
-        raise ValueError(f"k_min={k_min}: must be in [1, {top}] for n={n}")
-    return make_problem(rng, n, rng.randint(k_min, top))
+    return TASK.sample(rng, distribution(TASK, n_range, k_min, k_max))
 
 
 def problem_key(problem: Problem) -> str:
@@ -163,56 +152,21 @@ def problem_key(problem: Problem) -> str:
     return f"{''.join(cycle)}:{problem.start}{problem.k}"
 
 
-def _key_nk(key: str) -> tuple[int, int]:
-    cycle, rest = key.split(":")
-    return len(cycle), int(rest[1:])
-
-
 def distinct_problems(n: int) -> int:
     """How many different problems (cycle, start) exist for ring size n: (n - 1)! cycles x n starts."""
     return math.factorial(n - 1) * n
 
 
 def make_eval_set(n: int, k: int, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
-    """A fixed evaluation set of `count` different problems, none whose `problem_key` is in `exclude`:
-    a pure function of its arguments. Excluding the test sets' keys is what keeps a validation set
-    disjoint from them even for small rings, where two independent draws collide."""
+    """A fixed evaluation set of `count` different problems with ring size n and hop count k, none whose
+    `problem_key` is in `exclude` (SizedTask.eval_set)."""
     _check_nk(n, k)
-    if count < 1:
-        raise ValueError(f"count={count}: must be at least 1")
-    taken = sum(1 for key in exclude if _key_nk(key) == (n, k))
-    if count > distinct_problems(n) - taken:
-        raise ValueError(f"count={count}: only {distinct_problems(n) - taken} different problems with n={n}, "
-                         f"k={k} are left (excluded {taken})")
-    rng = random.Random(f"eval-{n}-{k}-{seed}")
-    out, seen = [], set(exclude)
-    while len(out) < count:
-        p = make_problem(rng, n, k)
-        key = problem_key(p)
-        if key not in seen:
-            seen.add(key)
-            out.append(p)
-    return out
-
-
-def target(problem: Problem, mode: str) -> str:
-    if mode == "cot":
-        return problem.trace + ANSWER_MARK + problem.answer + END
-    if mode == "direct":
-        return ANSWER_MARK + problem.answer + END
-    raise ValueError(f"mode={mode!r}: must be one of {MODES}")
+    return TASK.eval_set(cell(TASK, n, k), count, seed, exclude)
 
 
 def parse_answer(response: str) -> str | None:
     """The single letter between the first `|` and the first `$` after it, else None."""
-    i = response.find(ANSWER_MARK)
-    if i < 0:
-        return None
-    j = response.find(END, i + 1)
-    if j < 0:
-        return None
-    ans = response[i + 1 : j]
-    return ans if len(ans) == 1 and ans in LETTERS else None
+    return TASK.parse_answer(response)
 
 
 def step_labels(problem: Problem, trace: str) -> list[bool]:
@@ -223,10 +177,6 @@ def step_labels(problem: Problem, trace: str) -> list[bool]:
         out.append(succ.get(prev) == c)
         prev = c
     return out
-
-
-def is_correct(problem: Problem, response: str) -> bool:
-    return parse_answer(response) == problem.answer
 
 
 def prompt_length(n: int, k: int) -> int:
@@ -292,7 +242,7 @@ def failure_probes(problem: Problem, rng: random.Random) -> dict[str, str]:
     wrong = rng.choice([x for x in ring if x != succ[walk[step]]])
     bad_trace = walk_from(walk[1: step + 1] + wrong, k)
     over = walk_from(walk, k + 2)[1:]
-    return {"correct": target(problem, "cot"),
+    return {"correct": problem.target("cot"),
             "overshoot": over + "|" + over[-1] + "$",  # one hop too many
             "early": walk[1:k] + "|" + walk[k - 1] + "$",  # one hop short
             "lookup": bad_trace + "|" + bad_trace[-1] + "$",  # a wrong lookup, followed faithfully after
@@ -300,57 +250,41 @@ def failure_probes(problem: Problem, rng: random.Random) -> dict[str, str]:
             "malformed": walk_from(walk, k + 6)[1:]}  # never wrote `|`: ran to the length limit
 
 
-class HopWorld(PatternTask):
+class HopWorld(SizedTask):
     """The hop task behind the Task protocol (tasks/base.py). Specs: `n_range` [lo, hi] and an optional
-    `k_min` / `k_max` for a distribution; `n` and `ks` for evaluation cells, `n` and `k` for one of them."""
+    `k_min` / `k_max` for a distribution; `n` and `k` for an evaluation cell."""
 
     name = "hop"
     chars = CHARS
     difficulty = "k"
+    max_n = MAX_N
+    answer_pattern = re.compile("[a-p]")
     thinks_pattern, well_formed_pattern = THINKS, WELL_FORMED
     failure_types = FAILURE_TYPES
     example_spec = {"n_range": (4, 12), "k_max": 6}  # for the conformance tests (tests/test_tasks.py)
     example_narrow = {"n_range": (9, 12), "k_min": 5, "k_max": 7}  # a range that starts above difficulty 1
     example_cell = {"n": 9, "k": 4}
 
-    def sample(self, rng: random.Random, spec: dict) -> Problem:
-        return sample_problem(rng, tuple(spec["n_range"]), spec.get("k_max"), spec.get("k_min", 1))
+    def max_difficulty(self, n: int) -> int:
+        return min(n - 1, MAX_K)
 
-    def check_spec(self, spec: dict) -> None:
-        if "n_range" in spec:
-            lo, hi = spec["n_range"]
-            check(2 <= lo <= hi <= MAX_N, "n_range", f"need 2 <= lo <= hi <= {MAX_N}, got {list(spec['n_range'])}")
-        if "k_max" in spec:
-            check("n_range" in spec, "k_max", "bounds the hop counts of a ring range: give n_range too")
-            k_max, hi = spec["k_max"], spec["n_range"][1]
-            check(1 <= k_max < hi, "k_max", f"must be in [1, {hi - 1}] (below the largest ring size {hi}), got {k_max}")
-            check(k_max <= MAX_K, "k_max", f"must be at most {MAX_K}, got {k_max}")
-        if "k_min" in spec:  # every ring of the range must hold k_min hops
-            lo, top = spec["n_range"][0], min(spec.get("k_max", MAX_K), MAX_K)
-            check(1 <= spec["k_min"] <= min(lo - 1, top), "k_min", f"must be in [1, {min(lo - 1, top)}] (below the "
-                  f"smallest ring size {lo} and at most k_max), got {spec['k_min']}")
-        if "n" in spec:  # evaluation cells: one ring size, the hop counts `ks` (or one, `k`)
-            check(2 <= spec["n"] <= MAX_N, "n", f"must be in [2, {MAX_N}], got {spec['n']}")
-            top = min(MAX_K, spec["n"] - 1)
-            for k in spec.get("ks", [spec["k"]] if "k" in spec else []):
-                check(1 <= k <= top, "ks", f"each k must be in [1, {top}], got {k}")
+    def make(self, rng: random.Random, n: int, k: int) -> Problem:
+        return make_problem(rng, n, k)
+
+    def distinct(self, n: int) -> int:
+        return distinct_problems(n)
+
+    def eval_rng(self, n: int, k: int, seed: int) -> random.Random:
+        return random.Random(f"eval-{n}-{k}-{seed}")  # "eval", not "hop": the seed hop's sets were first drawn with
 
     def max_budget(self, spec: dict) -> int:
-        n_max = spec["n_range"][1]
-        return min(spec.get("k_max", n_max - 1), n_max - 1, MAX_K) + SAMPLE_SLACK
+        return self.top(spec) + SAMPLE_SLACK
 
     def longest(self, spec: dict, response: str) -> int:
-        n_max = spec["n_range"][1]
-        return longest_sequence(n_max, spec.get("k_max", n_max - 1), response)
-
-    def eval_set(self, spec: dict, count: int, seed: int, exclude: frozenset[str] = frozenset()) -> list[Problem]:
-        return make_eval_set(spec["n"], spec["k"], count, seed, exclude)
+        return longest_sequence(spec["n_range"][1], self.top(spec), response)
 
     def from_dict(self, d: dict) -> Problem:
         return Problem.from_dict(d)
-
-    def parse_answer(self, response: str) -> str | None:
-        return parse_answer(response)
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]:
         return failure_probes(problem, rng)
