@@ -600,6 +600,22 @@ def test_claims_verdicts_by_hand():
         claim("x", mechanism={"key": "clip"})
 
 
+def test_the_claims_page_sets_the_answer_only_twin_beside_the_verified_result():
+    def ans(a, b, lo, hi, **kw):
+        return {"a": a, "b": b, "effect": b - a, "ci_lo": lo, "ci_hi": hi, "se": 0.02, "df": 4, "p": 0.01,
+                "mde": 0.07, "seeds": 5, "problems": 100, "constant": None, **kw}
+
+    # a guess passes the answer-only measure: 0.30 -> 0.70 by the answer, 0.10 -> 0.12 verified
+    twin = ans(0.3, 0.7, 0.35, 0.45)
+    answers = {"v": ans(0.1, 0.12, -0.01, 0.05, answer_only=twin), "len": ans(3.0, 4.0, 0.5, 1.5)}
+    claims = {"v": index.Claim("P", "c", "passk", "v", 1),
+              "len": index.Claim("P", "c", "passk", "len", 1, ceiling=None, equivalence=0.5, power_for=1.0)}
+    manifests = [{"study": "passk", "answers": [{"pair": k, **a} for k, a in answers.items()]}]
+    rows = {r["primary comparison"]: r for r in index.claims_rows(index.Config(claims=claims), manifests, None)}
+    assert rows["passk/v"][index.ANSWER_ONLY] == "0.300 → 0.700, +0.400 [0.350, 0.450]"
+    assert rows["passk/len"][index.ANSWER_ONLY] == "—" and rows["exact/final_kl_opt"][index.ANSWER_ONLY] == "—"
+
+
 def test_a_claim_tested_on_two_tasks_is_two_tests_of_the_family_and_gets_a_column_each():
     def ans(effect, se):
         return {"a": 0.5, "b": 0.5 + effect, "effect": effect, "ci_lo": effect, "ci_hi": effect, "se": se, "df": 4,
