@@ -21,7 +21,8 @@ from pathlib import Path
 import torch
 
 from reasonrl import numerics
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
+from reasonrl.checkpoint import load_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.rl import collect as C
 from reasonrl.rl.job import make_job
 from reasonrl.rl.layout import FAST

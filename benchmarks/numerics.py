@@ -36,9 +36,9 @@ def child(workload: str, setting: str, steps: int, base_path: str) -> dict:
     took = numerics.pin(setting)
     import torch
 
+    from reasonrl.checkpoint import load_checkpoint, save_checkpoint
     from reasonrl.config import load_params
     from reasonrl.evaluate import EvalConfig, set_report
-    from reasonrl.model import load_checkpoint, save_checkpoint
     from reasonrl.pipeline import read_problems, section
     from reasonrl.pretrain import BaseConfig, train_base
 

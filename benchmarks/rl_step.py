@@ -38,7 +38,8 @@ malloc.restart()  # before torch loads
 import torch  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint  # noqa: E402
+from reasonrl.checkpoint import load_checkpoint  # noqa: E402
+from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
 from reasonrl.rl import collect as C  # noqa: E402
 from reasonrl.rl import train as T  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402

@@ -34,8 +34,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from reasonrl import numerics
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.evaluate import greedy_responses, sample_set
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, prefill
+from reasonrl.logprobs import prefill
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.numerics import machine
 from reasonrl.rl import collect as C
 from reasonrl.rl.job import make_job

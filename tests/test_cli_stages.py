@@ -19,7 +19,8 @@ import yaml
 from pipeline_util import shrink
 
 from reasonrl import cli
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.verifiers import load_verifier
 
 ROOT = Path(__file__).resolve().parents[1]

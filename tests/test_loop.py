@@ -22,7 +22,8 @@ import pytest
 import torch
 import tqdm.std
 
-from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
+from reasonrl.logprobs import token_logprobs
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, optimize
 from reasonrl.rl import collect as C
 from reasonrl.rl import memory as M

@@ -8,7 +8,8 @@ import random
 import pytest
 import torch
 
-from reasonrl.model import ModelConfig, TinyReasoner, shared_token_logprobs, token_logprobs
+from reasonrl.logprobs import shared_token_logprobs, token_logprobs
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, train_phase
 from reasonrl.rl.job import make_job
 from reasonrl.rl.train import Context, rl_step
@@ -203,17 +204,17 @@ def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
     filtered out): each round prefills, then the record of everything sampled and the kept batch prefill for
     the policy and the reference each. SFT has no rollout. With two updates the rollout keeps none either (it
     raised the peak RSS), and the second update prefills again. The batch does not hold the prefill after."""
-    import reasonrl.model as model_mod
+    import reasonrl.logprobs as logprobs_mod
     import reasonrl.sampling as sampling_mod
 
     grad = []  # whether each prefill recorded a graph
-    real = model_mod.prefill
+    real = logprobs_mod.prefill
 
     def counting(*a, **k):
         grad.append(torch.is_grad_enabled())
         return real(*a, **k)
 
-    monkeypatch.setattr(model_mod, "prefill", counting)
+    monkeypatch.setattr(logprobs_mod, "prefill", counting)
     monkeypatch.setattr(sampling_mod, "prefill", counting)
     _, batch, _, _, _ = _run_step(True, 0.5, **overrides)
     if overrides.get("dynamic_sampling"):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..model import shared_token_logprobs, token_logprobs
+from ..logprobs import shared_token_logprobs, token_logprobs
 from ..tasks import PAD_ID, encode
 from ..tokens import encode_pairs, pad_ids
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import yaml
 
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..config import ConfigError, check
 from ..errors import guessed_stage, suggest
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
-from ..model import load_checkpoint, save_checkpoint
 from ..pipeline import data_path, read_problems, stage_setup, write_timing
 from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
