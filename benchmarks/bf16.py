@@ -21,8 +21,10 @@ from pathlib import Path
 import torch
 
 from reasonrl import numerics
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
+from reasonrl.checkpoint import load_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.rl import collect as C
+from reasonrl.rl.batch import Batch
 from reasonrl.rl.job import make_job
 from reasonrl.rl.layout import FAST
 from reasonrl.sampling import sample_responses
@@ -42,7 +44,7 @@ def main() -> None:
     probs = C.draw_problems(random.Random(0), job, job.B)
     with torch.inference_mode():
         responses = sample_responses(policy, probs, job.G, job.temperature, torch.Generator().manual_seed(0))
-    batch = C.Batch([p for p in probs for _ in range(job.G)], [r for rs in responses for r in rs],
+    batch = Batch([p for p in probs for _ in range(job.G)], [r for rs in responses for r in rs],
                     torch.zeros(job.B * job.G), torch.zeros(job.B * job.G), job.G, 0.0)
     seqs = FAST.build(batch, "cpu", job.temperature)
     precisions = {"fp32": contextlib.nullcontext, "bf16": lambda: torch.autocast("cpu", dtype=torch.bfloat16)}

@@ -29,8 +29,9 @@ SAMPLE_CHUNKS = (2048, 1024, 512, 256)
 
 def _child(init: str, n: int, per_k: int, kind: str, chunk: int, N: int, out) -> None:
     torch.set_num_threads(1)
+    from reasonrl.checkpoint import load_checkpoint
     from reasonrl.evaluate import greedy_responses
-    from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
+    from reasonrl.model import ModelConfig, TinyReasoner
     from reasonrl.sampling import sample_responses
     from reasonrl.tasks.hop import make_eval_set
 

@@ -3,7 +3,7 @@
     python benchmarks/malloc.py [--steps 60] [--rounds 2]
 
 Each contender is a fresh process running `--steps` steps of `rl_step` on peer_trl's job (B = 32 x G = 8,
-untrained model, lr 1e-3, one thread) with the heap trimmed after each step, as `train_rl` does:
+untrained model, lr 1e-3, one thread) with the heap trimmed after each step, as the stages run `train_rl`:
 - glibc: the C library's malloc and the memory policy's trims (rl.memory), what a plain `dvc repro` runs;
 - glibc, no trims (labelled): the computation alone, with a resident set that grows over the run;
 - tcmalloc: preloaded, as `reasonrl repro` runs its stages (reasonrl.runner.malloc); the policy then trims nothing.
@@ -33,7 +33,7 @@ def child(steps: int, trim: bool, setting: str) -> None:
     import torch
     from peer_trl import peer_context  # this folder is first on the import path
 
-    from reasonrl.rl import train as T
+    from reasonrl.rl.algorithm import rl_step
 
     numerics.pin(setting)
     torch.set_num_threads(1)
@@ -41,8 +41,8 @@ def child(steps: int, trim: bool, setting: str) -> None:
     cpu = []
     for step in range(steps):
         c0 = time.process_time()
-        T.rl_step(ctx, opt, step)
-        ctx.trim()  # train_rl's trim after each step
+        rl_step(ctx, opt, step)
+        ctx.hooks.between_phases()  # as train_rl, after each step
         cpu.append(time.process_time() - c0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1000
     print(json.dumps({"cpu": cpu, "peak_mb": peak, "malloc": malloc.active()}))

@@ -36,9 +36,9 @@ def child(workload: str, setting: str, steps: int, base_path: str) -> dict:
     took = numerics.pin(setting)
     import torch
 
+    from reasonrl.checkpoint import load_checkpoint, save_checkpoint
     from reasonrl.config import load_params
     from reasonrl.evaluate import EvalConfig, set_report
-    from reasonrl.model import load_checkpoint, save_checkpoint
     from reasonrl.pipeline import read_problems, section
     from reasonrl.pretrain import BaseConfig, train_base
 
@@ -56,17 +56,19 @@ def child(workload: str, setting: str, steps: int, base_path: str) -> dict:
         summary, _ = set_report(model, problems, "edge", section(params, "eval", EvalConfig))
         digest = hashlib.md5(json.dumps(summary, sort_keys=True).encode()).hexdigest()
     else:
-        from reasonrl.rl import train as T
+        from reasonrl.rl.algorithm import rl_step
+        from reasonrl.rl.context import Context
         from reasonrl.rl.job import make_job
+        from reasonrl.rl.memory import memory_hooks
 
         policy = load_checkpoint(base_path)[0]
         job = make_job(params["rl"], {"steps": steps})
-        ctx = T.Context(job=job, policy=policy, ref=load_checkpoint(base_path)[0].requires_grad_(False),
-                        verifier=None, rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
-                        reward_gen=torch.Generator().manual_seed(1))
+        ctx = Context(job=job, policy=policy, ref=load_checkpoint(base_path)[0].requires_grad_(False),
+                      verifier=None, rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
+                      reward_gen=torch.Generator().manual_seed(1), hooks=memory_hooks(job, verifier=False))
         opt = torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
         for step in range(steps):
-            T.rl_step(ctx, opt, step)
+            rl_step(ctx, opt, step)
         digest = hashlib.md5(b"".join(p.detach().numpy().tobytes() for p in policy.parameters())).hexdigest()
     return {"workload": workload, "setting": setting, "seconds": round(time.perf_counter() - t0, 2),
             "cpu_seconds": round(time.process_time() - c0, 2), "md5": digest, "took": took}

@@ -59,8 +59,10 @@ from roofline import MatmulShapes, shape_flops  # noqa: E402  (benchmarks/, this
 from reasonrl import numerics  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
 from reasonrl.rl import collect as C  # noqa: E402
-from reasonrl.rl import train as T  # noqa: E402
+from reasonrl.rl.algorithm import rl_step  # noqa: E402
+from reasonrl.rl.context import Context, Hooks  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
+from reasonrl.rl.memory import memory_hooks  # noqa: E402
 from reasonrl.tasks import END, END_ID, ITOS, PAD_ID, decode  # noqa: E402
 from reasonrl.tasks.hop import Problem  # noqa: E402
 
@@ -70,17 +72,15 @@ B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 # ----------------------------------------------------------------------------- reasonrl
 
 
-def peer_context(steps: int, trim: bool = True) -> tuple[T.Context, torch.optim.Optimizer]:
+def peer_context(steps: int, trim: bool = True) -> tuple[Context, torch.optim.Optimizer]:
     """reasonrl's side of the job: a context and optimizer for `steps` steps of `rl_step`, the pipeline's step,
     with the memory policy's heap trims (the ones that bound a stage's peak RSS); trim=False turns them off:
     the computation alone, at the price of a resident set that grows over a run under glibc."""
     job = make_job({}, {"steps": steps, "B": B, "G": G, "lr": LR, "beta": 0.0, "temperature": 1.0})
     policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
-    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
-                    rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
-                    reward_gen=torch.Generator().manual_seed(1))
-    if not trim:
-        ctx.trim = lambda: None
+    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
+                  rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
+                  reward_gen=torch.Generator().manual_seed(1), hooks=memory_hooks(job, False) if trim else Hooks())
     return ctx, torch.optim.AdamW(ctx.policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 
@@ -96,7 +96,7 @@ class ReasonrlSteps:
     def __call__(self) -> None:
         self.timer.begin()
         try:
-            T.rl_step(self.ctx, self.opt, len(self.seconds) + self.timer.counted)
+            rl_step(self.ctx, self.opt, len(self.seconds) + self.timer.counted)
         finally:
             self.timer.end()
 

@@ -12,9 +12,10 @@ Times are wall-clock; the CPU seconds of the whole step (this process runs one t
 they are less disturbed by other work on a shared machine.
 
 By default the heap is never trimmed, in either path: the steps measure computation only, as every earlier
-run of this script did. `train_rl` gives freed heap pages back (`malloc_trim`) inside each step and after
-it, which bounds a stage's peak RSS at the price of faulting those pages in again; --trim runs both paths
-that way (the trims inside rl_step, and one after each step, inside the timed step). The script runs on the
+run of this script did. The stages run `train_rl` under the memory policy (rl/memory.py), whose hooks give
+freed heap pages back (`malloc_trim`) inside each step and after it, which bounds a stage's peak RSS at the
+price of faulting those pages in again; --trim runs both paths that way (the hooks inside rl_step, and one
+after each step, inside the timed step). The script runs on the
 allocator `reasonrl repro` gives its stages (reasonrl.runner.malloc: tcmalloc where installed, under which the
 policy trims nothing on this job; REASONRL_MALLOC=system for glibc's malloc).
 
@@ -38,11 +39,13 @@ malloc.restart()  # before torch loads
 import torch  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint  # noqa: E402
+from reasonrl.checkpoint import load_checkpoint  # noqa: E402
+from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
+from reasonrl.rl import algorithm as A  # noqa: E402
 from reasonrl.rl import collect as C  # noqa: E402
-from reasonrl.rl import train as T  # noqa: E402
+from reasonrl.rl.context import Context, Hooks  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
-from reasonrl.rl.memory import heap_trimmer  # noqa: E402
+from reasonrl.rl.memory import memory_hooks  # noqa: E402
 from reasonrl.sampling import response_of, sample_reference  # noqa: E402
 
 PATHS = ("plain", "fast")
@@ -55,35 +58,31 @@ def load_policy(init: str):
     return model, "an untrained model (no checkpoint found)"
 
 
-def no_trim() -> None:
-    pass
-
-
-def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[T.Context, torch.optim.Optimizer]:
+def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[Context, torch.optim.Optimizer]:
     job = make_job({}, {"steps": steps})
     policy = copy.deepcopy(policy)
-    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
-                    rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
-                    reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared,
-                    trim=heap_trimmer() if trim else no_trim)
+    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
+                  rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
+                  reward_gen=torch.Generator().manual_seed(1), shared_prefix=shared,
+                  hooks=memory_hooks(job, False) if trim else Hooks())
     return ctx, torch.optim.AdamW(policy.parameters(), lr=job.lr, weight_decay=0.0)
 
 
 def timed_collect(times: list[float], cpu: list[float]):
     """rl_step's collect for grpo, timed (wall and CPU seconds): rollout = sampling + rewards."""
-    inner = C.METHODS["grpo"]
+    inner = C.COLLECT["policy"]
 
     def collect(ctx):
         t0, c0 = time.perf_counter(), time.process_time()
-        batch = inner.collect(ctx)
+        batch = inner(ctx)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
         return batch
 
-    return C.MethodSpec(collect, inner.weights, inner.drop_zero_weight)
+    return collect
 
 
-def reference_rollout(ctx: T.Context) -> tuple[float, float, list[str]]:
+def reference_rollout(ctx: Context) -> tuple[float, float, list[str]]:
     """Wall and CPU seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
     job = ctx.job
     probs = C.draw_problems(_copy_rng(ctx.rng), job, job.B)
@@ -106,8 +105,8 @@ def rss_child(path: str, init: str, steps: int, trim: bool) -> None:
     policy, _ = load_policy(init)
     ctx, opt = make_context(policy, path == "fast", steps, trim)
     for step in range(steps):
-        T.rl_step(ctx, opt, step)
-        ctx.trim()
+        A.rl_step(ctx, opt, step)
+        ctx.hooks.between_phases()
     print(json.dumps({"path": path, "peak_rss_mb": peak_rss_self_mb()}))
 
 
@@ -152,7 +151,7 @@ def main() -> None:
     whole = {p: [] for p in PATHS}
     cpu = {p: [] for p in PATHS}  # CPU seconds of this (one-thread) process: less sensitive to other load
     ref_times, ref_cpu, fast_roll_at_ref, fast_cpu_at_ref = [], [], [], []
-    saved = C.METHODS["grpo"]
+    saved = C.COLLECT["policy"]
     try:
         for step in range(args.steps):
             if step < args.ref_steps:
@@ -160,13 +159,13 @@ def main() -> None:
             batches = {}
             for p in PATHS:
                 ctx, opt = ctxs[p]
-                C.METHODS["grpo"] = timed_collect(roll[p], roll_cpu[p])
+                C.COLLECT["policy"] = timed_collect(roll[p], roll_cpu[p])
                 t0, c0 = time.perf_counter(), time.process_time()
-                _, batches[p] = T.rl_step(ctx, opt, step)
-                ctx.trim()
+                _, batches[p] = A.rl_step(ctx, opt, step)
+                ctx.hooks.between_phases()
                 whole[p].append(time.perf_counter() - t0)
                 cpu[p].append(time.process_time() - c0)
-            C.METHODS["grpo"] = saved
+            C.COLLECT["policy"] = saved
             assert batches["plain"].responses == batches["fast"].responses, f"step {step}: responses differ"
             if step < args.ref_steps:
                 assert ref_resps == batches["fast"].responses, "sample_reference drew different responses"
@@ -175,7 +174,7 @@ def main() -> None:
                 fast_roll_at_ref.append(roll["fast"][-1])
                 fast_cpu_at_ref.append(roll_cpu["fast"][-1])
     finally:
-        C.METHODS["grpo"] = saved
+        C.COLLECT["policy"] = saved
     rss = {p: peak_rss(p, args.init, args.rss_steps, args.trim) for p in PATHS}
 
     def mean(x):

@@ -34,10 +34,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from reasonrl import numerics
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.evaluate import greedy_responses, sample_set
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, prefill
+from reasonrl.logprobs import prefill
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.numerics import machine
 from reasonrl.rl import collect as C
+from reasonrl.rl.batch import Batch
 from reasonrl.rl.job import make_job
 from reasonrl.rl.layout import FAST
 from reasonrl.sampling import _prompt_batch, response_of, sample_groups
@@ -151,7 +154,7 @@ def main() -> None:
             return prefill(policy, X[:, : X.shape[1] - budget], lens)
 
     responses = rollout()
-    batch = C.Batch([p for p in probs for _ in range(job.G)], [response_of(r) for r in responses],
+    batch = Batch([p for p in probs for _ in range(job.G)], [response_of(r) for r in responses],
                     torch.zeros(len(responses)), torch.zeros(len(responses)), job.G, 0.0)
     seqs = FAST.build(batch, "cpu", job.temperature)
 

@@ -23,7 +23,8 @@ from pathlib import Path
 import torch
 
 from reasonrl import numerics
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint
+from reasonrl.checkpoint import load_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference
 from reasonrl.tasks.hop import make_problem
 

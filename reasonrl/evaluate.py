@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import torch
 
 from .config import check
+from .logprobs import shared_token_logprobs, token_logprobs
 from .metrics import pass_at_k
-from .model import TinyReasoner, shared_token_logprobs, token_logprobs
+from .model import TinyReasoner
 from .sampling import response_of, sample, sample_responses
 from .tasks import PAD_ID, Problem, encode, trace_of
 from .tasks.base import verified

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .model import causal_attention, grouped_attention, merge_heads, prefill, prompt_bias
+from .logprobs import grouped_attention, prefill, prompt_bias
+from .model import causal_attention, merge_heads
 from .tasks import END, END_ID, PAD_ID, Problem, decode, encode
 
 

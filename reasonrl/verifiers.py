@@ -35,9 +35,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from .checkpoint import load_blob, save_blob
 from .config import ConfigError, check
+from .errors import CheckpointError
 from .evaluate import auc
-from .model import CheckpointError, ModelConfig, TinyReasoner, load_blob, save_blob
+from .model import ModelConfig, TinyReasoner
 from .pretrain import optimize
 from .sampling import sample_responses
 from .tasks import DEFAULT, Problem, Task, distribution, get_task, trace_of

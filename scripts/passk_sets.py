@@ -16,8 +16,8 @@ import torch
 import yaml
 
 from reasonrl import numerics
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.evaluate import EvalConfig, sampling_report
-from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import EvalSetConfig, build_data_sets, build_eval_set, data_config
 
 VALIDATION_SEED = 41

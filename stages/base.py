@@ -6,10 +6,10 @@ its task's `in` and `edge` sets.
 """
 
 
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
 from reasonrl.config import to_dict
 from reasonrl.evaluate import greedy_accuracy
 from reasonrl.io import write_json
-from reasonrl.model import load_checkpoint, save_checkpoint
 from reasonrl.pipeline import data_path, read_problems, section
 from reasonrl.pretrain import BaseConfig, train_base
 from reasonrl.runtime import stage_args, stage_setup, write_timing

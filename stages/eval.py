@@ -10,9 +10,9 @@ the answer-only value beside it under `<name>_answer` (reasonrl/evaluate.py).
 
 import time
 
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.evaluate import EvalConfig, outcomes_csv, set_report
 from reasonrl.io import write_json, write_text
-from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import data_path, read_problems, section
 from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.tokens import check_sets_fit

@@ -4,9 +4,9 @@ reports/passk/data/<label>.json and the plot data reports/passk/curve_<label>.cs
 
 import time
 
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.config import check, from_dict
 from reasonrl.io import write_json, write_text
-from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import data_path, read_problems
 from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.studies import passk_data_path

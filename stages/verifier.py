@@ -1,9 +1,9 @@
 """Stage `verifier@<name>`: train the learned verifier `verifiers.<name>` on samples of its base."""
 
 
+from reasonrl.checkpoint import load_checkpoint
 from reasonrl.config import to_dict
 from reasonrl.io import write_json
-from reasonrl.model import load_checkpoint
 from reasonrl.pipeline import section
 from reasonrl.runtime import stage_args, stage_setup, write_timing
 from reasonrl.verifiers import VerifierConfig, save_verifier, train_verifier

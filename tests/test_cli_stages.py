@@ -18,7 +18,8 @@ import torch
 import yaml
 from pipeline_util import shrink
 
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.runner import cli
 from reasonrl.verifiers import load_verifier
 

@@ -76,8 +76,7 @@ def test_every_config_field_has_a_comment(cls):
 
 
 def test_job_choices_are_the_registries_themselves():
-    from reasonrl.rl.collect import METHODS
-    from reasonrl.rl.variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, REWARDS
+    from reasonrl.rl.variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, METHODS, REWARDS
 
     c = choices()
     assert c["method"] is METHODS and c["reward"] is REWARDS and c["advantage"] is ADVANTAGES

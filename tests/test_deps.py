@@ -36,27 +36,29 @@ def module_file(dotted: str) -> Path | None:
     return None
 
 
-def runtime_nodes(tree: ast.AST):
-    """Every node of `tree` but those under `if TYPE_CHECKING:` (imports for annotations, never run)."""
+def runtime_nodes(tree: ast.AST, typing: bool = False):
+    """Every node of `tree` but those under `if TYPE_CHECKING:` (imports for annotations, never run), unless
+    `typing`."""
     todo = [tree]
     while todo:
         node = todo.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            if (not typing and isinstance(child, ast.If)
+                    and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")):
                 todo += child.orelse
             else:
                 todo.append(child)
 
 
-def imported(path: Path) -> set[str]:
-    """Dotted names of the reasonrl modules `path` imports (anywhere in it, also inside functions),
-    with their parent packages, whose __init__ runs first."""
+def imported(path: Path, typing: bool = False) -> set[str]:
+    """Dotted names of the reasonrl modules `path` imports (anywhere in it, also inside functions; with `typing`
+    also under `if TYPE_CHECKING:`), with their parent packages, whose __init__ runs first."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     if path.name == "__init__.py":
         package = ".".join(path.relative_to(ROOT).parts[:-1])
     names = set()
-    for node in runtime_nodes(ast.parse(path.read_text())):
+    for node in runtime_nodes(ast.parse(path.read_text()), typing):
         if isinstance(node, ast.Import):
             found = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):

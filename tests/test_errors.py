@@ -22,8 +22,9 @@ import pytest
 import torch
 import yaml
 
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
 from reasonrl.errors import CheckpointError, ConfigError, ReasonrlError, producing_stage, suggest
-from reasonrl.model import ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """The KL term of the RL loop points the right way (issue #17, item 1).
 
 Two kinds of check:
-- exact: the loop's own `update` (reasonrl/rl/train.py) run on the exact toy's enumerable world
+- exact: the algorithm's own `update` (reasonrl/rl/algorithm.py) run on the exact toy's enumerable world
   (reasonrl/exact.py: every response of a 5-token vocabulary up to length 6), with each response
   weighted by its probability under the policy, so the gradient it takes IS the expected gradient of
   the sampled estimator. It is compared with the toy's own exact quantities (`exact_kl`,
@@ -22,7 +22,9 @@ import torch
 from reasonrl import exact as E
 from reasonrl import exact_gradients as G
 from reasonrl.model import ModelConfig, TinyReasoner
+from reasonrl.rl import algorithm as A
 from reasonrl.rl import train as T
+from reasonrl.rl.context import Context
 from reasonrl.rl.job import make_job
 from reasonrl.rl.variants import REWARDS
 from reasonrl.tasks.hop import make_problem
@@ -64,15 +66,15 @@ def _loop_kl_gradient(estimator: str, beta: float = 0.5) -> tuple[torch.Tensor, 
     beta * E_pi[grad sum_t k_t]; and the pre-clip gradient norm it reports."""
     pol, ref = _toy_policies()
     job = make_job({}, {"beta": beta, "kl_estimator": estimator, "kl_in": "loss", "loss_agg": "seq_mean_token_sum"})
-    ctx = T.Context(job=job, policy=pol, ref=ref, verifier=None, rng=random.Random(0),
+    ctx = Context(job=job, policy=pol, ref=ref, verifier=None, rng=random.Random(0),
                     sample_gen=torch.Generator(), reward_gen=torch.Generator())
     seqs = _ToySequences(pol)
     with torch.no_grad():
         old = E.token_logprobs(pol, seqs.idx)
         ref_lp = E.token_logprobs(ref, seqs.idx)
     n = E.world().n
-    scored = T.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None, kl=0.0)
-    stats = T.update(ctx, torch.optim.SGD(pol.parameters(), lr=0.0), seqs, torch.zeros(n, dtype=E.DTYPE),
+    scored = A.Scored(old_logp=old, ent=torch.zeros_like(old), ref_logp=ref_lp, first=None, kl=0.0)
+    stats = A.update(ctx, torch.optim.SGD(pol.parameters(), lr=0.0), seqs, torch.zeros(n, dtype=E.DTYPE),
                      scored, step=0)
     grad = G.flat_grad(pol) * n  # undo the 1/N of the aggregation
     return grad, stats["losses/grad_norm"] * n
@@ -197,14 +199,14 @@ def _steps(monkeypatch, steps: int, **job):
     monkeypatch.setitem(REWARDS, "true", lambda problems, responses, ctx: torch.zeros(len(responses)))
     ref, policy = _ref_and_moved()
     job = make_job({}, dict(B=4, G=4, n_range=[4, 5], k_max=2, steps=steps, lr=1e-2, **job))
-    ctx = T.Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(5),
+    ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(5),
                     sample_gen=torch.Generator().manual_seed(6), reward_gen=torch.Generator().manual_seed(7))
     opt = torch.optim.Adam(policy.parameters(), lr=job.lr)
     X, m = _probe()
     before = _probe_kl(policy, ref, X, m)
     ref_before = [p.clone() for p in ref.parameters()]
     for step in range(steps):
-        T.rl_step(ctx, opt, step)
+        A.rl_step(ctx, opt, step)
     assert all(torch.equal(a, b) for a, b in zip(ref_before, ref.parameters()))  # the reference stays fixed
     return before, _probe_kl(policy, ref, X, m)
 

@@ -99,7 +99,7 @@ class TableModel(nn.Module):
 
 
 def test_table_model_entropies_are_as_written():
-    from reasonrl.model import token_logprobs
+    from reasonrl.logprobs import token_logprobs
 
     X = torch.tensor([[STOI["a"], STOI["3"], STOI["|"], STOI["$"]]])
     _, ent = token_logprobs(TableModel(), X)

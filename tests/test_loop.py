@@ -1,10 +1,10 @@
 """`rl_step` on hand-built batches (issue #17, item 2).
 
-The sampler is replaced by fixed responses through the narrowest seams `reasonrl/rl/train.py` has:
+The sampler is replaced by fixed responses through the narrowest seams `reasonrl/rl/collect.py` has:
 its module-level `draw_problems` (which problems a step gets) and `sample_responses` (what the policy
-"wrote"), so everything from scoring on is the real loop. What the loop hands to its update is read by
-wrapping the module-level `update` and the advantage registry entry. Every expected number is written
-out below, worked by hand from the responses.
+"wrote"), so everything from scoring on is the real algorithm. What the step hands to its update is read by
+wrapping `reasonrl/rl/algorithm.py`'s module-level `update` and the advantage registry entry. Every expected
+number is written out below, worked by hand from the responses.
 
 Ring used throughout: a>b>c>d>e>a. P1 = start a, 2 hops (trace "bc", answer c); P2 = start b, 3 hops
 ("cde", e); P3 = start c, 1 hop ("d", d); P4 = start d, 2 hops ("ea", a); P5 = start e, 1 hop ("a", a).
@@ -22,13 +22,18 @@ import pytest
 import torch
 import tqdm.std
 
-from reasonrl.model import ModelConfig, TinyReasoner, token_logprobs
+from reasonrl.logprobs import token_logprobs
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, optimize
+from reasonrl.rl import algorithm as A
 from reasonrl.rl import collect as C
 from reasonrl.rl import memory as M
 from reasonrl.rl import records as R
 from reasonrl.rl import train as T
+from reasonrl.rl.batch import Batch
+from reasonrl.rl.context import Context
 from reasonrl.rl.job import make_job
+from reasonrl.rl.layout import FAST, PLAIN
 from reasonrl.rl.variants import ADVANTAGES
 from reasonrl.tasks.hop import build_problem
 from reasonrl.tokens import encode_pairs
@@ -81,14 +86,14 @@ def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=Tr
     monkeypatch.setattr(C, "draw_problems", fixed.draw)
     monkeypatch.setattr(C, "sample_responses", fixed.sample)
     seen = Seen()
-    monkeypatch.setattr(T, "update", seen.wrap(T.update))
+    monkeypatch.setattr(A, "update", seen.wrap(A.update))
     policy = policy if policy is not None else _model()
     ref = ref if ref is not None else copy.deepcopy(policy).requires_grad_(False)
     job = make_job({}, {**dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1), **job})
-    ctx = T.Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
+    ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
                     sample_gen=torch.Generator().manual_seed(1), reward_gen=torch.Generator().manual_seed(2),
                     shared_prefix=shared)
-    record, batch = T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=lr), 0)
+    record, batch = A.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=lr), 0)
     return record, batch, seen
 
 
@@ -165,12 +170,12 @@ def test_sft_trains_on_the_gold_traces(monkeypatch):
     monkeypatch.setattr(C, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
     monkeypatch.setattr(C, "draw_problems", fixed.draw)
     seen = Seen()
-    monkeypatch.setattr(T, "update", seen.wrap(T.update))
+    monkeypatch.setattr(A, "update", seen.wrap(A.update))
     policy = _model()
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, method="sft"))
-    ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
+    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
                     sample_gen=torch.Generator(), reward_gen=torch.Generator())
-    record, batch = T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
+    record, batch = A.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
     assert batch.responses == ["bc|c$", "cde|e$", "d|d$"] and batch.group == 1
     assert seen.w.tolist() == [1.0, 1.0, 1.0]
     assert float(seen.m.sum()) == 5 + 6 + 4
@@ -423,7 +428,7 @@ def test_kl_in_the_reward_is_not_normalised_by_the_group(monkeypatch):
 
 def test_fooled_examples_are_the_wrong_ones_the_proxy_loves():
     responses = ["bc|c$", "bc|a$", "b|a$", "|a$", "bcde|e$"]
-    batch = C.Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
+    batch = Batch(problems=[P1] * 5, responses=responses, proxy=torch.tensor([0.95, 0.95, 0.5, 0.99, 0.91]),
                     true=torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0]), group=5, zero_frac=0.0)
     fooled = R.fooled_examples(batch)
     assert [f["response"] for f in fooled] == ["bc|a$", "|a$", "bcde|e$"]
@@ -460,7 +465,7 @@ def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch, 
 @pytest.mark.parametrize("shared", [True, False])
 @pytest.mark.parametrize("beta, rows", [(0.0, 8), (0.1, 12)])
 def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta, rows):
-    monkeypatch.setattr(T, "KL_GROUPS", 2)  # 2 of the 3 groups of 4
+    monkeypatch.setattr(A, "KL_GROUPS", 2)  # 2 of the 3 groups of 4
     policy, ref = _model(0), _model(1).requires_grad_(False)
     record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, shared=shared, beta=beta)
     lp, _, m = _tokens(policy, batch.problems, batch.responses)
@@ -473,18 +478,18 @@ def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta
 
 
 def test_head_keeps_whole_groups():
-    batch = C.Batch(problems=[p for p in MIXED[0] for _ in range(4)],
+    batch = Batch(problems=[p for p in MIXED[0] for _ in range(4)],
                     responses=[r for p in MIXED[0] for r in MIXED[1][p.prompt]], group=4,
                     proxy=torch.zeros(12), true=torch.zeros(12), zero_frac=0.0)
     policy = _model(0)
-    for layout in (T.FAST, T.PLAIN):
+    for layout in (FAST, PLAIN):
         seqs = layout.build(batch, torch.device("cpu"), 1.0)
         with torch.no_grad():
             whole, head = seqs.logprobs(policy)[0], seqs.head(8).logprobs(policy)[0]
         assert head.shape[0] == 8 and torch.allclose(head, whole[:8, :head.shape[1]], atol=1e-6)
         assert torch.equal(seqs.head(8).m, seqs.m[:8, :head.shape[1]])
     with pytest.raises(ValueError, match="whole groups"):
-        T.FAST.build(batch, torch.device("cpu"), 1.0).head(6)
+        FAST.build(batch, torch.device("cpu"), 1.0).head(6)
 
 
 BETA_CLIPS = 3.0  # large enough that the gradient norm is in (1, 2)
@@ -525,10 +530,10 @@ def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
         policy = _model()
         job = make_job({}, dict(B=2, G=3, n_range=[4, 5], k_max=2, temperature=0.5))
         gen = torch.Generator().manual_seed(1)
-        ctx = T.Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
+        ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy), verifier=None, rng=random.Random(0),
                         sample_gen=gen, reward_gen=torch.Generator(), shared_prefix=shared)
         before = gen.get_state().clone()
-        T.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
+        A.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=0.0), 0)
         assert seen[-1] == (3, 0.5, gen, shared)
         assert not torch.equal(before, gen.get_state())  # the draws came from the run's generator
 
@@ -591,13 +596,13 @@ def test_train_rl_needs_a_verifier_for_a_verifier_reward():
 def test_clip_mask_counts_only_tokens_the_clip_acts_on():
     logp = torch.log(torch.tensor([[1.5], [1.5], [0.5], [0.5], [1.2]]))
     adv = torch.tensor([0.5, 0.0, -0.5, 0.0, 0.5])
-    _, clipped = T.clipped_surrogate(logp, torch.zeros(5, 1), adv, 0.2, 0.2)
+    _, clipped = A.clipped_surrogate(logp, torch.zeros(5, 1), adv, 0.2, 0.2)
     # ratio 1.5 with A > 0 and 0.5 with A < 0 are clipped; A = 0 never is; ratio 1.2 sits on the bound
     assert clipped[:, 0].tolist() == [True, False, True, False, False]
 
 
 def test_fooled_examples_default_limit_and_rounding():
-    batch = C.Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
+    batch = Batch(problems=[P1] * 5, responses=["b|a$", "|a$", "bc|a$", "bcd|a$", "a$"],
                     proxy=torch.tensor([0.9123, 0.95, 0.99, 0.97, 0.96]), true=torch.zeros(5), group=5, zero_frac=0.0)
     fooled = R.fooled_examples(batch)
     assert len(fooled) == 3 and fooled[0]["proxy"] == 0.912
@@ -613,46 +618,47 @@ def test_fooled_examples_default_limit_and_rounding():
 ])
 def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(monkeypatch, reward, mu, dynamic,
                                                                            step_events):
-    """Where train_rl gives freed heap pages back (its peak RSS): before the training forward, before a verifier's
-    scoring and before the forward over everything dynamic sampling drew (which comes before the kept batch's
-    forward, so that the latter's graph is not alive under it) and after each of its layers, between update
-    iterations, and after every step; nowhere else."""
+    """Where a run under the memory policy gives freed heap pages back (its peak RSS): before the training forward,
+    before a verifier's scoring and before the forward over everything dynamic sampling drew (which comes before
+    the kept batch's forward, so that the latter's graph is not alive under it) and after each of its layers,
+    between update iterations, and after every step; nowhere else. Without hooks the loop trims nothing."""
     events = []
     fixed = Fixed(MIXED, MIXED)
     monkeypatch.setattr(C, "draw_problems", fixed.draw)
     monkeypatch.setattr(C, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
     monkeypatch.setitem(C.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
                         C.REWARDS["true"](problems, responses, ctx))
-    score_policy = T.score_policy
+    score_policy = A.score_policy
 
     def forward(ctx, seqs, grad=False):  # the training forward keeps its graph (the fast layout reuses it)
         events.append("forward" if grad else "record forward")
         return score_policy(ctx, seqs, grad)
 
-    monkeypatch.setattr(T, "score_policy", forward)
+    monkeypatch.setattr(A, "score_policy", forward)
     clip = torch.nn.utils.clip_grad_norm_
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda *a, **k: events.append("update") or clip(*a, **k))
-    real_step = T.rl_step
-
-    def step(ctx, opt, i):
-        ctx.trim = lambda: events.append("trim")
-        return real_step(ctx, opt, i)
-
-    monkeypatch.setattr(T, "rl_step", step)
+    monkeypatch.setattr(M, "heap_trimmer", lambda sampled_forward: lambda: events.append("trim"))
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, reward=reward, num_iterations=mu,
                             dynamic_sampling=dynamic))
-    hist = T.train_rl(job, _model(), verifier=object() if reward == "orm" else None, progress=False)
+    verifier = object() if reward == "orm" else None
+    hist = T.train_rl(job, _model(), verifier=verifier, progress=False, hooks=M.memory_hooks(job, verifier is not None))
     assert events == step_events * 2
     rollout = ["reward/proxy", "reward/true", "rollout/zero_var_frac", "rollout/length", "rollout/length_wrong",
                "rollout/think_rate", "rollout/entropy", "losses/kl"]
     filtered = ["filtered/" + k.split("/", 1)[1] for k in rollout] if dynamic else []
     assert list(hist["steps"][0]) == ["step", *rollout, *filtered, "rollout/count", "losses/pg", "losses/kl_term",
                                       "losses/clip_frac", "losses/grad_norm", "time/seconds"]  # the history's columns
+    events.clear()
+    fixed.calls = 0
+    T.train_rl(job, _model(), verifier=verifier, progress=False)
+    assert "trim" not in events and events.count("update") == 2 * mu
 
 
-def test_the_default_heap_trimmer_takes_no_argument():
-    T.Context(job=make_job({}, {}), policy=_model(), ref=_model(), verifier=None, rng=random.Random(0),
-              sample_gen=torch.Generator(), reward_gen=torch.Generator()).trim()
+def test_the_memory_policys_trims_take_no_argument():
+    M.heap_trimmer()()
+    M.memory_hooks(make_job({}, {}), verifier=False).between_phases()
+    Context(job=make_job({}, {}), policy=_model(), ref=_model(), verifier=None, rng=random.Random(0),
+            sample_gen=torch.Generator(), reward_gen=torch.Generator()).hooks.between_phases()
 
 
 def test_trimming_per_layer_moves_no_number_and_leaves_no_hook():

@@ -68,7 +68,7 @@ def test_restart_tries_once_when_the_preload_does_not_take(tmp_path):
 
 
 def test_glibc_trims_its_heap_for_every_run_kind(monkeypatch):
-    monkeypatch.setattr(memory, "active", lambda: "system")
+    monkeypatch.setattr(memory, "tcmalloc_release", lambda: None)
     for sampled_forward in (False, True):
         trim = memory.heap_trimmer(sampled_forward)
         assert isinstance(trim, functools.partial) and trim.func.__name__ == "malloc_trim"
@@ -79,31 +79,37 @@ def test_under_tcmalloc_only_runs_with_a_forward_over_everything_sampled_release
     code = ("from reasonrl.runner import malloc; from reasonrl.rl.memory import heap_trimmer; "
             "f = [heap_trimmer(False), heap_trimmer(True)]; f[1](); "
             "print(malloc.active(), *[getattr(g, '__name__', None) or g.func.__name__ for g in f])")
-    assert _run(code, LD_PRELOAD=malloc.library()) == ["tcmalloc", "<lambda>", "MallocExtension_ReleaseFreeMemory"]
+    assert _run(code, LD_PRELOAD=malloc.library()) == ["tcmalloc", "_nothing", "MallocExtension_ReleaseFreeMemory"]
     assert _run(code) == ["system", "malloc_trim", "malloc_trim"]
 
 
 def test_the_run_kind_decides_the_trim(monkeypatch):
-    import copy
-    import random
-
-    import torch
-
-    from reasonrl.model import ModelConfig, TinyReasoner
-    from reasonrl.rl import train
     from reasonrl.rl.job import make_job
 
     asked, policy_trim = [], object()
-    monkeypatch.setattr(train, "heap_trimmer", lambda sampled_forward: asked.append(sampled_forward) or policy_trim)
-    policy = TinyReasoner(ModelConfig(d_model=16, n_heads=2, n_layers=1), generator=torch.Generator().manual_seed(0))
-    for over, verifier in (({}, None), ({"dynamic_sampling": True}, None), ({}, object())):
-        ctx = train.Context(job=make_job({}, over), policy=policy, ref=copy.deepcopy(policy), verifier=verifier,
-                            rng=random.Random(0), sample_gen=torch.Generator(), reward_gen=torch.Generator())
-        assert ctx.trim is policy_trim
+    monkeypatch.setattr(memory, "heap_trimmer", lambda sampled_forward: asked.append(sampled_forward) or policy_trim)
+    for over, verifier in (({}, False), ({"dynamic_sampling": True}, False), ({}, True)):
+        assert memory.memory_hooks(make_job({}, over), verifier).between_phases is policy_trim
     assert asked == [False, True, True]
-    given = train.Context(job=make_job({}, {}), policy=policy, ref=policy, verifier=None, rng=random.Random(0),
-                          sample_gen=torch.Generator(), reward_gen=torch.Generator(), trim=print)
-    assert given.trim is print and len(asked) == 3
+
+
+def test_the_stages_run_the_loop_under_the_memory_policy(monkeypatch, tmp_path):
+    """The loop trims nothing by itself (the algorithm has no memory policy): run_job, which the rl stages and
+    `reasonrl train` call, hands it the policy's hooks."""
+    import torch
+
+    from reasonrl.checkpoint import save_checkpoint
+    from reasonrl.model import ModelConfig, TinyReasoner
+    from reasonrl.rl import run
+    from reasonrl.rl.job import make_job
+
+    save_checkpoint(tmp_path / "init.pt", TinyReasoner(ModelConfig(d_model=16, n_heads=2, n_layers=1),
+                                                       generator=torch.Generator().manual_seed(0)), {})
+    seen = {}
+    monkeypatch.setattr(run, "memory_hooks", lambda job, verifier: ("the policy's", job.B, verifier))
+    monkeypatch.setattr(run, "train_rl", lambda *a, hooks=None, **k: seen.setdefault("hooks", hooks))
+    run.run_job(make_job({}, {"B": 3}), tmp_path / "init.pt", None, {})
+    assert seen["hooks"] == ("the policy's", 3, False)
 
 
 @pytest.mark.slow  # a DVC repo and a Dask cluster

@@ -1,7 +1,9 @@
 import pytest
 import torch
 
-from reasonrl.model import CheckpointError, ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
+from reasonrl.errors import CheckpointError
+from reasonrl.model import ModelConfig, TinyReasoner
 
 
 def test_forward_shape_and_causality(tiny_model):

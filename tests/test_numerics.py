@@ -16,8 +16,9 @@ import pytest
 import torch
 
 from reasonrl import numerics
+from reasonrl.checkpoint import load_blob, save_checkpoint
 from reasonrl.errors import ConfigError
-from reasonrl.model import ModelConfig, TinyReasoner, load_blob, save_checkpoint
+from reasonrl.model import ModelConfig, TinyReasoner
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,10 +8,12 @@ import random
 import pytest
 import torch
 
-from reasonrl.model import ModelConfig, TinyReasoner, shared_token_logprobs, token_logprobs
+from reasonrl.logprobs import shared_token_logprobs, token_logprobs
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, train_phase
+from reasonrl.rl.algorithm import rl_step
+from reasonrl.rl.context import Context
 from reasonrl.rl.job import make_job
-from reasonrl.rl.train import Context, rl_step
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference, sample_responses
 from reasonrl.tasks import PAD_ID, encode
 from reasonrl.tasks.hop import make_problem, sample_problem
@@ -103,7 +105,7 @@ def test_sample_groups_edge_cases(tiny_model):
 
 def _kept(G=4, seed=3):
     """A batch sampled with its prefill kept: (model, batch, the kept prefill, the generator's state after)."""
-    from reasonrl.rl.collect import Batch
+    from reasonrl.rl.batch import Batch
 
     model = copy.deepcopy(_warm())
     probs = _problems(5, seed=seed)
@@ -203,17 +205,17 @@ def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
     filtered out): each round prefills, then the record of everything sampled and the kept batch prefill for
     the policy and the reference each. SFT has no rollout. With two updates the rollout keeps none either (it
     raised the peak RSS), and the second update prefills again. The batch does not hold the prefill after."""
-    import reasonrl.model as model_mod
+    import reasonrl.logprobs as logprobs_mod
     import reasonrl.sampling as sampling_mod
 
     grad = []  # whether each prefill recorded a graph
-    real = model_mod.prefill
+    real = logprobs_mod.prefill
 
     def counting(*a, **k):
         grad.append(torch.is_grad_enabled())
         return real(*a, **k)
 
-    monkeypatch.setattr(model_mod, "prefill", counting)
+    monkeypatch.setattr(logprobs_mod, "prefill", counting)
     monkeypatch.setattr(sampling_mod, "prefill", counting)
     _, batch, _, _, _ = _run_step(True, 0.5, **overrides)
     if overrides.get("dynamic_sampling"):
@@ -338,8 +340,8 @@ def test_rl_step_fast_equals_plain(overrides):
 
 
 def test_groups_must_share_their_prompt():
+    from reasonrl.rl.batch import Batch
     from reasonrl.rl.layout import shared_prefix
-    from reasonrl.rl.train import Batch
 
     rng = random.Random(0)
     a, b = sample_problem(rng, (4, 5)), sample_problem(rng, (6, 7))
@@ -353,7 +355,7 @@ def test_groups_must_share_their_prompt():
 def test_loss_logprobs_are_those_sampled_from_at_temperature(monkeypatch, shared):
     """At T = 0.7 the log-probs entering the loss, and the entropy record, are those of the distribution each
     response token was drawn from (the probabilities handed to torch.multinomial)."""
-    import reasonrl.rl.train as train
+    import reasonrl.rl.algorithm as algorithm
 
     draws, seen = [], []
     multinomial = torch.multinomial
@@ -363,14 +365,14 @@ def test_loss_logprobs_are_those_sampled_from_at_temperature(monkeypatch, shared
         draws.append((probs.clone(), out[:, 0].clone()))
         return out
 
-    surrogate = train.clipped_surrogate
+    surrogate = algorithm.clipped_surrogate
 
     def recording_surrogate(logp, old_logp, *args):
         seen.append(logp.detach().clone())
         return surrogate(logp, old_logp, *args)
 
     monkeypatch.setattr(torch, "multinomial", recording_multinomial)
-    monkeypatch.setattr(train, "clipped_surrogate", recording_surrogate)
+    monkeypatch.setattr(algorithm, "clipped_surrogate", recording_surrogate)
     record, batch, *_ = _run_step(shared, 0.5, temperature=0.7)
     (logp,) = seen
     expect_lp, expect_ent = [], []

@@ -8,8 +8,9 @@ import torch
 from reasonrl.config import ConfigError
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, train_phase
+from reasonrl.rl.algorithm import clipped_surrogate
 from reasonrl.rl.job import make_job
-from reasonrl.rl.train import clipped_surrogate, train_rl
+from reasonrl.rl.train import train_rl
 from reasonrl.rl.variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG
 
 R = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.01, 0.0]])
@@ -170,8 +171,9 @@ def test_verifier_reward_needs_an_existing_verifier():
 
 
 def test_kl_in_the_reward_is_subtracted_after_the_advantage():
-    from reasonrl.rl.collect import Batch, group_weights
-    from reasonrl.rl.train import KLPenalty
+    from reasonrl.rl.algorithm import KLPenalty
+    from reasonrl.rl.batch import Batch
+    from reasonrl.rl.variants import group_weights
 
     job = make_job({}, {"beta": 0.5, "kl_in": "reward", "kl_estimator": "k1"})
     kl = KLPenalty.of(job)
@@ -186,13 +188,14 @@ def test_kl_in_the_reward_is_subtracted_after_the_advantage():
     batch = Batch(problems=[], responses=[], proxy=torch.zeros(8), true=torch.zeros(8), group=4, zero_frac=0.0)
     r = torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0])
     kl_seq = torch.tensor([0.01, 0.02, 0.03, 0.04, 0.01, 0.02, 0.03, 0.04])
-    w = group_weights(job, r, batch, kl_seq)
+    w = group_weights(r, batch, kl_seq, job.advantage)
     # group 1: the std-normalised task advantage (mean 0.25, std 0.5 + 1e-4), then minus the penalty as it is
     assert w[:4].tolist() == pytest.approx([0.75 / 0.5001 - 0.01, -0.25 / 0.5001 - 0.02, -0.25 / 0.5001 - 0.03,
                                             -0.25 / 0.5001 - 0.04])
     # group 2, all correct: no std blows the penalty up; a fifth of it stays a fifth
     assert w[4:].tolist() == pytest.approx([-0.01, -0.02, -0.03, -0.04])
-    assert group_weights(job, r, batch, kl_seq / 5)[4:].tolist() == pytest.approx([-0.002, -0.004, -0.006, -0.008])
+    fifth = group_weights(r, batch, kl_seq / 5, job.advantage)
+    assert fifth[4:].tolist() == pytest.approx([-0.002, -0.004, -0.006, -0.008])
 
 
 def test_optimizers_sgd_is_plain_and_adam_is_adamw():
@@ -264,3 +267,24 @@ def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(mo
     hist = train_rl(make_job(job.to_dict(), {"steps": 1}), _tiny_policy(), progress=False)
     assert hist["steps"][0]["rollout/count"] == 4 and hist["steps"][0]["filtered/true"] == 0.5
     assert hist["steps"][0]["reward/true"] == 0.25
+
+
+@pytest.mark.parametrize("clip", [1e-3, 3e-3])
+def test_the_update_clips_the_gradient_to_the_jobs_grad_clip(clip):
+    """One plain SGD step at lr 1 moves the weights by exactly the clipped gradient: `grad_clip` in norm."""
+    policy = _tiny_policy()
+    before = [p.detach().clone() for p in policy.parameters()]
+    hist = train_rl(_job(method="sft", optimizer="sgd", lr=1.0, steps=1, grad_clip=clip), policy, progress=False)
+    moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(policy.parameters(), before)))
+    assert hist["steps"][0]["losses/grad_norm"] > 10 * clip  # the norm recorded is the one before the clip
+    assert moved.item() == pytest.approx(clip, rel=1e-4)
+    with pytest.raises(ConfigError, match="grad_clip: must be positive"):
+        make_job({}, {"grad_clip": 0.0})
+
+
+def test_every_method_collects_its_rows_through_a_known_collector():
+    from reasonrl.rl.collect import COLLECT
+    from reasonrl.rl.variants import METHODS
+
+    assert {m.rollouts for m in METHODS.values()} <= set(COLLECT)
+    assert [name for name, m in METHODS.items() if m.rollouts == "gold"] == ["sft"]

@@ -1,8 +1,10 @@
 import pytest
 import torch
 
+from reasonrl.checkpoint import load_checkpoint, save_checkpoint
 from reasonrl.config import ConfigError, from_dict
-from reasonrl.model import CheckpointError, ModelConfig, TinyReasoner, load_checkpoint, save_checkpoint
+from reasonrl.errors import CheckpointError
+from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.tasks import hop
 from reasonrl.tasks.hop import build_problem, make_eval_set
 from reasonrl.verifiers import (

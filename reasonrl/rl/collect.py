@@ -1,49 +1,26 @@
 """Collecting a step's batch: problems drawn, responses sampled (or the gold traces for SFT), each scored by
-the proxy and the true reward, and the per-method weights that turn rewards into what the update trains on.
+the proxy and the true reward.
 
-`METHODS` is the registry of training methods: how a method collects its batch and how it weighs its rows.
-The loop (train.py) runs whichever the job names; the job (job.py) validates the name against this table.
+`COLLECT` holds the two ways a method gets its rows (variants.METHODS names one per method): G samples per
+problem from the policy, or the task's gold traces.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
 
-from ..sampling import Prefill, sample_responses
+from ..sampling import sample_responses
 from ..tasks import Problem, get_task
-from .variants import ADVANTAGES, REWARDS, guard, length_penalty, overlong_penalty
+from .batch import Batch, zero_variance
+from .variants import REWARDS, guard, length_penalty, overlong_penalty
 
-if TYPE_CHECKING:  # annotations only: the loop and the job import this module
+if TYPE_CHECKING:
+    from .context import Context
     from .job import Job
-    from .train import Context
-
-
-@dataclass
-class Batch:
-    problems: list[Problem]  # one per sequence (N)
-    responses: list[str]
-    proxy: torch.Tensor  # (N,) reward used for training
-    true: torch.Tensor  # (N,) verifiable reward
-    group: int  # sequences per prompt (G, or 1 for gold)
-    zero_frac: float  # fraction of the groups whose proxy rewards are all equal
-    rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
-    sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
-    # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (where
-    # keeps_prefill); sample_groups' `keep`
-    prefill: Prefill | None = None
-
-    def groups(self, idx: list[int]) -> Batch:
-        """The batch of groups idx (in that order)."""
-        G = self.group
-        rows = [i * G + g for i in idx for g in range(G)]
-        proxy = self.proxy[rows]
-        return Batch([self.problems[i] for i in rows], [self.responses[i] for i in rows], proxy, self.true[rows], G,
-                     float(_zero_variance(proxy, G).float().mean()) if idx else 0.0)
 
 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
@@ -77,10 +54,6 @@ def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: 
     return proxy, true
 
 
-def _zero_variance(proxy: torch.Tensor, G: int) -> torch.Tensor:
-    return proxy.view(-1, G).std(dim=1) == 0  # (B,)
-
-
 def keeps_prefill(ctx: Context) -> bool:
     """Whether a round keeps its prefill for the step's first training forward: on the fast layout, when the round
     is the batch (a dynamic-sampling round may be filtered out), the batch gets one update and no verifier scores
@@ -99,11 +72,11 @@ def sample_round(ctx: Context) -> Batch:
                               keep=keep)
     flat_p = [p for p in probs for _ in range(G)]
     flat_r = [r for rs in groups for r in rs]
-    if ctx.verifier is not None:  # its forward over the whole batch should not stand on the rollout's freed pages
-        ctx.trim()
+    if ctx.verifier is not None:  # its forward over the whole batch is a phase of its own
+        ctx.hooks.between_phases()
     proxy, true = score(ctx, flat_p, flat_r, max(p.budget for p in probs))
     ctx.rollouts += len(flat_r)
-    return Batch(flat_p, flat_r, proxy, true, G, float(_zero_variance(proxy, G).float().mean()), len(flat_r),
+    return Batch(flat_p, flat_r, proxy, true, G, float(zero_variance(proxy, G).float().mean()), len(flat_r),
                  prefill=keep[0] if keep else None)
 
 
@@ -116,14 +89,14 @@ def collect_samples(ctx: Context) -> Batch:
         return sample_round(ctx)
     rounds = [sample_round(ctx)]
     per_round = job.B * job.G
-    kept = lambda b: [i for i, z in enumerate(_zero_variance(b.proxy, b.group).tolist()) if not z]  # noqa: E731
+    kept = lambda b: [i for i, z in enumerate(zero_variance(b.proxy, b.group).tolist()) if not z]  # noqa: E731
     while (sum(len(kept(b)) for b in rounds) < job.B and len(rounds) <= job.max_resample
            and ctx.rollouts + per_round <= rollout_budget(job)):
         rounds.append(sample_round(ctx))
     sampled = Batch([p for b in rounds for p in b.problems], [r for b in rounds for r in b.responses],
                     torch.cat([b.proxy for b in rounds]), torch.cat([b.true for b in rounds]), job.G, 0.0,
                     sum(b.rollouts for b in rounds))
-    sampled.zero_frac = float(_zero_variance(sampled.proxy, job.G).float().mean())
+    sampled.zero_frac = float(zero_variance(sampled.proxy, job.G).float().mean())
     idx = kept(sampled)[: job.B]
     if not idx:  # every group of every round had equal rewards: nothing to learn from; train on the last round
         idx = list(range(len(sampled.problems) // job.G - job.B, len(sampled.problems) // job.G))
@@ -139,31 +112,4 @@ def collect_gold(ctx: Context) -> Batch:
                  proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
 
 
-def group_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    """GRPO: the configured advantage of the rewards r within each group, minus the sequence-level KL penalty
-    kl_seq (N,) when the KL is in the reward. The penalty is subtracted after the advantage, so no group
-    statistic (mean, std) acts on it: beta scales it as written."""
-    return ADVANTAGES[job.advantage](r.view(-1, batch.group)).reshape(-1) - kl_seq
-
-
-def correct_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    """RFT: likelihood of own correct samples only (no reward to penalise)."""
-    return (batch.true > 0.5).float()
-
-
-def unit_weights(job: Job, r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor) -> torch.Tensor:
-    return torch.ones_like(r)
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    collect: Callable[[Context], Batch]
-    weights: Callable[[Job, torch.Tensor, Batch, torch.Tensor], torch.Tensor]  # (job, r, batch, kl_seq) -> (N,)
-    drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
-
-
-METHODS: dict[str, MethodSpec] = {
-    "grpo": MethodSpec(collect_samples, group_weights, drop_zero_weight=False),
-    "rft": MethodSpec(collect_samples, correct_weights, drop_zero_weight=True),
-    "sft": MethodSpec(collect_gold, unit_weights, drop_zero_weight=False),
-}
+COLLECT: dict[str, Callable[[Context], Batch]] = {"policy": collect_samples, "gold": collect_gold}

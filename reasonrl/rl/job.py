@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from ..config import ConfigError, check, from_dict
 from ..errors import suggest
 from ..tasks import DEFAULT, distribution, get_task
-from .collect import METHODS
-from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, OPTIMIZERS, REWARDS
+from .variants import ADVANTAGES, KL_ESTIMATORS, LOSS_AGG, METHODS, OPTIMIZERS, REWARDS
 
 # Where a learned reward's checkpoint comes from: reward -> verifiers.<name> (stage verifier@<name>).
 VERIFIER_REWARDS = ("orm", "prm_full")
@@ -29,7 +28,7 @@ EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py m
 class Job:
     task: str = DEFAULT  # key of tasks.TASKS: its init's task (the stage checks the checkpoint agrees)
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
-    method: str = "grpo"  # key of collect.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
+    method: str = "grpo"  # key of variants.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
     reward: str = "true"  # key of variants.REWARDS: true | random | shuffled | orm, prm_full (learned verifiers)
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
@@ -47,6 +46,7 @@ class Job:
     rollouts: int | None = None  # policy samples the run may draw; null: steps x B x G (equal rollouts)
     optimizer: str = "adam"  # key of variants.OPTIMIZERS: adam (AdamW, no weight decay) | sgd (plain); constant lr
     lr: float = 1e-4  # learning rate of the optimizer, constant
+    grad_clip: float = 1.0  # each update's gradient is clipped to this norm (as pre-training's grad_clip)
     steps: int = 80  # updates
     B: int = 32  # prompts per step
     G: int = 8  # samples per prompt
@@ -70,6 +70,7 @@ class Job:
         check(self.B >= 1, "B", f"must be at least 1, got {self.B}")
         check(self.steps >= 1, "steps", f"must be at least 1, got {self.steps}")
         check(self.lr > 0, "lr", f"must be positive, got {self.lr}")
+        check(self.grad_clip > 0, "grad_clip", f"must be positive, got {self.grad_clip}")
         check(self.num_iterations >= 1, "num_iterations", f"must be at least 1, got {self.num_iterations}")
         check(0 <= self.eps_low < 1, "eps_low", f"must be in [0, 1), got {self.eps_low}")
         check(self.eps_high >= 0, "eps_high", f"must be >= 0, got {self.eps_high}")

@@ -3,7 +3,7 @@
 Both give logprobs(model) -> (logp, ent), each (N, T), and a mask m (N, T) that is 1 exactly on the
 response tokens; everything downstream (surrogate, KL, aggregation, records) is per token and masked, so
 it does not care which columns hold which token. `Layout` bundles a layout with how its rollouts are drawn;
-the training loop (train.py) picks one, PLAIN or FAST, once per run.
+the run (context.py) picks one, PLAIN or FAST, once.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..model import shared_token_logprobs, token_logprobs
+from ..logprobs import shared_token_logprobs, token_logprobs
 from ..tasks import PAD_ID, encode
 from ..tokens import encode_pairs, pad_ids
 
 if TYPE_CHECKING:
     from ..sampling import Prefill
-    from .collect import Batch
+    from .batch import Batch
 
 
 class FullSequences:

@@ -1,5 +1,11 @@
-"""The RL step's memory policy: the heap given back between its phases (`heap_trimmer`, by allocator), and
-during the one forward that would otherwise peak, after each block (`trimmed_per_layer`). It moves no number."""
+"""The RL loop's memory policy, as the loop's hooks (context.Hooks): the heap given back between the step's
+phases (`heap_trimmer`, by allocator), and during the one forward that would otherwise peak, after each block
+(`trimmed_per_layer`). The stages pass it to the loop (`memory_hooks`; rl/run.py); the algorithm never trims.
+It moves no number.
+
+It asks the process for the allocator's own calls rather than importing the runner's allocator module
+(reasonrl.malloc): the science side imports none of the machinery that runs it.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +13,31 @@ import contextlib
 import ctypes
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..runner.malloc import active
+from .context import Hooks
+
+if TYPE_CHECKING:
+    from .job import Job
+
+
+def memory_hooks(job: Job, verifier: bool) -> Hooks:
+    """The hooks of the memory policy for a run of `job` (`verifier`: whether a learned verifier scores it)."""
+    trim = heap_trimmer(sampled_forward=verifier or job.dynamic_sampling)
+    return Hooks(between_phases=trim, wide_forward=lambda model: trimmed_per_layer(model, trim))
 
 
 def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
-    """The call that gives the heap's freed pages back to the system, at the points of the step where train.py
-    calls it; what it does depends on the allocator (reasonrl.runner.malloc).
+    """The call that gives the heap's freed pages back to the system, at the points where the step calls its
+    `between_phases` hook; what it does depends on the allocator (reasonrl.runner.malloc chooses it).
 
     glibc: malloc_trim(0) everywhere. The step's tensors change shape with every batch (padding lengths), and
     glibc keeps the freed pages of its heap resident and fragmented: without a trim after each step the
     resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
     training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
-    second update) would stack on the pages the phase before it freed, so train.py trims before each (and
+    second update) would stack on the pages the phase before it freed, so the step trims before each (and
     after each layer of dynamic sampling's forward over everything it drew). Each trim costs the page faults
     of taking those pages again.
 
@@ -29,14 +45,24 @@ def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
     everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose stage peaked 51 and
     102 MB higher without it; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md. No
     trim moves a number."""
-    if active() == "tcmalloc":
-        if not sampled_forward:
-            return lambda: None
-        with contextlib.suppress(OSError, AttributeError):  # from whichever tcmalloc the process has loaded
-            return ctypes.CDLL(None).MallocExtension_ReleaseFreeMemory
+    release = tcmalloc_release()
+    if release is not None:
+        return release if sampled_forward else _nothing
     with contextlib.suppress(OSError, AttributeError):
         return functools.partial(ctypes.CDLL("libc.so.6").malloc_trim, 0)
-    return lambda: None
+    return _nothing
+
+
+def tcmalloc_release() -> Callable[[], object] | None:
+    """tcmalloc's ReleaseFreeMemory when tcmalloc is this process's allocator (preloaded, so its symbols are the
+    process's own), else None."""
+    with contextlib.suppress(OSError, AttributeError):
+        return ctypes.CDLL(None).MallocExtension_ReleaseFreeMemory
+    return None
+
+
+def _nothing() -> None:
+    return None
 
 
 @contextlib.contextmanager

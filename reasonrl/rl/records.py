@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from .collect import Batch
+from .batch import Batch
 
 
 def rollout_record(batch: Batch, ent: torch.Tensor, kl: float, m: torch.Tensor) -> dict:

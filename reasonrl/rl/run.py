@@ -11,20 +11,22 @@ from pathlib import Path
 
 import yaml
 
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..config import ConfigError, check
 from ..errors import guessed_stage, suggest
 from ..evaluate import greedy_accuracy, think_profile
 from ..io import atomic_path, write_json
-from ..model import load_checkpoint, save_checkpoint
 from ..pipeline import data_path, read_problems
 from ..runtime import stage_setup, write_timing
 from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
+from .memory import memory_hooks
 from .train import train_rl
 
 JOB_KEYS = {f.name for f in dataclasses.fields(Job)}  # what --set may give
 
 THINK_SAMPLES = 16  # samples per problem of the think-profile evaluation during training
+THINK_SEED = 3  # the think-profile evaluation's own sampling seed: the same samples at every evaluation
 
 
 def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
@@ -34,7 +36,7 @@ def make_evaluator(job: Job, eval_problems: dict[str, list[Problem]]):
         return lambda policy: greedy_accuracy(policy, problems)
     if job.eval == "think":
         problems = eval_problems["think"]
-        return lambda policy: think_profile(policy, problems, THINK_SAMPLES, seed=3)
+        return lambda policy: think_profile(policy, problems, THINK_SAMPLES, seed=THINK_SEED)
     return None
 
 
@@ -52,7 +54,7 @@ def check_init_fits(job: Job, max_len: int, init_path, eval_problems: dict[str, 
 
 def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
             eval_problems: dict[str, list[Problem]], device="cpu", progress: bool = True, where: str = "rl"):
-    """Train `job` from the checkpoint at init_path; returns (policy, history)."""
+    """Train `job` from the checkpoint at init_path, under the stages' memory policy; returns (policy, history)."""
     policy, _ = load_checkpoint(init_path, device)
     check(policy.cfg.task == job.task, f"{where}.task", f"{job.task!r}, but {Path(init_path).as_posix()} is a "
           f"{policy.cfg.task!r} model", f"set task to {policy.cfg.task}, or start from a {job.task} model")
@@ -62,7 +64,8 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
         from ..verifiers import load_verifier
 
         verifier = load_verifier(verifier_path, device)
-    hist = train_rl(job, policy, verifier, make_evaluator(job, eval_problems), progress=progress)
+    hist = train_rl(job, policy, verifier, make_evaluator(job, eval_problems), progress=progress,
+                    hooks=memory_hooks(job, verifier is not None))
     return policy, hist
 
 

@@ -1,18 +1,20 @@
-"""The named variants of the RL loop, one small function each, chosen through registries.
+"""The named variants of the RL algorithm (algorithm.py), one small function each, chosen through registries:
+the methods and how each weighs its rows, advantages, loss aggregations, KL estimators, optimizers, rewards.
 
-Adding a variant means adding one function to one registry; the loop never branches on its name.
+Adding a variant means adding one function to one registry; the algorithm never branches on its name. The
+job (job.py) validates its names against these tables, so this module imports neither the job nor the loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-# ----------------------------------------------------------------------------- advantages
-# r: (B, G) rewards of G samples per prompt -> (B, G) advantages
-
-ADVANTAGES: dict[str, Callable[..., torch.Tensor]] = {}
+if TYPE_CHECKING:
+    from .batch import Batch
 
 
 def _register(table: dict, name: str):
@@ -20,6 +22,47 @@ def _register(table: dict, name: str):
         table[name] = fn
         return fn
     return deco
+
+
+# ----------------------------------------------------------------------------- methods
+# What a method trains on, and the per-row weight its update multiplies each row's ratio by:
+# weights(r, batch, kl_seq, advantage) -> (N,), with r (N,) the proxy rewards of `batch`, kl_seq (N,) the KL
+# penalty summed per response where the KL is in the reward (zeros elsewhere), advantage the job's ADVANTAGES key.
+
+@dataclass(frozen=True)
+class MethodSpec:
+    rollouts: str  # key of collect.COLLECT: "policy" (G samples per problem) | "gold" (the task's gold traces)
+    weights: Callable[[torch.Tensor, Batch, torch.Tensor, str], torch.Tensor]
+    drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
+
+
+def group_weights(r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor, advantage: str) -> torch.Tensor:
+    """GRPO: the configured advantage of the rewards r within each group, minus the sequence-level KL penalty
+    kl_seq when the KL is in the reward. The penalty is subtracted after the advantage, so no group statistic
+    (mean, std) acts on it: beta scales it as written."""
+    return ADVANTAGES[advantage](r.view(-1, batch.group)).reshape(-1) - kl_seq
+
+
+def correct_weights(r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor, advantage: str) -> torch.Tensor:
+    """RFT: likelihood of own correct samples only (no reward to penalise)."""
+    return (batch.true > 0.5).float()
+
+
+def unit_weights(r: torch.Tensor, batch: Batch, kl_seq: torch.Tensor, advantage: str) -> torch.Tensor:
+    return torch.ones_like(r)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "grpo": MethodSpec("policy", group_weights, drop_zero_weight=False),
+    "rft": MethodSpec("policy", correct_weights, drop_zero_weight=True),
+    "sft": MethodSpec("gold", unit_weights, drop_zero_weight=False),
+}
+
+
+# ----------------------------------------------------------------------------- advantages
+# r: (B, G) rewards of G samples per prompt -> (B, G) advantages
+
+ADVANTAGES: dict[str, Callable[..., torch.Tensor]] = {}
 
 
 @_register(ADVANTAGES, "grpo")

@@ -1,0 +1,57 @@
+"""One RL run's state, which every step reads and advances: the job, the policy and its frozen reference, the
+learned verifier, the run's three random streams, the layout, the rollouts drawn so far, and the loop's hooks."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+
+import torch
+
+from ..verifiers import score as verifier_score
+from .job import Job
+from .layout import FAST, PLAIN, Layout
+
+
+def _nothing() -> None:
+    return None
+
+
+def _plain_forward(model: torch.nn.Module) -> AbstractContextManager:
+    return nullcontext()
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Engineering the step runs at its phase boundaries, none of which moves a number. The step names where its
+    phases meet; what happens there is decided outside the algorithm: the stages pass the memory policy
+    (rl/memory.py), and the default does nothing."""
+    # before each of the step's large transients (a verifier's forward, dynamic sampling's forward over everything
+    # it drew, the training forward and backward, a second update), and by the loop after each step
+    between_phases: Callable[[], object] = _nothing
+    # wraps the forward over everything dynamic sampling drew, the one forward that would otherwise set the peak
+    wide_forward: Callable[[torch.nn.Module], AbstractContextManager] = _plain_forward
+
+
+@dataclass
+class Context:
+    job: Job
+    policy: torch.nn.Module
+    ref: torch.nn.Module
+    verifier: object | None
+    rng: random.Random  # training problems
+    sample_gen: torch.Generator  # policy samples
+    reward_gen: torch.Generator  # the random reward's coin flips
+    shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
+    hooks: Hooks = field(default_factory=Hooks)
+    layout: Layout = field(init=False)
+    rollouts: int = 0  # policy samples drawn so far in this run
+
+    def __post_init__(self):
+        self.layout = FAST if self.shared_prefix else PLAIN
+
+    def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
+        """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""
+        return verifier_score(self.verifier, problems, responses)
