@@ -63,7 +63,8 @@ from reasonrl.rl.algorithm import rl_step  # noqa: E402
 from reasonrl.rl.context import Context, Hooks  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.rl.memory import memory_hooks  # noqa: E402
-from reasonrl.tasks import END, END_ID, ITOS, PAD_ID, decode  # noqa: E402
+from reasonrl.tasks import END, END_ID, PAD_ID, decode, get_task, vocab_size  # noqa: E402
+from reasonrl.tasks.base import ITOS  # noqa: E402
 from reasonrl.tasks.hop import Problem  # noqa: E402
 
 B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
@@ -117,7 +118,9 @@ def char_tokenizer():
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {"<pad>": PAD_ID, **{c: i for i, c in ITOS.items()}}
+    # hop's ids only: the alphabet holds all of printable ASCII, and a wider head would cost TRL's model FLOPs ours
+    # does not spend
+    vocab = {"<pad>": PAD_ID, **{c: i for i, c in ITOS.items() if i < vocab_size(get_task("hop"))}}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     tok.decoder = decoders.Fuse()

@@ -6,7 +6,7 @@ answer-only and trace-verified (the answer right and every trace step right).
 
     python scripts/foothold_probe.py task=chain seed=0 [steps=500] [n=4,8] [k_max=6] [max_len=160]
         [share=0.005 beyond=8,9 beyond_k=7 [beyond_kmin=7]] [edge_count=200] [far_count=60] [edge_N=16]
-        [cells=10:6,12:6 [cell_count=100]]
+        [cells=10:6,12:6 [cell_count=100]] [device=cuda]
 
 `cells`: candidate edge cells (n:k) beyond the validation sets, on fresh problems (seed 9100, which no test or
 validation set of the pipeline uses), sampled pass@1 with edge_N samples each.
@@ -56,17 +56,18 @@ def main(kv: dict[str, str]) -> None:
     cfg = PhaseConfig(steps=steps, batch_size=64, lr=1e-3, warmup=100, weight_decay=0.01, n_range=(lo, hi),
                       k_max=k_max, exposure=exposure, seed=seed)
     max_len = int(kv.get("max_len", 160 if task.name == "chain" else 96))
+    device = kv.get("device", "cpu")  # side runs only: the pipeline's own bases run where `device` says
     model = TinyReasoner(ModelConfig(n_layers=3, task=task.name, max_len=max_len),
-                         generator=torch.Generator().manual_seed(seed))
+                         generator=torch.Generator().manual_seed(seed)).to(device)
     rng = random.Random(cfg.seed)
     t0 = time.time()
 
     def loss_at(step: int) -> torch.Tensor:
-        return masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, task, cfg, 1.0)))
+        return masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, task, cfg, 1.0), device))
 
     optimize(model, cfg, loss_at, f"{task.name} s{seed}")
     model.eval()
-    head = {"task": task.name, "seed": seed, "steps": steps, "k_max": k_max, "share": exposure.share,
+    head = {"device": device, "task": task.name, "seed": seed, "steps": steps, "k_max": k_max, "share": exposure.share,
             "beyond": kv.get("beyond"), "beyond_k": kv.get("beyond_k"), "train_seconds": round(time.time() - t0)}
     pick = random.Random(9200)  # the same subsample of each validation set for every probe
     for role, count, N, ks in (("val_edge", int(kv.get("edge_count", 200)), int(kv.get("edge_N", 16)), [1]),

@@ -191,7 +191,7 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_edge_s0", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
     assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
-    assert csv[0] == "set,k,pass_at_k,random_baseline" and len(csv) == 1 + 3 * 3
+    assert csv[0] == "set,k,pass_at_k,pass_at_k_answer,random_baseline" and len(csv) == 1 + 3 * 3
     outcomes = (tiny_repo / "reports/eval/outcomes_base_cot.csv").read_text().splitlines()
     # in: 2 ns x 4 ks, edge: 2 ns x 1 k, far: 1 n x 2 ks, count 2 each
     assert outcomes[0].split(",")[-1] == "sampled" and len(outcomes) == 1 + 2 * (8 + 2 + 2)
