@@ -117,7 +117,7 @@ def test_the_second_draw_samples_its_own_sets_from_its_own_generator_seed():
     cfg = from_dict(passk_eval.Config, {k: params[k] for k in passk_eval.READS}, "passk")
     seed = params["eval"]["seed"]
     assert cfg.plan("base_s0") == (params["sets"], cfg.eval)
-    sets, ev = cfg.plan("base_s0_draw2")
+    sets, ev = cfg.plan("base_draw2_s0")
     assert sets == ["edge"] and ev.seed == seed + 1000 == draw_seed(seed, 2) and ev.passk_N == cfg.eval.passk_N
     with pytest.raises(ConfigError, match="must be of passk.sets"):
         passk_eval.Config(sets=["edge"], models={"x": PasskModel("hop", "m", draw=2, sets=["far"])})
