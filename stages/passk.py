@@ -1,5 +1,6 @@
 """Stage `passk@<label>`: pass@k (N samples per problem), random-guess baseline, distinct answers and
-entropy of model passk.models.<label> on each set of passk.sets (data/<its task>_<set>.jsonl) ->
+entropy of model passk.models.<label> on each set of passk.sets or of its own `sets` (data/<its task>_<set>.jsonl),
+from its draw's generator seed ->
 reports/passk/data/<label>.json and the plot data reports/passk/curve_<label>.csv."""
 
 import time
@@ -22,9 +23,10 @@ entry = cfg.models[label]
 model, _ = load_checkpoint(f"models/{entry.model}.pt", device)
 check(model.cfg.task == entry.task, f"passk.models.{label}.task", f"models/{entry.model}.pt is a "
       f"{model.cfg.task!r} model, not {entry.task!r}", "name the checkpoint's own task (dvc.yaml reads its sets by it)")
-sets = {s: read_problems(data_path(entry.task, s)) for s in cfg.sets}
+names, eval_cfg = cfg.plan(label)
+sets = {s: read_problems(data_path(entry.task, s)) for s in names}
 check_sets_fit(model.cfg.max_len, f"models/{entry.model}.pt", sets)
-result = measure(model, sets, cfg.eval)
-write_json(passk_data_path(label), {"model": entry.model, "task": entry.task, **result})
+result = measure(model, sets, eval_cfg)
+write_json(passk_data_path(label), {"model": entry.model, "task": entry.task, "draw": entry.draw, **result})
 write_text(f"reports/passk/curve_{label}.csv", curve_csv(result))
 write_timing(f"reports/timing/passk_{label}.json", {"seconds": round(time.perf_counter() - t0, 2)})

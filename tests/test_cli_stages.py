@@ -39,7 +39,8 @@ def tiny_params() -> dict:
     p["verifiers"] = {"orm": {**p["verifiers"]["orm"], "problems": 8, "samples": 2, "steps": 2, "batch_size": 4}}
     p["rl"]["lr"] = 1e-3
     p["passk"]["models"] = {"base": {"task": "hop", "model": "base_cot"},
-                            "GRPO": {"task": "hop", "model": "rl_grpo_s0"}}
+                            "GRPO": {"task": "hop", "model": "rl_grpo_s0"},
+                            "base_draw2": {"task": "hop", "model": "base_cot", "draw": 2, "sets": ["in"]}}
     p["passk"]["arms"] = {"base": ["base"], "GRPO": ["GRPO"]}  # the report's key: the passk@ stages ignore it
     p["passk"]["pairs"] = []
     p["passk"]["bases"] = ["base"]
@@ -83,6 +84,7 @@ def workdir(tmp_path_factory):
         stage("eval.py", "rl_headline_s0", "reports/headline/eval")
         stage("passk.py", "base")
         stage("passk.py", "GRPO")
+        stage("passk.py", "base_draw2")
         yield work
     finally:
         mp.undo()
@@ -223,8 +225,14 @@ def test_passk_stage(workdir):
         assert all(c <= a for c, a in zip(inside["counts"], inside["counts_answer"], strict=True))
         rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
         assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
+    # the base's second draw: the same checkpoint from its own generator seed, on its own sets
+    again = json.loads((workdir / "reports/passk/data/base_draw2.json").read_text())
+    first = json.loads((workdir / "reports/passk/data/base.json").read_text())
+    assert (again["draw"], again["seed"], first["seed"]) == (2, 1007, 7) and list(again["sets"]) == ["in"]
     stage("report_passk.py")
     assert (workdir / "reports/passk/passk.png").stat().st_size > 0
+    # one seed per arm: the new-solutions measure has no run-level interval, so its row says so and no answer is written
+    assert "fewer than 2 seeds with U" in (workdir / "reports/passk/table.md").read_text()
     # the answers at the ends of the curve, k = 1 and the largest k, paired with the base by problem
     answers = sorted(p.name for p in (workdir / "reports/passk/answers").iterdir())
     assert answers == ["grpo_vs_base_in_k001.json", "grpo_vs_base_in_k004.json"]

@@ -55,7 +55,7 @@ def all_stages(repo) -> set[str]:
 def tiny_repo(tmp_path_factory):
     repo = copy_repo(tmp_path_factory.mktemp("repo"))
     set_params(repo, lambda p: p.update(shrink(p)))
-    thin_repo(repo)  # seed 0 of every run family, two stability variants: 45 RL runs instead of 219, 113 stages
+    thin_repo(repo)  # seed 0 of every run family, two stability variants: 45 RL runs instead of 219, 115 stages
     # Built from nothing: without the committed full run's dvc.lock (~245 stages, 29,000 lines), which
     # DVC reads and rewrites around every stage (seconds each), and without the reports it lists.
     (repo / "dvc.lock").unlink()
@@ -126,7 +126,7 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
     # reports/eval folders, which see new files (their answers, which read hop runs only, come out the same).
     # No hop-world data, base, run or evaluation reruns
     chain = {f"rl_noeval@chainedge_{p}_s0" for p in ("in", "edge", "far")} | {
-        f"passk@{m}" for m in ("cbase_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
+        f"passk@{m}" for m in ("cbase_s0", "cbase_draw2_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
     assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
                                "verifier@chain_prm", "rl_headline@headline_chain_s0",
                                "eval_headline@headline_chain_s0", "report_headline", "report_passk"} | READERS

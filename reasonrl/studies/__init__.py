@@ -14,7 +14,9 @@ One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ..config import check
 
 PASSK_DATA = "reports/passk/data"  # stage passk@<label> writes <label>.json here; report_passk reads the folder
 
@@ -48,3 +50,19 @@ class PasskModel:
 
     task: str  # key of reasonrl/tasks; checked against the checkpoint's own task
     model: str  # checkpoint models/<model>.pt
+    # 2: the same checkpoint sampled again from another generator seed (`draw_seed`), independent of draw 1, so
+    # that a problem no sample of one draw solved can be asked of another draw (reasonrl.studies.newsol)
+    draw: int = 1
+    sets: list[str] = field(default_factory=list)  # a subset of passk.sets to sample ([]: all of them)
+
+    def __post_init__(self):
+        check(self.draw in (1, 2), "draw", f"{self.draw!r}: 1 (the curves' draw) or 2 (a second, independent one)")
+
+
+# Added to passk.eval.seed for draw 2: any other seed gives independent samples; a fixed one keeps them reproducible
+DRAW_SEED_OFFSET = 1000
+
+
+def draw_seed(seed: int, draw: int) -> int:
+    """The sampling generator's seed of draw `draw` of a model (draw 1: `seed` itself, shared by every model)."""
+    return seed + (draw - 1) * DRAW_SEED_OFFSET

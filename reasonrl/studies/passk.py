@@ -22,7 +22,7 @@ from .. import stats
 from ..config import check, from_dict
 from ..io import read_json, write_json
 from ..metrics import pass_at_k
-from . import PasskModel, pair_name
+from . import PasskModel, newsol, pair_name
 from . import passk_data_path as data_path
 from .common import (
     Answer,
@@ -62,7 +62,7 @@ class Config:
 
     def __post_init__(self):
         if not self.arms:
-            self.arms = {key: [key] for key in self.models}
+            self.arms = {key: [key] for key, m in self.models.items() if m.draw == 1}  # a draw 2: newsol's
         for label, keys in self.arms.items():
             check(bool(keys) and all(k in self.models for k in keys), "arms",
                   f"{label}: {keys} must be keys of passk.models {list(self.models)}")
@@ -100,7 +100,7 @@ def load_config(params: dict) -> Config:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [data_path(key) for keys in cfg.arms.values() for key in keys]
+    return [data_path(key) for keys in cfg.arms.values() for key in keys] + newsol.inputs(cfg)
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -180,8 +180,7 @@ def describe_crossing(ks: list[int], base: list[float], other: list[float]) -> s
 
 
 def first_crossing(ks: list[int], base: list[float], other: list[float]) -> int | None:
-    found = crossings(ks, base, other)
-    return found[0][1] if found else None
+    return next((k1 for _, k1, _ in crossings(ks, base, other)), None)
 
 
 # ----------------------------------------------------------------------------- report
@@ -336,7 +335,7 @@ def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict,
 
 
 def report(cfg: Config, root: Path) -> None:
-    data = {key: read_json(root / data_path(key)) for keys in cfg.arms.values() for key in keys}
+    data = {Path(p).stem: read_json(root / p) for p in inputs(cfg)}  # by model key, second draws too
     sets = list(base_data(cfg, data)["sets"])
     ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
     cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
@@ -348,7 +347,8 @@ def report(cfg: Config, root: Path) -> None:
     rows = table_rows(cfg, data, sets, cis, cmps)
     # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
     files = [x for s in sets for xs in cmps[s].values() for x in (xs[0], xs[-1])]
-    files += [x for s in sets for xs in extra[s] for x in (xs[0], xs[-1])]
+    new = newsol.results(cfg, data)  # the per-problem new solutions (a claim's primary)
+    files += [x for s in sets for xs in extra[s] for x in (xs[0], xs[-1])] + [r.answer for r in new if r.answer]
     every = [x for s in sets for xs in [*cmps[s].values(), *extra[s]] for x in xs]
     N = base_data(cfg, data)["N"]
     write_markdown(out / "table.md", "Study: pass@k of the base and of each arm", answer(cfg, rows, sets), [
@@ -358,7 +358,7 @@ def report(cfg: Config, root: Path) -> None:
                  "and seeds, with its 95% t-interval (the seed is the unit, with the test set's problem term). 'mean "
                  "curve': where the mean curves cross ('between k = a and k = b': the last k on the old side and the "
                  "first on the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
-        answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem.")])
+        answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem."), newsol.table(new)])
     ans = {s: curve_cis(cfg, data, s, [ks[s][0], ks[s][-1]], "counts_answer") for s in sets}
     write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
     write_answers(root, "passk", files)

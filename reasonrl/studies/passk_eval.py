@@ -5,12 +5,12 @@ distinct answers and entropy."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..config import check
 from ..evaluate import EvalConfig, sampling_report
 from ..tasks import Problem
-from . import PasskModel
+from . import PasskModel, draw_seed
 
 READS = ("sets", "eval", "models")  # the keys of `passk:` the measurement reads (the rest: the report's)
 
@@ -25,10 +25,18 @@ class Config:
 
     def __post_init__(self):
         check(bool(self.sets), "sets", "must not be empty")
+        for label, m in self.models.items():
+            check(set(m.sets) <= set(self.sets), f"models.{label}.sets", f"{m.sets} must be of passk.sets {self.sets}")
+
+    def plan(self, label: str) -> tuple[list[str], EvalConfig]:
+        """The sets model `label` samples and its sampling config: a second draw's own generator seed (draw_seed),
+        and only its own sets, so N samples are spent only where the second draw is read."""
+        m = self.models[label]
+        return m.sets or self.sets, replace(self.eval, seed=draw_seed(self.eval.seed, m.draw))
 
 
 def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
-    """{"N", "sets": {name: {difficulties, problems, pass_at_k, pass_at_k_answer, random_baseline,
+    """{"N", "seed", "sets": {name: {difficulties, problems, pass_at_k, pass_at_k_answer, random_baseline,
     distinct_answers, entropy, counts, counts_answer}}}: counts are the verified samples out of N per problem,
     what the report's intervals resample (counts_answer: the samples with a right answer)."""
     out = {}
@@ -38,7 +46,7 @@ def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
         out[name] = {"difficulties": sorted({p.difficulty for p in problems}), "problems": len(problems),
                      **{k: rep[k] for k in ("pass_at_k", "pass_at_k_answer", "random_baseline",
                                             "distinct_answers", "entropy", "counts", "counts_answer")}}
-    return {"N": cfg.passk_N, "sets": out}
+    return {"N": cfg.passk_N, "seed": cfg.seed, "sets": out}
 
 
 def curve_csv(result: dict) -> str:
