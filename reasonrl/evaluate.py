@@ -348,7 +348,7 @@ def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
 def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -> tuple[dict, list[dict]]:
     """Greedy decoding and one sampling pass of a set: (summary, outcome rows). Each row also carries
     `sampled` and `sampled_answer`, the share of its cfg.passk_N samples that are verified / right (its pass@1
-    at cfg.temperature): greedy accuracy saturates on a converged model, sampled accuracy is what RL's reward
+    at cfg.temperature): greedy accuracy saturates on a converged model; `sampled_answer` is what RL's reward
     measures."""
     greedy, rows = greedy_eval(model, problems, set_name)
     report = sampling_report(model, problems, cfg)

@@ -71,7 +71,7 @@ class PhaseConfig:
 
 @dataclass
 class BaseConfig:
-    task: str = DEFAULT  # key of tasks.TASKS: what the base learns (a continued base: its init's task)
+    task: str = DEFAULT  # a task's name (tasks.names()): what the base learns (a continued base: its init's task)
     trace: float = 1.0  # share of examples whose target carries the trace (1 = cot, 0 = direct)
     init: str | None = None  # continue from models/<init>.pt; null = fresh weights of shape `model`
     model: ModelConfig | None = None  # required when init is null; the checkpoint's own shape otherwise

@@ -52,8 +52,10 @@ def main() -> None:
             print(json.dumps({"part": "rl", "device": str(next(policy.parameters()).device),
                               "steps": len(rl_hist["steps"]), "seconds": round(time.time() - t0, 1)}), flush=True)
             t0 = time.time()
+            for part in (model, policy):  # every part ran where it was asked to, not on a silent fallback
+                assert next(part.parameters()).device.type == torch.device(device).type, (part, device)
             curve, counts = pass_curve(policy, problems, 8, [1, 8], seed=1)
-            print(json.dumps({"part": "sample", "device": device, "pass_at_k": curve,
+            print(json.dumps({"part": "sample", "device": str(next(policy.parameters()).device), "pass_at_k": curve,
                               "seconds": round(time.time() - t0, 1)}), flush=True)
 
 

@@ -90,7 +90,7 @@ def test_a_circle_through_a_type_only_import_is_one():
 
 def test_the_rl_package_trims_no_heap_but_through_its_memory_policy():
     """The algorithm and its loop call hooks; only rl/memory.py, which the stages hand to the loop, touches the
-    allocator, and it imports none of the runner's modules (reasonrl.malloc)."""
+    allocator, and it imports none of the runner's modules (reasonrl.runner.malloc)."""
     for path in sorted((ROOT / "reasonrl/rl").glob("*.py")):
         tree = ast.parse(path.read_text())
         modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

@@ -164,3 +164,18 @@ def test_the_passk_report_writes_the_measure_as_an_answer_a_claim_can_name(tmp_p
                               {"passk": {a["pair"]: a for a in manifest["answers"]}}, 0.01)
     row = judged["new", "hop"]
     assert row["answer"]["effect"] == 0.375 and row["verdict"] == "underpowered at 2 seeds"
+
+
+def test_arms_of_a_pair_with_a_reference_of_their_own_are_not_measured_against_the_base(tmp_path):
+    # the exposure base and the runs started from it compare with each other (passk.pairs), never with the
+    # base whose second draws choose U
+    extra = {"e0": PasskModel("hop", "base_exp"), "e1": PasskModel("hop", "base_exp_s1"),
+             "f0": PasskModel("hop", "rl_f"), "f1": PasskModel("hop", "rl_g")}
+    cfg = passk.Config(bases=["base"], models=models(**extra), pairs=[["exp", "RL far"]],
+                       arms={"base": ["b0", "b1"], "RL": ["r0", "r1"], "exp": ["e0", "e1"], "RL far": ["f0", "f1"]})
+    for (u, rl, base), (b, r, e, f) in zip(SEEDS, (("b0", "r0", "e0", "f0"), ("b1", "r1", "e1", "f1"))):
+        for name, counts in ((b, base), (r, rl), (e, rl), (f, rl)):
+            passk_file(tmp_path, name, counts)
+        passk_file(tmp_path, f"{b}_draw2", u, sets=("edge",))
+    data = {k: read_json(tmp_path / f"reports/passk/data/{k}.json") for k in cfg.models}
+    assert [(r.arm, r.base) for r in newsol.results(cfg, data)] == [("RL", "base")]

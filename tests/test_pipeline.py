@@ -194,7 +194,7 @@ def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     assert csv[0] == "set,k,pass_at_k,pass_at_k_answer,random_baseline" and len(csv) == 1 + 3 * 3
     outcomes = (tiny_repo / "reports/eval/outcomes_base_cot.csv").read_text().splitlines()
     # in: 2 ns x 4 ks, edge: 2 ns x 1 k, far: 1 n x 2 ks, count 2 each
-    assert outcomes[0].split(",")[-1] == "sampled" and len(outcomes) == 1 + 2 * (8 + 2 + 2)
+    assert outcomes[0].split(",")[-2:] == ["sampled", "sampled_answer"] and len(outcomes) == 1 + 2 * (8 + 2 + 2)
     chain = json.loads((tiny_repo / "reports/eval/base_chain_s0.json").read_text())
     assert set(chain["edge"]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "arith", "miscopy",
                                                   "malformed"}

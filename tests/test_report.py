@@ -21,6 +21,7 @@ from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
 from reasonrl.studies import PasskModel, ablations, common, hacking, headline, index, methods, passk, zero
+from reasonrl.studies.claims import needs_text
 from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -574,6 +575,11 @@ def test_claims_verdicts_by_hand():
     assert verdict["wide"][0] == "underpowered at 5 seeds"
     assert verdict["wide"][1].startswith(f"power {wide_power:.2f} < 0.8 to find 0.1 beyond ±0.01 at 5 seeds")
     assert verdict["length"][0] == "underpowered at 2 seeds"  # p 0.041 unadjusted; power for 1.0 beyond ±0.5 small
+    spread = {"run_sd": 0.3, "seeds": 5}
+    assert needs_text({"needs": 12}, spread) == " (needs 12 for 0.8)"
+    assert needs_text({"needs": None}, spread) == " (not within 400 seeds)"
+    assert needs_text({"needs": None}, {**spread, "seeds": 1}).startswith(" (one seed")
+    assert needs_text({}, {"seeds": 5}) == ""
     # excludes 0 at its adjusted level ([0.010, 0.030]) but Holm did not show it beyond +-0.01; powered
     assert rows["middle"]["power"] > 0.99 and rows["middle"]["lo"] > 0 and verdict["middle"] == (
         "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")

@@ -57,6 +57,7 @@ def test_gold_targets_are_correct_well_formed_and_in_the_response_format(task):
         assert p.classify(cot) == p.classify(direct) == "correct" == task.failure_types[0]
         assert task.parse_answer(cot) == p.answer and trace_of(cot) == p.trace
         assert task.thinks(cot) == bool(p.trace) and not task.thinks(direct)
+        assert not task.thinks(p.trace) and not task.thinks(p.trace + END)  # no mark: no answer after a trace
         assert task.well_formed(cot) == bool(p.trace) and not task.well_formed(direct)
         assert not task.well_formed(cot + END) and not task.well_formed(p.trace)
         assert len(cot) <= p.budget  # the sampler leaves room for the gold response

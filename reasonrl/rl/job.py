@@ -26,7 +26,7 @@ EVALS = ("none", *GREEDY_EVALS, "think")  # in-training evaluations (rl/run.py m
 
 @dataclass
 class Job:
-    task: str = DEFAULT  # key of tasks.TASKS: its init's task (the stage checks the checkpoint agrees)
+    task: str = DEFAULT  # a task's name (tasks.names()): its init's task (the stage checks the checkpoint agrees)
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
     method: str = "grpo"  # key of variants.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
     reward: str = "true"  # key of variants.REWARDS: true | random | shuffled | orm, prm_full (learned verifiers)

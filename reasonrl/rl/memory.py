@@ -4,7 +4,7 @@ phases (`heap_trimmer`, by allocator), and during the one forward that would oth
 It moves no number.
 
 It asks the process for the allocator's own calls rather than importing the runner's allocator module
-(reasonrl.malloc): the science side imports none of the machinery that runs it.
+(reasonrl.runner.malloc): the science side imports none of the machinery that runs it.
 """
 
 from __future__ import annotations

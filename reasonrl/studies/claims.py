@@ -98,7 +98,8 @@ def no_variance(answer: dict | None, claim: Claim, primary: str) -> str | None:
 
 def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
     """Why the claimed direction has no room beyond the equivalence region (a ceiling), else None. The
-    other direction may still show: such a claim can be contradicted, not reproduced."""
+    claim is not testable here whichever way its effect points: the rule is fixed before the run, so it leaves
+    the Holm family (`untestable`)."""
     if claim.ceiling is None:
         return None
     start = answer["a"] if claim.expect > 0 else answer["b"]  # the arm that must be beaten
@@ -137,6 +138,15 @@ def untestable(claim: Claim, answer: dict | None, primary: str, equivalence: flo
     if why is None:
         why = no_room(claim, answer, equivalence) or at_chance(answer, equivalence) or no_mechanism(claim, answer)
     return why
+
+
+def needs_text(row: dict, ans: dict) -> str:
+    """The seeds per arm that would give the power, as the verdict's reason says it."""
+    if "run_sd" not in ans:  # answers written before they kept their run spread
+        return ""
+    if ans["seeds"] < 2:
+        return " (one seed measures no run term to project from)"
+    return f" (needs {row['needs']} for {stats.POWER:g})" if row["needs"] else " (not within 400 seeds)"
 
 
 def n_seeds(n: int) -> str:
@@ -190,9 +200,8 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
                 row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
             elif power < stats.POWER:
                 row["verdict"] = f"underpowered at {n_seeds(ans['seeds'])}"
-                needs = row.get("needs")
                 row["why"] = (f"power {power:.2f} < {stats.POWER:g} to find {c.power_for:g} beyond ±{eq:g} at "
-                              f"{n_seeds(ans['seeds'])}" + (f" (needs {needs})" if needs else ""))
+                              f"{n_seeds(ans['seeds'])}" + needs_text(row, ans))
             elif lo > 0 or hi < 0:
                 row["verdict"] = NOT_REPRODUCED
                 row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"

@@ -129,10 +129,14 @@ def measure(cfg, data: dict[str, dict], base: str, arm: str, set_name: str) -> R
 
 def results(cfg, data: dict[str, dict]) -> list[Result]:
     """Every other arm of a task against its base arm, on each set every second draw of that base sampled; an arm
-    of another number of models than its base has no seed-by-seed pairing and is left out."""
+    of another number of models than its base has no seed-by-seed pairing and is left out, and so is an arm of
+    a further pair (passk.pairs) that does not name the base: it has a reference of its own (the exposure base
+    and the runs started from it), not the base whose draws U is chosen on."""
     draws = second_draws(cfg)
+    own = {label for pair in cfg.pairs if not set(pair) & set(cfg.bases) for label in pair}
     out = []
     for base, *arms in cfg.tasks().values():
+        arms = [a for a in arms if a not in own]
         if not all(k in draws for k in cfg.arms[base]):
             continue
         sets = [s for s in data[draws[cfg.arms[base][0]]]["sets"] if
