@@ -69,7 +69,8 @@ def main(kv: dict[str, str]) -> None:
     model.eval()
     head = {"device": device, "task": task.name, "seed": seed, "steps": steps, "k_max": k_max, "share": exposure.share,
             "beyond": kv.get("beyond"), "beyond_k": kv.get("beyond_k"), "train_seconds": round(time.time() - t0)}
-    pick = random.Random(9200)  # the same subsample of each validation set for every probe
+    pick = random.Random(9200)  # one rng for both sets: the val_far subsample depends on edge_count, so keep it
+    # to repeat a recorded line
     for role, count, N, ks in (("val_edge", int(kv.get("edge_count", 200)), int(kv.get("edge_N", 16)), [1]),
                                ("val_far", int(kv.get("far_count", 60)), 256, [1, 256])):
         rows = read_jsonl(f"data/{task.name}_{role}.jsonl")

@@ -51,6 +51,21 @@ def runtime_nodes(tree: ast.AST, typing: bool = False):
                 todo.append(child)
 
 
+def import_names(node: ast.AST, package: str) -> list[str]:
+    """The dotted names an import statement in `package` brings in ([] for any other node): `from pkg import
+    name` imports pkg and, when name is a submodule, pkg.name too (a name that is no module is harmless: the
+    callers keep only what exists or what they look for)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join(parts + ([base] if base else []))
+    return [base] + [f"{base}.{a.name}" for a in node.names]
+
+
 def imported(path: Path, typing: bool = False) -> set[str]:
     """Dotted names of the reasonrl modules `path` imports (anywhere in it, also inside functions; with `typing`
     also under `if TYPE_CHECKING:`), with their parent packages, whose __init__ runs first."""
@@ -59,17 +74,7 @@ def imported(path: Path, typing: bool = False) -> set[str]:
         package = ".".join(path.relative_to(ROOT).parts[:-1])
     names = set()
     for node in runtime_nodes(ast.parse(path.read_text()), typing):
-        if isinstance(node, ast.Import):
-            found = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            # `from pkg import name` imports pkg and, when name is a submodule, pkg.name too
-            found = [base] + [f"{base}.{a.name}" for a in node.names if module_file(f"{base}.{a.name}")]
-        else:
-            continue
+        found = import_names(node, package)
         for name in found:
             if name.split(".")[0] == "reasonrl":
                 parts = name.split(".")

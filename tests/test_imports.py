@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from test_deps import ROOT, closure, imported, module_file
+from test_deps import ROOT, closure, import_names, imported, module_file
 
 RL_LOOP = {"reasonrl/rl/train.py", "reasonrl/rl/algorithm.py", "reasonrl/rl/collect.py", "reasonrl/rl/batch.py",
            "reasonrl/rl/context.py", "reasonrl/rl/layout.py", "reasonrl/rl/memory.py", "reasonrl/rl/run.py",
@@ -154,18 +154,9 @@ def runner_imports(path: Path, root: Path = ROOT) -> set[str]:
     package = ".".join(parts[:-1])
     docs, found = _docstrings(tree), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(up + ([base] if base else []))
-            names = [base] + [f"{base}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+        names = import_names(node, package)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
             names = [w.strip("`'\"(),;:") for w in node.value.replace("/", ".").split()]
-        else:
-            continue
         found |= {n.removesuffix(".py") for n in names if n == RUNNER or n.startswith(RUNNER + ".")}
     return found
 
