@@ -271,16 +271,15 @@ def test_changing_the_headline_method_reruns_exactly_the_headline_chain(tiny_rep
     # and the planner's closure is DVC's own --force-downstream list
     assert stale_after(tiny_repo, update, against_dvc=True) == ({f"rl_headline@{h}" for h in HEADLINES},
                                                                  HEADLINE_CHAINS)
-    # what a real rebuild reruns is checked by the README's `dvc exp run -S method=rft` below
+    # what a real rebuild reruns is checked by the README's `reasonrl exp run -S method=rft` below
 
 
 def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
     """The README's experiment commands on the smoke DAG (last here: it leaves an experiment behind)."""
     readme = (ROOT / "README.md").read_text()
     cmd = re.search(r"^    (dvc exp show --only-changed .*)$", readme, re.M).group(1)
-    out = run(["dvc", "exp", "run", "-S", "method=rft"], tiny_repo)
-    ran = re.findall(r"Running stage '([^']+)'|Stage '([^']+)' is cached", out.stdout)  # or from the run-cache
-    assert {a or b for a, b in ran} == HEADLINE_CHAINS
+    out = run(["reasonrl", "exp", "run", "-j", "2", "-S", "method=rft"], tiny_repo)  # the README's, all targets
+    assert set(re.findall(r"finished (\S+)\s+in ", out.stderr)) == HEADLINE_CHAINS
     table = run(shlex.split(cmd), tiny_repo, env={"COLUMNS": "160"}).stdout
     assert max(len(line) for line in table.splitlines()) <= 160, table
     assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table

@@ -18,6 +18,7 @@ from . import malloc
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
     "repro": ("reasonrl.runner.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
+    "exp": ("reasonrl.runner.experiment", "`dvc exp run -S ...` on the parallel runner, saved for `dvc exp show`"),
     "train": ("reasonrl.rl.run", "one RL run outside the pipeline: the rl: defaults with --set overrides"),
 }
 

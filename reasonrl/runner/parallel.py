@@ -83,14 +83,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "does (default: forked from one that has imported DVC and the stages' modules)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `reasonrl exp`'s, made once
     from dvc.exceptions import DvcException
 
     if args.jobs < 1:
         _log("error: -j must be at least 1")
         return 2
     try:
-        plan = stale_plan(args.repo, args.targets)
+        plan = plan or stale_plan(args.repo, args.targets)
     except DvcException as exc:
         _log(f"error: {exc}")
         return 2
