@@ -820,8 +820,15 @@ def test_the_claims_in_params_name_answers_the_committed_reports_have():
     params = locked_params("report_index")
     cfg = load_config(index, params)
     assert len(cfg.claims) >= 9 and cfg.equivalence == params["studies"]["equivalence"]
+    current = yaml.safe_load((ROOT / "params.yaml").read_text())
     for cid, c in cfg.claims.items():
-        assert (ROOT / common.answer_path(c.study, c.primary)).exists(), cid
+        if (ROOT / common.answer_path(c.study, c.primary)).exists():
+            continue
+        # a claim pre-registered for the next run (zhang_new: its second draws) has no answer yet, and may
+        # not: only while its study's inputs under today's params are not all in the committed reports
+        module = STUDIES[c.study]
+        unbuilt = [p for p in module.inputs(load_config(module, current)) if not (ROOT / p).exists()]
+        assert unbuilt, f"{cid}: report_{c.study}'s inputs are all committed, yet {c.primary} has no answer"
 
 
 def test_a_study_paragraph_is_cut_after_its_last_whole_clause_within_the_word_limit(monkeypatch):
