@@ -179,3 +179,9 @@ def test_arms_of_a_pair_with_a_reference_of_their_own_are_not_measured_against_t
         passk_file(tmp_path, f"{b}_draw2", u, sets=("edge",))
     data = {k: read_json(tmp_path / f"reports/passk/data/{k}.json") for k in cfg.models}
     assert [(r.arm, r.base) for r in newsol.results(cfg, data)] == [("RL", "base")]
+
+
+def test_a_model_of_an_arm_samples_every_set():
+    with pytest.raises(ConfigError, match=r"models\.r0\.sets: in arm 'RL'"):
+        passk.Config(bases=["base"], models=models(r0=PasskModel("hop", "rl_a", sets=["edge"])),
+                     arms={"base": ["b0", "b1"], "RL": ["r0", "r1"]})

@@ -51,8 +51,7 @@ TIE = 1e-9  # differences of pass@k below this count as equal (no side of the ba
 
 @dataclass
 class Config:
-    """The part of the `passk:` section the report reads (stage params passk.bases, passk.models,
-    passk.arms, passk.pairs; and studies.equivalence)."""
+    """What the report reads: params passk.bases, passk.models, passk.arms, passk.pairs; studies.equivalence."""
 
     bases: list[str] = field(default_factory=lambda: ["base"])  # each task's base arm: the others' reference
     models: dict[str, PasskModel] = field(default_factory=dict)  # model key -> checkpoint and task
@@ -68,6 +67,8 @@ class Config:
                   f"{label}: {keys} must be keys of passk.models {list(self.models)}")
             check(len({self.models[k].task for k in keys}) == 1, "arms", f"{label}: its models are of "
                   f"tasks {sorted({self.models[k].task for k in keys})}; an arm holds one task")
+            bad = [k for k in keys if self.models[k].sets and self.models[k].draw == 1]  # curves read every set
+            check(not bad, f"models.{(bad or [''])[0]}.sets", f"in arm {label!r}: an arm's models sample every set")
         for b in self.bases:
             check(b in self.arms, "bases", f"{b!r} is not one of the arms {list(self.arms)}")
         tasks = [self.task_of(b) for b in self.bases]
@@ -124,8 +125,7 @@ def arm_passk(cfg: Config, data: dict[str, dict], label: str, set_name: str, k: 
 
 def curve_cis(cfg: Config, data: dict, set_name: str, ks: list[int],
               counts: str = "counts") -> dict[str, list[stats.Interval]]:
-    """Every arm's pass@k at each k (verified; by the answer alone with "counts_answer") with its 95% interval
-    over seeds and problems."""
+    """Every arm's pass@k at each k (verified; answer-only from "counts_answer"), 95% over seeds and problems."""
     return {label: [arm_interval(arm_passk(cfg, data, label, set_name, k, counts)) for k in ks] for label in cfg.arms}
 
 
