@@ -35,6 +35,13 @@ def cells(text: str) -> list[tuple[int, int]]:
     return out
 
 
+def exposure_of(kv: dict[str, str]) -> Exposure:
+    """The exposure of `share=.. beyond=lo,hi beyond_k=K beyond_kmin=K` (no share: none); foothold_probe.py too."""
+    return Exposure(share=float(kv.get("share", 0)),
+                    n_range=tuple(map(int, kv["beyond"].split(","))) if "beyond" in kv else None,
+                    k_min=int(kv.get("beyond_kmin", 1)), k_max=int(kv["beyond_k"]) if "beyond_k" in kv else None)
+
+
 def main(kv: dict[str, str]) -> None:
     numerics.pin(numerics.DEFAULT)
     torch.set_num_threads(1)
@@ -42,10 +49,7 @@ def main(kv: dict[str, str]) -> None:
     lo, hi = map(int, kv.get("n", "4,8").split(","))
     task = get_task(kv.get("task", "hop"))
     k_max = int(kv["k_max"]) if "k_max" in kv else None
-    exposure = Exposure(share=float(kv.get("share", 0)),
-                        n_range=tuple(map(int, kv["beyond"].split(","))) if "beyond" in kv else None,
-                        k_min=int(kv.get("beyond_kmin", 1)),
-                        k_max=int(kv["beyond_k"]) if "beyond_k" in kv else None)
+    exposure = exposure_of(kv)
     cfg = PhaseConfig(steps=steps, batch_size=64, lr=1e-3, warmup=100, weight_decay=0.01, n_range=(lo, hi),
                       k_max=k_max, exposure=exposure, seed=seed)
     model = TinyReasoner(ModelConfig(n_layers=3, task=task.name, max_len=int(kv.get("max_len", 96))),

@@ -22,12 +22,13 @@ import sys
 import time
 
 import torch
+from edge_probe import exposure_of  # scripts/ is this script's own folder on sys.path
 
 from reasonrl import numerics
 from reasonrl.evaluate import pass_at_k, sample_set
 from reasonrl.io import read_jsonl
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import Exposure, PhaseConfig, make_pairs, masked_loss, optimize
+from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
 from reasonrl.tasks import get_task
 from reasonrl.tasks.base import verified
 from reasonrl.tokens import encode_pairs
@@ -49,10 +50,7 @@ def main(kv: dict[str, str]) -> None:
     seed, steps = int(kv.get("seed", 0)), int(kv.get("steps", 500))
     lo, hi = map(int, kv.get("n", "4,8").split(","))
     k_max = int(kv["k_max"]) if "k_max" in kv else (6 if task.name == "chain" else None)
-    exposure = Exposure(share=float(kv.get("share", 0)),
-                        n_range=tuple(map(int, kv["beyond"].split(","))) if "beyond" in kv else None,
-                        k_min=int(kv.get("beyond_kmin", 1)),
-                        k_max=int(kv["beyond_k"]) if "beyond_k" in kv else None)
+    exposure = exposure_of(kv)
     cfg = PhaseConfig(steps=steps, batch_size=64, lr=1e-3, warmup=100, weight_decay=0.01, n_range=(lo, hi),
                       k_max=k_max, exposure=exposure, seed=seed)
     max_len = int(kv.get("max_len", 160 if task.name == "chain" else 96))
