@@ -257,9 +257,13 @@ def seeds_for(cmp: Comparison, target: float, most: int = 1000) -> int | None:
     reach it (the problem term alone is too large: a larger test set would)."""
     if cmp.seeds < 2 or cmp.se == 0:
         return None
-    v_prob = max(0.0, cmp.se ** 2 - cmp.se_run ** 2)
-    return next((n for n in range(2, most + 1) if mde(math.sqrt(cmp.run_sd ** 2 / n + v_prob), n - 1) <= target),
-                None)
+    return next((n for n in range(2, most + 1) if mde(projected_se(cmp, n), n - 1) <= target), None)
+
+
+def projected_se(cmp: Comparison, n: int) -> float:
+    """The comparison's se with n seeds per arm: its run term run_sd^2 / n, its problem term (se^2 - se_run^2)
+    as measured."""
+    return math.sqrt(cmp.run_sd ** 2 / n + max(0.0, cmp.se ** 2 - cmp.se_run ** 2))
 
 
 def power(se: float, df: float, effect: float, margin: float = 0.0, alpha: float = 1 - CONFIDENCE) -> float:
@@ -279,9 +283,8 @@ def seeds_for_power(cmp: Comparison, effect: float, margin: float, alpha: float,
     projected or `most` seeds do not reach it."""
     if cmp.seeds < 2 or cmp.se == 0:
         return None
-    v_prob = max(0.0, cmp.se ** 2 - cmp.se_run ** 2)
     return next((n for n in range(2, most + 1)
-                 if power(math.sqrt(cmp.run_sd ** 2 / n + v_prob), n - 1, effect, margin, alpha) >= target), None)
+                 if power(projected_se(cmp, n), n - 1, effect, margin, alpha) >= target), None)
 
 
 # ----------------------------------------------------------------------------- wording

@@ -193,12 +193,21 @@ def test_passk_comparisons_pair_the_base_with_every_seed():
     assert cmps["RL"][0].a == "base pass@1" and cmps["RL"][1].b == "RL pass@4"
 
 
+def answer_ends(cfg, data, sets):
+    """The answer-only intervals the report passes to table_rows: at the curve's first and last k."""
+    out = {}
+    for s in sets:
+        ks = passk.curve(passk.base_data(cfg, data), s)[0]
+        out[s] = passk.curve_cis(cfg, data, s, [ks[0], ks[-1]], "counts_answer")
+    return out
+
+
 def test_passk_rows_metrics_and_answer():
     sets, ks = ["hard", "easy"], {"hard": [1, 2, 4], "easy": [1, 2, 4]}
     cis = {s: passk.curve_cis(CFG, DATA, s, ks[s]) for s in sets}
     cmps = {s: passk.comparisons(CFG, DATA, s, ks[s]) for s in sets}
     assert cis["hard"]["base"][0].mean == pytest.approx(0.3125) and cis["hard"]["RL"][2].mean == pytest.approx(0.5)
-    rows = passk.table_rows(CFG, DATA, sets, cis, cmps)
+    rows = passk.table_rows(CFG, DATA, sets, cis, cmps, answer_ends(CFG, DATA, sets))
     assert [(r["set"], r["arm"], r["seeds"]) for r in rows] == [("hard", "base", 1), ("hard", "RL", 2),
                                                                ("easy", "base", 1), ("easy", "RL", 2)]
     assert rows[1]["distinct answers"] == 1.25 and rows[0]["entropy (nats)"] == 0.2
@@ -267,7 +276,7 @@ def test_passk_compares_each_arm_with_its_own_tasks_base():
     assert hop.pair == "hop_rl_vs_hop_base_edge_k001" and hop.cmp.effect == pytest.approx(0.5)  # (1 + 0) / 2
     assert chain.pair == "chain_rl_vs_chain_base_edge_k001" and chain.cmp.effect == pytest.approx(0.25)
     rows = passk.table_rows(cfg, data, ["edge"], {"edge": passk.curve_cis(cfg, data, "edge", [1])},
-                            {"edge": cmps})
+                            {"edge": cmps}, answer_ends(cfg, data, ["edge"]))
     assert [(r["task"], r["arm"]) for r in rows] == [("hop", "hop base"), ("hop", "hop RL"), ("chain", "chain base"),
                                                       ("chain", "chain RL")]
 
@@ -297,7 +306,8 @@ def test_ablations_summary_words_only_the_directed_comparisons_and_counts_the_re
 def test_passk_summary_sets_each_task_beside_its_random_guess():
     rows = passk.table_rows(CFG, DATA, ["hard", "easy"], {s: passk.curve_cis(CFG, DATA, s, [1, 2, 4])
                                                             for s in ("hard", "easy")},
-                            {s: passk.comparisons(CFG, DATA, s, [1, 2, 4]) for s in ("hard", "easy")})
+                            {s: passk.comparisons(CFG, DATA, s, [1, 2, 4]) for s in ("hard", "easy")},
+                            answer_ends(CFG, DATA, ["hard", "easy"]))
     # pass@1 / pass@4 on hard: base 0.3125 / 0.75, RL 0.46875 / 0.5; the guess curve's ends 0.1 / 0.34
     assert passk.summary(CFG, DATA, rows, "hard", "pass@4 [95% CI]") == (
         "pass@1 / pass@4 on hard, mean over seeds (intervals, sets, every k: details). hop (random guess 0.100 / "

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .context import Hooks
+from .context import Hooks, _nothing
 
 if TYPE_CHECKING:
     from .job import Job
@@ -60,9 +60,6 @@ def tcmalloc_release() -> Callable[[], object] | None:
         return ctypes.CDLL(None).MallocExtension_ReleaseFreeMemory
     return None
 
-
-def _nothing() -> None:
-    return None
 
 
 @contextlib.contextmanager

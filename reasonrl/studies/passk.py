@@ -295,18 +295,18 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
     save_figure(fig, path)
 
 
-def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict) -> list[dict]:
+def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict,
+               answer: dict) -> list[dict]:
     rows = []
     for s in sets:
         ks, _ = curve(base_data(cfg, data), s)
-        ans = curve_cis(cfg, data, s, [ks[0], ks[-1]], "counts_answer")
         for label in cfg.arms:
-            ivs = cis[s][label]
+            ivs, (one, most) = cis[s][label], answer[s][label]
             base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
             rows.append({"set": s, "task": cfg.task_of(label), "arm": label, "seeds": len(cfg.arms[label]),
                          "pass@1 [95% CI]": stats.fmt_share(ivs[0]),
                          f"pass@{ks[-1]} [95% CI]": stats.fmt_share(ivs[-1]),
-                         f"answer-only pass@1 / {ks[-1]}": f"{ans[label][0].mean:.3f} / {ans[label][1].mean:.3f}",
+                         f"answer-only pass@1 / {ks[-1]}": f"{one.mean:.3f} / {most.mean:.3f}",
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
                          "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
                          "mean curve vs base": "—" if label in cfg.bases else
@@ -340,11 +340,12 @@ def report(cfg: Config, root: Path) -> None:
     ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
     cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
     cmps = {s: comparisons(cfg, data, s, ks[s]) for s in sets}
+    ans = {s: curve_cis(cfg, data, s, [ks[s][0], ks[s][-1]], "counts_answer") for s in sets}
     extra = {s: [compared(cfg, data, a, b, s, ks[s]) for a, b in cfg.pairs] for s in sets}
     out = root / OUT
     passk_figure(cfg, data, sets, cis, cmps, out / "passk.png")
     diversity_figure(cfg, data, sets, out / "diversity.png")
-    rows = table_rows(cfg, data, sets, cis, cmps)
+    rows = table_rows(cfg, data, sets, cis, cmps, ans)
     # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
     files = [x for s in sets for xs in cmps[s].values() for x in (xs[0], xs[-1])]
     new = newsol.results(cfg, data)  # the per-problem new solutions (a claim's primary)
@@ -359,7 +360,6 @@ def report(cfg: Config, root: Path) -> None:
                  "curve': where the mean curves cross ('between k = a and k = b': the last k on the old side and the "
                  "first on the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem."), newsol.table(new)])
-    ans = {s: curve_cis(cfg, data, s, [ks[s][0], ks[s][-1]], "counts_answer") for s in sets}
     write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
     write_answers(root, "passk", files)
     manifest(cfg, data, rows, sets, files).write(root)
