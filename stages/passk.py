@@ -1,6 +1,7 @@
 """Stage `passk@<label>`: pass@k (N samples per problem), random-guess baseline, distinct answers and
-entropy of model passk.models.<label> on each set of passk.sets or of its own `sets` (data/<its task>_<set>.jsonl),
-from its draw's generator seed ->
+entropy of model passk.models.<label> on each set of passk.sets or of its own `sets` (data/<its task>_<set>.jsonl;
+every problem, or passk.eval.problems of each set: the first of each cell, passk_eval.subset), from its draw's
+generator seed ->
 reports/passk/data/<label>.json and the plot data reports/passk/curve_<label>.csv."""
 
 import time

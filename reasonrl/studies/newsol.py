@@ -62,6 +62,20 @@ def inputs(cfg) -> list[str]:
     return [data_path(k) for k in second_draws(cfg).values()]
 
 
+def aligned(data: dict[str, dict]) -> dict[str, dict]:
+    """`data` (passk data files by model key), after checking that every model of a task measured the same
+    problems of each set (`problems` of `of`, passk.eval.problems): the counts pair by position."""
+    seen: dict[tuple[str, str], tuple[str, tuple[int, int]]] = {}
+    for key, d in data.items():
+        for s, x in d["sets"].items():
+            n = (x["problems"], x.get("of", x["problems"]))
+            first, m = seen.setdefault((d["task"], s), (key, n))
+            if m != n or len(x["counts"]) != n[0]:
+                raise ValueError(f"passk data {key}, set {s}: {len(x['counts'])} counts of {n[0]} of {n[1]} problems, "
+                                 f"but {first} has {m[0]} of {m[1]}: rerun the passk@ stages with one passk.eval")
+    return data
+
+
 @dataclass(frozen=True)
 class Shares:
     """One seed: |U| and the shares of U the RL model and the base's first draw solve."""

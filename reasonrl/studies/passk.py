@@ -96,8 +96,7 @@ READS = ("bases", "models", "arms", "pairs")
 
 
 def load_config(params: dict) -> Config:
-    section = params.get(SECTION) or {}
-    return from_dict(Config, {k: section[k] for k in READS if k in section}, SECTION)
+    return from_dict(Config, {k: v for k, v in (params.get(SECTION) or {}).items() if k in READS}, SECTION)
 
 
 def inputs(cfg: Config) -> list[str]:
@@ -186,12 +185,15 @@ def first_crossing(ks: list[int], base: list[float], other: list[float]) -> int 
 # ----------------------------------------------------------------------------- report
 
 def curve(data: dict, set_name: str, key: str = "pass_at_k") -> tuple[list[int], list[float]]:
-    d = data["sets"][set_name][key]
-    return [int(k) for k in d], list(d.values())
+    return [int(k) for k in data["sets"][set_name][key]], list(data["sets"][set_name][key].values())
 
 
 def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> float:
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
+
+
+def measured(info: dict) -> str:  # "248 of 1,000 problems": a set's problems measured (passk.eval.problems) of all
+    return f"{info['problems']:,} of {info.get('of', info['problems']):,} problems"
 
 
 def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
@@ -242,7 +244,7 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
         a.minorticks_off()
         a.set_xlabel("k (samples per problem, log scale)")
         a.grid(alpha=0.3)
-    ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {info['problems']} problems",
+    ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {measured(info)}",
            ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
     ax.ticklabel_format(axis="y", useOffset=False)
     diff_ax.set(title=f"{task}, {s}: each arm minus {arms[0]} (paired, 95% CI)", ylabel=f"pass@k − {arms[0]}'s pass@k")
@@ -258,9 +260,8 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
     for row, (task, arms) in enumerate(tasks.items()):
         for col, s in enumerate(sets):
             curve_panels(cfg, data, task, arms, s, cis, cmps, axes[2 * row][col], axes[2 * row + 1][col], colors)
-    N = base_data(cfg, data)["N"]
-    fig.suptitle(f"pass@k of each task's base and arms (unbiased estimator from N = {N} samples per problem; "
-                 "mean and 95% CI over seeds and problems)")
+    fig.suptitle(f"pass@k of each task's base and arms (unbiased estimator from N = {base_data(cfg, data)['N']} "
+                 "samples per problem; mean and 95% CI over seeds and problems)")
     handles = {}
     for row in range(len(tasks)):
         for h, label in zip(*axes[2 * row][0].get_legend_handles_labels()):
@@ -335,30 +336,30 @@ def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict,
 
 
 def report(cfg: Config, root: Path) -> None:
-    data = {Path(p).stem: read_json(root / p) for p in inputs(cfg)}  # by model key, second draws too
+    data = newsol.aligned({Path(p).stem: read_json(root / p) for p in inputs(cfg)})  # by model key, draw 2 too
     sets = list(base_data(cfg, data)["sets"])
     ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
     cis = {s: curve_cis(cfg, data, s, ks[s]) for s in sets}
     cmps = {s: comparisons(cfg, data, s, ks[s]) for s in sets}
     ans = {s: curve_cis(cfg, data, s, [ks[s][0], ks[s][-1]], "counts_answer") for s in sets}
     extra = {s: [compared(cfg, data, a, b, s, ks[s]) for a, b in cfg.pairs] for s in sets}
-    out = root / OUT
-    passk_figure(cfg, data, sets, cis, cmps, out / "passk.png")
-    diversity_figure(cfg, data, sets, out / "diversity.png")
+    passk_figure(cfg, data, sets, cis, cmps, root / OUT / "passk.png")
+    diversity_figure(cfg, data, sets, root / OUT / "diversity.png")
     rows = table_rows(cfg, data, sets, cis, cmps, ans)
     # answer files at the ends of the curve (k = 1 and the largest k); the table has every k
     files = [x for s in sets for xs in cmps[s].values() for x in (xs[0], xs[-1])]
     new = newsol.results(cfg, data)  # the per-problem new solutions (a claim's primary)
     files += [x for s in sets for xs in extra[s] for x in (xs[0], xs[-1])] + [r.answer for r in new if r.answer]
     every = [x for s in sets for xs in [*cmps[s].values(), *extra[s]] for x in xs]
-    N = base_data(cfg, data)["N"]
-    write_markdown(out / "table.md", "Study: pass@k of the base and of each arm", answer(cfg, rows, sets), [
+    on = "; ".join(f"{s}: {measured(base_data(cfg, data)['sets'][s])}" for s in sets)
+    write_markdown(root / OUT / "table.md", "Study: pass@k of the base and of each arm", answer(cfg, rows, sets), [
         md_table(pd.DataFrame(rows), "pass@k, diversity, and where each arm's curve crosses the base's",
-                 f"N = {N} samples per problem at temperature 1; pass@k is the unbiased estimator per problem from "
-                 "its verified samples (answer and trace right; answer-only: a right answer), averaged over problems "
-                 "and seeds, with its 95% t-interval (the seed is the unit, with the test set's problem term). 'mean "
-                 "curve': where the mean curves cross ('between k = a and k = b': the last k on the old side and the "
-                 "first on the new side); 'with 95% CIs': the k at which the paired interval excludes 0."),
+                 f"N = {base_data(cfg, data)['N']} samples per problem at temperature 1 ({on}); pass@k is the "
+                 "unbiased estimator per problem from its verified samples (answer and trace right; answer-only: a "
+                 "right answer), averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with "
+                 "the test set's problem term). 'mean curve': where the mean curves cross ('between k = a and k = b': "
+                 "the last k on the old side and the first on the new side); 'with 95% CIs': the k at which the "
+                 "paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem."), newsol.table(new)])
     write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
     write_answers(root, "passk", files)
@@ -366,8 +367,7 @@ def report(cfg: Config, root: Path) -> None:
 
 
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:
-    parts = [f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] not in cfg.bases]
-    return "; ".join(parts) + "."
+    return "; ".join(f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] not in cfg.bases) + "."
 
 
 def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: list[Answer]) -> Manifest:
