@@ -1,13 +1,17 @@
 """Seeds per arm for each primary of `studies.claims`, powered from a finished run's answers (the pilot's).
 
-    python scripts/power.py [--reports reports] [--params params.yaml] [--power 0.8] [--most 400]
+    python scripts/power.py [--reports reports] [--params params.yaml] [--power 0.8] [--most 400] [--problems P ...]
 
 One row per claim and task whose primary answer file exists and which the rules fixed before the run
 (`reasonrl.studies.claims.untestable`: no variance, a ceiling, chance, the mechanism absent) leave testable:
 the run's effect, its run spread (sd of one run per arm) and problem term, and then, at alpha / m for the m
 distinct comparisons of the family (a bound Holm's step-down only raises), the power at the run's seeds and the
 seeds per arm that reach `--power` for the claim's `power_for`, and for the effect the run observed. The
-projection keeps the test set's problem term and takes the run spread as known (`stats.seeds_for_power`)."""
+projection keeps the test set's problem term and takes the run spread as known (`stats.seeds_for_power`).
+
+`--problems P`: beside each passk claim's MDE (unadjusted, 95%, at the run's seeds), the MDE had its pass@k been
+measured on P problems per set (passk.eval.problems) instead of the run's: the problem term scaled by
+run problems / P, the run term kept (`projected_mde`)."""
 
 from __future__ import annotations
 
@@ -19,11 +23,36 @@ import yaml
 
 from reasonrl import stats
 from reasonrl.io import read_json
-from reasonrl.studies import index
+from reasonrl.studies import index, newsol
 from reasonrl.studies.claims import comparison, untestable
 
+LOWER_BOUND = ("the run term the answers store also holds the run x problem noise (MS_res / (R P)), which grows as P "
+               "shrinks and is not stored: below the run's problems the projected MDE is a lower bound")
 
-def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[list[dict], int]:
+
+def projected_mde(ans: dict, problems: int) -> float | None:
+    """The answer's MDE (unadjusted, 95%, its df) with its problem term (se^2 - se_run^2) scaled by
+    ans["problems"] / problems and its run term kept: the same comparison measured on `problems` problems."""
+    v_prob = max(0.0, ans["se"] ** 2 - ans["se_run"] ** 2) * ans["problems"] / problems
+    return stats.mde(math.sqrt(ans["se_run"] ** 2 + v_prob), ans["df"])
+
+
+def problem_columns(c, primary: str, ans: dict | None, why: str | None, problems: list[int]) -> dict:
+    """{"MDE now": the answer's, "MDE at P problems": projected_mde} for a passk pass@k claim ("—" elsewhere:
+    another study, not testable, or the new-solutions measure, whose per-seed shares have no problem term)."""
+    cols = {"MDE now": "—", **{f"MDE at {p} problems": "—" for p in problems}}
+    if why is not None or c.study != "passk" or primary.endswith(f"_{newsol.SUFFIX}") or "se_run" not in ans:
+        return cols
+    return {"MDE now": f"{_fmt(ans['mde'])} ({ans['problems']:,} problems)",
+            **{f"MDE at {p} problems": _fmt(projected_mde(ans, p)) for p in problems}}
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def rows(cfg: index.Config, reports: Path, target: float, most: int,
+         problems: list[int] | None = None) -> tuple[list[dict], int]:
     testable = []
     for cid, c in cfg.claims.items():
         for task, primary in c.primaries().items():
@@ -31,11 +60,11 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[li
             ans = read_json(path) if path.exists() else None
             eq = c.equivalence if c.equivalence is not None else cfg.equivalence
             why = untestable(c, ans, primary, eq)
-            testable.append((cid, task, c, ans, eq, why))
-    m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why in testable if why is None})
+            testable.append((cid, task, c, ans, eq, why, primary))
+    m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why, _ in testable if why is None})
     alpha = (1 - stats.CONFIDENCE) / max(m, 1)
     out = []
-    for cid, task, c, ans, eq, why in testable:
+    for cid, task, c, ans, eq, why, primary in testable:
         row = {"claim": cid, "task": task, "effect": "—", "run sd": "—", "problem se": "—", "seeds": "—",
                "power_for": f"{c.power_for:g} beyond ±{eq:g}", "power at its seeds": "—",
                "seeds for power_for": "—", "seeds for the effect seen": "—", "not testable": why or ""}
@@ -50,7 +79,7 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[li
                     "power at its seeds": f"{stats.power(ans['se'], ans['df'], c.power_for, eq, alpha):.2f}",
                     "seeds for power_for": need or f"> {most}",
                     "seeds for the effect seen": seen or (f"> {most}" if beyond else "—")}
-        out.append(row)
+        out.append(row | (problem_columns(c, primary, ans, why, problems) if problems else {}))
     return out, m
 
 
@@ -60,10 +89,14 @@ def main() -> None:
     ap.add_argument("--params", type=Path, default=Path("params.yaml"))
     ap.add_argument("--power", type=float, default=stats.POWER)
     ap.add_argument("--most", type=int, default=400)
+    ap.add_argument("--problems", type=int, nargs="+", metavar="P", help="project the passk claims' MDE on P problems")
     args = ap.parse_args()
     cfg = index.load_config(yaml.safe_load(args.params.read_text()))
-    table, m = rows(cfg, args.reports, args.power, args.most)
+    table, m = rows(cfg, args.reports, args.power, args.most, args.problems)
     print(f"m = {m} distinct testable comparisons: power at alpha / m = {(1 - stats.CONFIDENCE) / max(m, 1):.4f}\n")
+    if args.problems:
+        print(f"MDE at P problems: each passk pass@k claim's MDE (unadjusted, 95%, its seeds) with the problem term "
+              f"scaled by the run's problems / P, the run term kept; {LOWER_BOUND}.\n")
     print(index.md_rows(table))
 
 
