@@ -45,6 +45,7 @@ def tiny_params() -> dict:
     p["passk"]["pairs"] = []
     p["passk"]["bases"] = ["base"]
     p["passk"]["sets"] = ["in"]
+    p["passk"]["eval"]["problems"] = 8  # one of each of the 8 cells of `in` (2 each): the subset path runs in CI
     return p
 
 
@@ -220,8 +221,8 @@ def test_passk_stage(workdir):
         res = json.loads((workdir / f"reports/passk/data/{label}.json").read_text())
         assert res["model"] == model and res["N"] == 4
         inside = res["sets"]["in"]
-        assert inside["difficulties"] == [3, 4, 5, 6] and inside["problems"] == 16
-        assert len(inside["counts"]) == 16 and all(0 <= c <= 4 for c in inside["counts"])  # what the report resamples
+        assert inside["difficulties"] == [3, 4, 5, 6] and (inside["problems"], inside["of"]) == (8, 16)
+        assert len(inside["counts"]) == 8 and all(0 <= c <= 4 for c in inside["counts"])  # what the report resamples
         assert all(c <= a for c, a in zip(inside["counts"], inside["counts_answer"], strict=True))
         rows = (workdir / f"reports/passk/curve_{label}.csv").read_text().splitlines()
         assert len(rows) == 1 + 3  # a header and k = 1, 2, 4 of the one set
@@ -237,7 +238,8 @@ def test_passk_stage(workdir):
     answers = sorted(p.name for p in (workdir / "reports/passk/answers").iterdir())
     assert answers == ["grpo_vs_base_in_k001.json", "grpo_vs_base_in_k004.json"]
     k1 = json.loads((workdir / "reports/passk/answers/grpo_vs_base_in_k001.json").read_text())
-    assert (k1["seeds"], k1["problems"]) == (1, 16) and k1["ci_lo"] <= k1["effect"] <= k1["ci_hi"]
+    assert (k1["seeds"], k1["problems"]) == (1, 8) and k1["ci_lo"] <= k1["effect"] <= k1["ci_hi"]
+    assert "in: 8 of 16 problems" in (workdir / "reports/passk/table.md").read_text()
 
 
 # ---------------------------------------------------------------------------------------------------- reasonrl train
