@@ -69,7 +69,7 @@ def aligned(data: dict[str, dict]) -> dict[str, dict]:
     for key, d in data.items():
         for s, x in d["sets"].items():
             n = (x["problems"], x.get("of", x["problems"]))
-            first, m = seen.setdefault((d["task"], s), (key, n))
+            first, m = seen.setdefault((d.get("task"), s), (key, n))
             if m != n or len(x["counts"]) != n[0]:
                 raise ValueError(f"passk data {key}, set {s}: {len(x['counts'])} counts of {n[0]} of {n[1]} problems, "
                                  f"but {first} has {m[0]} of {m[1]}: rerun the passk@ stages with one passk.eval")
