@@ -20,7 +20,7 @@ import yaml
 from reasonrl import stats
 from reasonrl.io import read_json
 from reasonrl.studies import index
-from reasonrl.studies.claims import comparison, untestable
+from reasonrl.studies.claims import comparison, margin, untestable
 
 
 def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[list[dict], int]:
@@ -29,7 +29,7 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int) -> tuple[li
         for task, primary in c.primaries().items():
             path = reports / c.study / "answers" / f"{primary}.json"
             ans = read_json(path) if path.exists() else None
-            eq = c.equivalence if c.equivalence is not None else cfg.equivalence
+            eq = margin(c, ans, cfg.equivalence)
             why = untestable(c, ans, primary, eq)
             testable.append((cid, task, c, ans, eq, why))
     m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why in testable if why is None})
