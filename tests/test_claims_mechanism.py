@@ -148,9 +148,10 @@ def test_power_script_reads_the_relative_margin(tmp_path):
     path = tmp_path / "ablations" / "answers" / "x.json"
     path.parent.mkdir(parents=True)
     path.write_text(pd.Series(answer(run_sd=0.01, se_run=0.005)).to_json())
-    table, m = power.rows(index.Config(claims={"rel": claim(equivalence_rel=0.05)}), tmp_path, 0.8, 400)
-    assert m == 1 and table[0]["power_for"] == "0.1 beyond ±0.01"
-    assert table[0]["power at its seeds"] == f"{stats.power(0.005, 4, 0.1, 0.01, 0.05):.2f}"
+    # 0.25 x |0.2| = 0.05, not the studies' default ±0.01
+    table, m = power.rows(index.Config(claims={"rel": claim(equivalence_rel=0.25)}), tmp_path, 0.8, 400)
+    assert m == 1 and table[0]["power_for"] == "0.1 beyond ±0.05"
+    assert table[0]["power at its seeds"] == f"{stats.power(0.005, 4, 0.1, 0.05, 0.05):.2f}"
 
 
 def test_claims_shaped_like_params_load_a_mechanism_and_a_relative_margin():
