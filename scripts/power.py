@@ -24,7 +24,7 @@ import yaml
 from reasonrl import stats
 from reasonrl.io import read_json
 from reasonrl.studies import index, newsol
-from reasonrl.studies.claims import comparison, untestable
+from reasonrl.studies.claims import comparison, margin, untestable
 
 LOWER_BOUND = ("the run term the answers store also holds the run x problem noise (MS_res / (R P)), which grows as P "
                "shrinks and is not stored: below the run's problems the projected MDE is a lower bound")
@@ -58,7 +58,7 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int,
         for task, primary in c.primaries().items():
             path = reports / c.study / "answers" / f"{primary}.json"
             ans = read_json(path) if path.exists() else None
-            eq = c.equivalence if c.equivalence is not None else cfg.equivalence
+            eq = margin(c, ans, cfg.equivalence)
             why = untestable(c, ans, primary, eq)
             testable.append((cid, task, c, ans, eq, why, primary))
     m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why, _ in testable if why is None})

@@ -25,6 +25,19 @@ def passk_data_path(label: str) -> str:
     return f"{PASSK_DATA}/{label}.json"
 
 
+# The numbers an answer may carry beside its comparison (common.Answer.extra: written into its answer file and the
+# manifest), so that a claim's `mechanism` (claims.no_mechanism) can ask whether the mechanism acted in the runs
+# behind it. Each is computed from the runs' training histories (reports/rl/<run>.csv) by studies/mechanisms.py.
+ANSWER_EXTRA = {
+    "clip_frac": "arm b's share of response tokens the PPO clip cut: losses/clip_frac averaged over each run's "
+                 "steps, then over the arm's runs",
+    "clip_frac_a": "the same for arm a (in DAPO's clip pair, the symmetric arm 'mu 2, symmetric')",
+    "updates_ratio": "arm b's updates / arm a's, a run's updates being num_iterations x its steps with "
+                     "losses/grad_norm > 0, each arm's the mean over its runs",
+    "wrong_share": "arm a's share of wrong training responses: 1 - reward/true averaged over each run's steps "
+                   "weighted by rollout/count, then over the arm's runs",
+}
+
 GREEK = {"μ": "mu", "β": "beta", "ε": "eps", "α": "alpha", "π": "pi"}
 
 

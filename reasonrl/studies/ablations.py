@@ -56,6 +56,7 @@ from .common import (
 )
 from .figures import SMOOTH_NOTE
 from .floors import chance, eval_set, gold_length
+from .mechanisms import ablation_extra
 
 SECTION = "studies.ablations"
 GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
@@ -147,8 +148,9 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
     for v in list(st.variants)[1:]:
         for lr in st.lrs:
             pair = "stability_" + pair_name(ref, v, "lr", lr)
+            extra = ablation_extra(*([runs[r] for r in st.variants[x][lr]] for x in (ref, v)))
             answers.append(Answer.of(pair, f"{ref} @ lr {lr}", f"{v} @ lr {lr}", arms[ref, lr], arms[v, lr],
-                                     cfg.equivalence))
+                                     cfg.equivalence, extra=extra))
     return answers, {key: arm_interval(a) for key, a in arms.items()}
 
 
@@ -211,18 +213,19 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     """(answers of each arm against the group's reference and of the group's pairs, each arm's interval).
 
     Accuracy is compared on the eval stages' per-problem outcomes; the wrong-response length and the
-    entropy at the end of training (last 10% of steps) per seed, where the two arms share two seeds or more."""
+    entropy at the end of training (last 10% of steps) per seed, where the two arms share two seeds or more. Each
+    answer of arms (a, b) carries the mechanisms' numbers of the two arms' runs (`mechanisms.ablation_extra`)."""
     arms = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in group.runs.items()}
     answers = []
     for a, b in group.comparisons():
-        pair = f"{name}_" + pair_name(a, b)
-        answers.append(Answer.of(pair, a, b, arms[a], arms[b], cfg.equivalence))
+        pair, extra = f"{name}_" + pair_name(a, b), ablation_extra(*([runs[r] for r in group.runs[x]] for x in (a, b)))
+        answers.append(Answer.of(pair, a, b, arms[a], arms[b], cfg.equivalence, extra=extra))
         for suffix, what, value in CURVE_ANSWERS:
             xa, xb = (scalar_arm(x, group.runs[x], runs, value) for x in (a, b))
             if common_seeds(xa, xb) >= 2:
                 # a length or an entropy has no upper end: its interval is printed uncut
                 answers.append(Answer(f"{pair}_{suffix}", f"{a} ({what})", f"{b} ({what})",
-                                      compare(xa, xb), cfg.equivalence, bounds=None))
+                                      compare(xa, xb), cfg.equivalence, bounds=None, extra=extra))
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 

@@ -18,7 +18,8 @@ class Claim:
     the answer file `primary` of `study`, expected in direction `expect` (+1: b > a, -1: a > b).
     `ceiling`: the largest value the measure can take (1 for accuracies; None when unbounded, as for a
     length), which says whether the claimed direction has room to show a difference; `equivalence` and
-    `mde_target` override studies.equivalence and studies.mde_target for a measure on another scale."""
+    `mde_target` override studies.equivalence and studies.mde_target for a measure on another scale;
+    `equivalence_rel` instead sets the margin relative to arm a's value (`margin`)."""
 
     paper: str
     claim: str
@@ -27,13 +28,14 @@ class Claim:
     expect: int
     ceiling: float | None = 1.0
     equivalence: float | None = None
+    equivalence_rel: float | None = None  # the margin as a share of |arm a's value| (answer["a"]), not absolute
     mde_target: float | None = None  # overrides studies.mde_target for a measure on another scale
     task: str = "hop"  # the task `primary` is measured on
     tasks: dict[str, str] = field(default_factory=dict)  # the same claim's primary on further tasks: task -> pair
     # Where the claim's mechanism must act for the comparison to test it: {key: a number the primary answer
     # carries, min: the least value at which the mechanism acts, what: the words for it}; below, or absent, the
     # claim is not testable here (a rule fixed before the run, so it leaves the Holm family).
-    mechanism: dict | None = None
+    mechanism: dict[str, float | str] | None = None
     seeds: int | None = None  # seeds per arm the power computation asked for (scripts/power.py), pre-registered
     power_for: float = 0.10  # the true effect (beyond the equivalence region's centre) the design is powered for
 
@@ -47,12 +49,17 @@ class Claim:
         check(bool(self.primary), "primary", "name the answer file (pair) of the claim's primary comparison")
         check(self.task not in self.tasks, "tasks", f"{self.task!r} is the task of `primary` already")
         check(self.mde_target is None or self.mde_target > 0, "mde_target", f"{self.mde_target!r} must be > 0")
+        check(self.equivalence_rel is None or self.equivalence_rel > 0, "equivalence_rel",
+              f"{self.equivalence_rel!r} must be > 0")
+        check(self.equivalence is None or self.equivalence_rel is None, "equivalence_rel",
+              "give the margin as `equivalence` (absolute) or `equivalence_rel` (relative to arm a), not both")
         check(self.power_for > (self.equivalence or 0), "power_for", f"{self.power_for!r} must lie beyond the "
               f"equivalence region (±{self.equivalence or 0:g}): no smaller effect can be found beyond it")
         check(self.seeds is None or self.seeds >= 2, "seeds", f"{self.seeds!r}: a run-level interval needs >= 2")
         if self.mechanism is not None:
             unknown = set(self.mechanism) - {"key", "min", "what"}
-            check(not unknown and {"key", "min"} <= set(self.mechanism), "mechanism",
+            check(not unknown and {"key", "min"} <= set(self.mechanism) and isinstance(self.mechanism["key"], str)
+                  and isinstance(self.mechanism["min"], (int, float)), "mechanism",
                   f"{self.mechanism!r} must be {{key: <answer key>, min: <number>, what: <words>}}")
 
 
@@ -119,6 +126,14 @@ def at_chance(answer: dict, equivalence: float) -> str | None:
     return f"at chance: both arms within ±{equivalence:g} of the guess floor {chance:.3f}"
 
 
+def margin(claim: Claim, answer: dict | None, equivalence: float) -> float:
+    """The claim's equivalence half-width: equivalence_rel x |arm a's value| where the claim sets it relative
+    (studies' `equivalence` while there is no answer), else its own `equivalence`, else the studies'."""
+    if claim.equivalence_rel is not None and answer is not None:
+        return claim.equivalence_rel * abs(answer["a"])
+    return claim.equivalence if claim.equivalence is not None else equivalence
+
+
 def no_mechanism(claim: Claim, answer: dict) -> str | None:
     """Why the claim's mechanism does not act in this comparison (Claim.mechanism), else None."""
     if claim.mechanism is None:
@@ -170,7 +185,7 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
     for cid, c in claims.items():
         for task, primary in c.primaries().items():
             ans = by_study.get(c.study, {}).get(primary)
-            eq = c.equivalence if c.equivalence is not None else equivalence
+            eq = margin(c, ans, equivalence)
             why = untestable(c, ans, primary, eq)
             rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
                                "why": why}

@@ -17,7 +17,7 @@ import pandas as pd  # noqa: E402
 from .. import stats  # noqa: E402
 from ..config import check  # noqa: E402
 from ..io import read_json, write_json, write_text  # noqa: E402
-from . import pair_name, slug  # noqa: E402, F401  re-exported: the study modules name their answer files by them
+from . import ANSWER_EXTRA, pair_name, slug  # noqa: E402, F401  pair_name, slug: the study modules name answer files by them
 from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
     FAILURE_COLORS,
     RANGES,
@@ -139,8 +139,7 @@ def load_runs(root: Path, names: Iterable[str], metrics: bool = True) -> dict[st
 
 def tail_mean(series: pd.Series, frac: float = TAIL) -> float:
     """Mean of the last `frac` of a per-step series (at least its last value)."""
-    n = max(1, math.ceil(len(series) * frac))
-    return float(series.iloc[-n:].mean())
+    return float(series.iloc[-max(1, math.ceil(len(series) * frac)):].mean())
 
 
 def eval_column(run: Run, column: str) -> pd.Series:
@@ -266,10 +265,7 @@ def paired_matrices(a: ArmOutcomes, b: ArmOutcomes) -> tuple[np.ndarray, np.ndar
         raise ValueError(f"arms {a.label!r} (seeds {sorted(a.by_seed)}) and {b.label!r} (seeds {sorted(b.by_seed)}) "
                          "share no seed to pair on")
 
-    def pick(arm: ArmOutcomes) -> np.ndarray:
-        return np.stack([arm.by_seed[None] if None in arm.by_seed else arm.by_seed[s] for s in seeds])
-
-    return pick(a), pick(b)
+    return tuple(np.stack([x.by_seed[None] if None in x.by_seed else x.by_seed[s] for s in seeds]) for x in (a, b))
 
 
 def compare(a: ArmOutcomes, b: ArmOutcomes) -> stats.Comparison:
@@ -295,6 +291,12 @@ class Answer:
     equivalence: float = stats.EQUIVALENCE
     bounds: tuple[float, float] | None = stats.SHARE_DIFF
     answer_only: stats.Comparison | None = None  # the same pair judged by the answer alone (cmp: verified)
+    extra: dict[str, float] = field(default_factory=dict)  # further numbers, keys of ANSWER_EXTRA (a claim's mechanism)
+
+    def __post_init__(self):
+        if unknown := sorted(set(self.extra) - set(ANSWER_EXTRA)):
+            raise ValueError(f"answer {self.pair}: extra keys {unknown} are not in reasonrl.studies.ANSWER_EXTRA")
+        self.extra = {k: round(float(v), 6) for k, v in self.extra.items()}  # as to_json rounds, for stable diffs
 
     @classmethod
     def of(cls, pair: str, a: str, b: str, x: ArmOutcomes, y: ArmOutcomes, equivalence: float, **kw) -> Answer:
@@ -319,12 +321,12 @@ class Answer:
 
 
 def write_answers(root: Path, study: str, answers: list[Answer]) -> None:
-    """reports/<study>/answers/<pair>.json for every answer, all with the keys of stats.ANSWER_KEYS."""
+    """reports/<study>/answers/<pair>.json for every answer: the keys of stats.ANSWER_KEYS and its `extra`."""
     names = [x.pair for x in answers]
     if len(set(names)) != len(names):
         raise ValueError(f"{study}: two answers share a file name: {sorted(n for n in names if names.count(n) > 1)}")
     for x in answers:
-        write_json(root / answer_path(study, x.pair), x.cmp.to_json())
+        write_json(root / answer_path(study, x.pair), x.cmp.to_json() | x.extra)
 
 
 def answers_table(answers: list[Answer], title: str, what: str) -> str:
@@ -354,11 +356,9 @@ def code(text: str) -> str:
 def cell(value) -> str:
     """A table cell: floats with 3 decimals (small ones in scientific notation), a missing value empty,
     anything else as written."""
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return f"{value:.2e}" if 0 < abs(value) < 0.01 else f"{value:.3f}"
-    return str(value)
+    if not isinstance(value, float):
+        return str(value)
+    return "" if math.isnan(value) else f"{value:.2e}" if 0 < abs(value) < 0.01 else f"{value:.3f}"
 
 
 def md_table(df: pd.DataFrame, title: str, note: str = "") -> str:
@@ -396,5 +396,5 @@ class Manifest:
 
 def manifest_answers(answers: list[Answer]) -> list[dict]:
     return [{"pair": x.pair, "text": x.text, "a_label": x.a, "b_label": x.b, "equivalence": x.equivalence,
-             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json(),
+             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json(), **x.extra,
              "answer_only": x.answer_only.to_json() if x.answer_only else None} for x in answers]

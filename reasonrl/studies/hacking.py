@@ -61,6 +61,7 @@ from .common import (
 )
 from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
 from .floors import chance, eval_set
+from .mechanisms import clip_extra
 from .wording import DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"
@@ -199,6 +200,13 @@ def clip_answer(effects: list[dict]) -> str:
             "the start (KL).")
 
 
+def random_clip(cfg: Config, arms: dict[str, list[Run]], a: str | None, b: str) -> dict[str, float]:
+    """The clip fractions of the random-reward arms of a pair (`mechanisms.clip_extra`: clip_frac of arm b,
+    clip_frac_a of arm a), each where that arm is random_pair's or trains on the random reward; a = None: the base."""
+    rnd = set(cfg.random_pair) | {k for k, arm in arms.items() if all(r.job.get("reward") == "random" for r in arm)}
+    return clip_extra(arms[a] if a in rnd else None, arms[b] if b in rnd else None)
+
+
 def fooled_rows(label: str, run: Run) -> list[dict]:
     """The fooled examples of the last recorded step that has any."""
     found = [e for e in run.summary.get("examples", []) if e["fooled"]]
@@ -273,12 +281,12 @@ def report(cfg: Config, root: Path) -> None:
         reward_figure(label, arm, root / reward_png(label), ylim, guess)
     outcomes = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in cfg.runs.items()}
     ivs = {label: arm_interval(a) for label, a in outcomes.items()}
-    answers = [Answer.of(pair_name(a, b), a, b, outcomes[a], outcomes[b], cfg.equivalence)
-               for a, b in cfg.comparisons()]
+    answers = [Answer.of(pair_name(a, b), a, b, outcomes[a], outcomes[b], cfg.equivalence,
+                         extra=random_clip(cfg, arms, a, b)) for a, b in cfg.comparisons()]
     # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
     base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
-    answers += [Answer.of(pair_name("base", label), base_arm.label, label, base_arm, outcomes[label], cfg.equivalence)
-                for label in arms]
+    answers += [Answer.of(pair_name("base", label), base_arm.label, label, base_arm, outcomes[label], cfg.equivalence,
+                          extra=random_clip(cfg, arms, None, label)) for label in arms]
     rows = [arm_row(label, arm, ivs[label], cfg.set) for label, arm in arms.items()]
     before = f"before: base {cfg.base}"
     names = {label: f"{label} ({seed_count(len(arm))})" for label, arm in arms.items()}

@@ -47,7 +47,8 @@ class Config:
                        for k, v in self.claims.items()}
         check(self.mde_target > 0, MDE_TARGET, f"{self.mde_target!r} must be > 0")
         for k, c in self.claims.items():
-            check(c.equivalence is not None or c.power_for > self.equivalence, f"{SECTION}.{k}.power_for",
+            own = c.equivalence is not None or c.equivalence_rel is not None  # its own margin (Claim checks it)
+            check(own or c.power_for > self.equivalence, f"{SECTION}.{k}.power_for",
                   f"{c.power_for!r} must lie beyond the equivalence region (±{self.equivalence:g})")
 
 
