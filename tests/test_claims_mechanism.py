@@ -179,3 +179,16 @@ def test_an_unknown_extra_key_fails():
     assert Answer("p", "a", "b", cmp, extra={"clip_frac": 0.1234567}).extra == {"clip_frac": 0.123457}
     # no extra key shadows a key the answer already carries
     assert not set(ANSWER_EXTRA) & (set(stats.ANSWER_KEYS) | set(manifest_answers([Answer("p", "a", "b", cmp)])[0]))
+
+
+def test_seeds_register_per_task_and_the_index_shows_them():
+    base = {"paper": "P", "claim": "c", "study": "passk", "primary": "x", "expect": 1, "tasks": {"chain": "y"}}
+    c = index.Config(claims={"x": base | {"seeds": {"hop": 10, "chain": 5}}}).claims["x"]
+    assert (c.seeds_on("hop"), c.seeds_on("chain")) == (10, 5)
+    assert index.Config(claims={"x": base | {"seeds": 8}}).claims["x"].seeds_on("chain") == 8
+    for bad in ({"hop": 10}, {"hop": 10, "chain": 1}, 1):
+        with pytest.raises(ConfigError, match="seeds"):
+            index.Config(claims={"x": base | {"seeds": bad}})
+    rows = claims.judge_all({"x": c}, {"passk": {"x": answer(), "y": answer(df=2)}}, 0.01)
+    assert index.seeds_power(rows["x", "chain"]).startswith("3 of 5; ")
+    assert index.seeds_power(rows["x", "hop"]).startswith("5 of 10; ")

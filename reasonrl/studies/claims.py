@@ -36,8 +36,13 @@ class Claim:
     # carries, min: the least value at which the mechanism acts, what: the words for it}; below, or absent, the
     # claim is not testable here (a rule fixed before the run, so it leaves the Holm family).
     mechanism: dict[str, float | str] | None = None
-    seeds: int | None = None  # seeds per arm the power computation asked for (scripts/power.py), pre-registered
+    # seeds per arm the design registered for the primary (docs/studies.md's power table): one number, or per task
+    seeds: int | dict[str, int] | None = None
     power_for: float = 0.10  # the true effect (beyond the equivalence region's centre) the design is powered for
+
+    def seeds_on(self, task: str) -> int | None:
+        """The seeds per arm registered for the primary on `task`."""
+        return self.seeds.get(task) if isinstance(self.seeds, dict) else self.seeds
 
     def primaries(self) -> dict[str, str]:
         """{task: its primary answer file}: each is one test of the Holm family."""
@@ -55,7 +60,11 @@ class Claim:
               "give the margin as `equivalence` (absolute) or `equivalence_rel` (relative to arm a), not both")
         check(self.power_for > (self.equivalence or 0), "power_for", f"{self.power_for!r} must lie beyond the "
               f"equivalence region (±{self.equivalence or 0:g}): no smaller effect can be found beyond it")
-        check(self.seeds is None or self.seeds >= 2, "seeds", f"{self.seeds!r}: a run-level interval needs >= 2")
+        per_task = self.seeds if isinstance(self.seeds, dict) else {t: self.seeds for t in self.primaries()}
+        check(set(per_task) == set(self.primaries()) or self.seeds is None, "seeds",
+              f"{self.seeds!r}: name the seeds of every task of the claim, {sorted(self.primaries())}")
+        check(all(n is None or n >= 2 for n in per_task.values()), "seeds",
+              f"{self.seeds!r}: a run-level interval needs >= 2")
         if self.mechanism is not None:
             unknown = set(self.mechanism) - {"key", "min", "what"}
             check(not unknown and {"key", "min"} <= set(self.mechanism) and isinstance(self.mechanism["key"], str)

@@ -97,7 +97,7 @@ def seeds_power(row: dict) -> str:
     """The seeds behind a primary, the seeds the power computation asked for, and the achieved power."""
     if "power" not in row:
         return "—"
-    asked = row["claim"].seeds
+    asked = row["claim"].seeds_on(row["task"])
     return f"{row['answer']['seeds']}" + (f" of {asked}" if asked else "") + f"; {row['power']:.2f}"
 
 
