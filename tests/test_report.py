@@ -854,3 +854,19 @@ def test_the_front_page_limits_name_what_breaks_them(monkeypatch):
 def test_short_captions_keep_the_first_clause():
     assert index.short_caption("pass@k against k (log scale); pass@1 0.5 / 0.9.") == "pass@k against k (log scale)."
     assert index.short_caption("Reward (mean; centred mean); at the end 0.9.") == "Reward (mean; centred mean)."
+
+
+def test_ablations_compare_the_measure_they_name(studies, tmp_path):
+    """measure: sampled compares the runs' sampled shares: sampled() is 0.25 + 0.5 x the greedy accuracy, so the
+    clip pair's greedy 0.05 becomes 0.025 and clip-higher's accuracy 0.25 + 0.5 x 0.65 = 0.575."""
+    import dataclasses
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(studies, root)
+    ablations.report(dataclasses.replace(CONFIGS["ablations"], measure="sampled"), root)
+    sym = read_json(root / "reports/ablations/answers/clip_clip_higher_vs_mu_2_symmetric.json")
+    assert sym["effect"] == pytest.approx(0.025)
+    assert read_json(root / "reports/metrics/ablations.json")["clip"]["clip-higher"]["acc"] == pytest.approx(0.575)
+    assert "verified sampled accuracy (pass@1 at T = 1) on the edge set" in (
+        root / "reports/ablations/table.md").read_text()

@@ -21,6 +21,7 @@ from ..plotdata import undefined
 from ..stats import SHARE, fmt_ci, fmt_effect, fmt_mde, fmt_share
 from . import wording
 from .common import (
+    MEASURES,
     RANGES,
     Answer,
     Manifest,
@@ -110,10 +111,11 @@ class Config:
     groups: dict[str, Group] = field(default_factory=dict)  # file name -> group
     stability: Stability | None = None  # an lr x variant map (figure stability.png), or none
     set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
+    measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
 
     def __post_init__(self):
-        check_measure("correct", self.set)
+        check_measure(self.measure, self.set)
         check(bool(self.groups) or self.stability is not None, "groups", "need at least one group or a stability map")
         for name in self.groups:
             check(slug(name) == name and name != "stability", "groups",
@@ -142,7 +144,7 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
     """(each variant against the reference variant at every lr, {(variant, lr): interval})."""
     st = cfg.stability
     ref = next(iter(st.variants))
-    arms = {(v, lr): run_arm(root, f"{v} @ lr {lr}", rs, runs, cfg.set)
+    arms = {(v, lr): run_arm(root, f"{v} @ lr {lr}", rs, runs, cfg.set, cfg.measure)
             for v, cells in st.variants.items() for lr, rs in cells.items()}
     answers = []
     for v in list(st.variants)[1:]:
@@ -215,7 +217,7 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     Accuracy is compared on the eval stages' per-problem outcomes; the wrong-response length and the
     entropy at the end of training (last 10% of steps) per seed, where the two arms share two seeds or more. Each
     answer of arms (a, b) carries the mechanisms' numbers of the two arms' runs (`mechanisms.ablation_extra`)."""
-    arms = {label: run_arm(root, label, rs, runs, cfg.set) for label, rs in group.runs.items()}
+    arms = {label: run_arm(root, label, rs, runs, cfg.set, cfg.measure) for label, rs in group.runs.items()}
     answers = []
     for a, b in group.comparisons():
         pair, extra = f"{name}_" + pair_name(a, b), ablation_extra(*([runs[r] for r in group.runs[x]] for x in (a, b)))
@@ -268,8 +270,9 @@ def run_metrics(run: Run, set_name: str) -> dict:
 def arm_metrics(names: list[str], runs: dict[str, Run], iv, set_name: str) -> dict:
     """Per-run metrics averaged over the arm's seeds, with the accuracy's interval."""
     per = [run_metrics(runs[r], set_name) for r in names]
-    return {k: sum(m[k] for m in per) / len(per) for k in per[0]} | {"acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi,
-                                                                     "seeds": len(names)}
+    # the accuracy is the compared measure's (its interval's mean), not the greedy one of run_metrics
+    return {k: sum(m[k] for m in per) / len(per) for k in per[0]} | {"acc": iv.mean, "acc_ci_lo": iv.lo,
+                                                                     "acc_ci_hi": iv.hi, "seeds": len(names)}
 
 
 ACC_KEYS = ("acc", "acc_ci_lo", "acc_ci_hi")  # an arm's accuracy with its interval, as stored in metrics
@@ -335,7 +338,8 @@ def report(cfg: Config, root: Path) -> None:
     parts = []
     if cfg.groups:
         parts.append(md_table(pd.DataFrame(table_rows(cfg, metrics, answers)), "One knob at a time",
-                     f"Accuracy: greedy on the {cfg.set} set (eval stages), mean over seeds and problems with its 95% "
+                     f"Accuracy: {MEASURES[cfg.measure]} on the {cfg.set} set (eval stages), mean over seeds and "
+                     "problems with its 95% "
                      "t-interval (the run is the unit); 'vs reference': the paired difference from the group's first "
                      "row with its "
                      "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
@@ -350,7 +354,8 @@ def report(cfg: Config, root: Path) -> None:
         metrics["stability"] = {f"{v} @ lr {lr}": {"acc": iv.mean, "acc_ci_lo": iv.lo, "acc_ci_hi": iv.hi}
                                 for (v, lr), iv in st_ivs.items()}
     flat = [x for xs in answers.values() for x in xs]
-    parts.append(answers_table(flat, "Paired comparisons", f"Greedy accuracy on the {cfg.set} set."))
+    what = f"{MEASURES[cfg.measure].capitalize()} on the {cfg.set} set."
+    parts.append(answers_table(flat, "Paired comparisons", what))
     write_markdown(out / "table.md", "Study: GRPO ablations", answer(cfg, answers), parts)
     write_json(root / study_metrics_path("ablations"), metrics)
     write_answers(root, "ablations", flat)
