@@ -629,9 +629,12 @@ def test_the_stability_map_cuts_each_interval_at_the_accuracy_range(caught):
     st = ablations.Stability("final accuracy by lr", {"GRPO": {"1e-4": ["a"]}, "RLOO": {"1e-4": ["b"]}})
     iv = lambda m, lo, hi: SimpleNamespace(mean=m, lo=lo, hi=hi)  # noqa: E731
     ablations.stability_figure(st, {("GRPO", "1e-4"): iv(0.999, 0.997, 1.001),
-                                    ("RLOO", "1e-4"): iv(0.013, -0.023, 0.049)}, [], Path("ab/stability.png"))
+                                    ("RLOO", "1e-4"): iv(0.013, -0.023, 0.049)}, [], Path("ab/stability.png"),
+                               "sampled")
     texts = sorted(t.get_text() for t in caught["ab/stability.png"].axes[0].texts)
     assert texts == ["0.013\n[0.000, 0.049]", "0.999\n[0.997, 1.000]"]
+    colorbar = caught["ab/stability.png"].axes[1]  # the scale names the compared measure
+    assert colorbar.get_ylabel() == "final verified sampled accuracy (pass@1 at T = 1)"
 
 
 def test_a_per_step_curve_stops_where_its_first_seed_stopped(caught):

@@ -298,7 +298,7 @@ def test_ablations_summary_words_only_the_directed_comparisons_and_counts_the_re
                      answer("open_vs_ref", "ref", "open", 0.0625, -0.125, 0.25),  # covers 0: undecided
                      answer("up_vs_ref_entropy", "ref", "up", 0.5, 0.25, 0.75)]}  # a curve answer: details only
     assert ablations.summary(cfg, answers) == (
-        "Greedy accuracy on edge, arm − group reference [95% CI]; above it — g: up − ref "
+        "Verified greedy accuracy on edge, arm − group reference [95% CI]; above it — g: up − ref "
         "+0.250 [0.125, 0.375]; below it — g: down − ref -0.250 [-0.375, -0.125]; the other 2: 1 equivalent, "
         "1 undecided (details).")
 

@@ -90,7 +90,7 @@ class Stability:
     """A stability map: each variant trained at each learning rate (one run per seed); the first variant is
     the reference every other one is compared with at the same learning rate."""
 
-    title: str = "final greedy accuracy by learning rate and variant"
+    title: str = "final accuracy by learning rate and variant"
     variants: dict[str, dict[str, list[str] | str]] = field(default_factory=dict)  # variant -> {lr -> runs}
 
     def __post_init__(self):
@@ -156,7 +156,7 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
     return answers, {key: arm_interval(a) for key, a in arms.items()}
 
 
-def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path) -> None:
+def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path, measure: str) -> None:
     """Heatmap of final accuracy (variants x lrs), each cell with its 95% CI; ▲/▼: the paired interval
     against the reference variant at that lr excludes 0 (above / below)."""
     variants, lrs = list(st.variants), st.lrs
@@ -176,7 +176,7 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
     ax.set(xlabel="learning rate", ylabel="variant",
            title=f"{st.title}\n(mean over seeds and problems [95% CI, cut at 0 and 1];\n"
                  f"▲/▼: differs from {variants[0]} at that lr)")
-    fig.colorbar(im, ax=ax, label="final greedy accuracy")
+    fig.colorbar(im, ax=ax, label=f"final {MEASURES[measure]}")
     fig.tight_layout()
     save_figure(fig, path)
 
@@ -304,7 +304,7 @@ def answer(cfg: Config, answers: dict[str, list[Answer]]) -> str:
     if cfg.stability:
         parts.append(f"{cfg.stability.title}: " + ("; ".join(x.text for x in answers["stability"])
                                                     or "reference only"))
-    return f"Final greedy accuracy on {cfg.set} against each group's reference — " + " | ".join(parts) + "."
+    return f"Final {MEASURES[cfg.measure]} on {cfg.set} against each group's reference — " + " | ".join(parts) + "."
 
 
 def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
@@ -323,7 +323,8 @@ def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
                                              (wording.CONSTANT, "not testable")) if k in by}
     kinds = next(iter(rest)) if len(rest) == 1 else ", ".join(f"{n} {w}" for w, n in rest.items())
     tail = f"; the other {sum(rest.values())}: {kinds} (details)" if rest else ""
-    return f"Greedy accuracy on {cfg.set}, arm − group reference [95% CI]; " + "; ".join(parts) + tail + "."
+    what = MEASURES[cfg.measure].capitalize()
+    return f"{what} on {cfg.set}, arm − group reference [95% CI]; " + "; ".join(parts) + tail + "."
 
 
 def report(cfg: Config, root: Path) -> None:
@@ -347,7 +348,7 @@ def report(cfg: Config, root: Path) -> None:
                      "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))
     if cfg.stability:
         answers["stability"], st_ivs = stability_answers(cfg, root, runs)
-        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png")
+        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png", cfg.measure)
         parts.append(md_table(pd.DataFrame(stability_rows(cfg.stability, st_ivs, answers["stability"])),
                               f"Stability map: {cfg.stability.title}",
                               "Each variant against the first at the same learning rate, paired by seed and problem."))
@@ -374,7 +375,7 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
                         f"and wrong-response length against step (mean and 95% CI over seeds; {SMOOTH_NOTE}); "
                         f"last {val} evaluation "
                         + ", ".join(f"{label} {v:.3f}" for label, v in last.items())
-                        + f"; final greedy accuracy on the test set {cfg.set} (not drawn) "
+                        + f"; final {MEASURES[cfg.measure]} on the test set {cfg.set} (not drawn) "
                         + ", ".join(f"{label} {fmt_ci(*(m[label][k] for k in ACC_KEYS), bounds=SHARE)}"
                                     for label in g.runs) + "; wrong length "
                         + ", ".join(f"{label} {m[label]['length_wrong_end']:.1f}" for label in g.runs) + "."))
