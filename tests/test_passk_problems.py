@@ -106,7 +106,8 @@ def test_measure_writes_problems_of_and_checks_every_set_before_sampling(monkeyp
 
 def test_the_report_says_how_many_problems_and_refuses_misaligned_files():
     assert passk.measured({"problems": 248, "of": 1000}) == "248 of 1,000 problems"
-    assert passk.measured({"problems": 1000}) == "1,000 of 1,000 problems"  # a file from before the key
+    assert passk.measured({"problems": 1000}) == "1,000 problems"  # a file from before the key: all
+    assert passk.measured({"problems": 16, "of": 16}) == "16 problems"
 
     def data(n, of):
         return {"task": "hop", "sets": {"in": {"problems": n, "of": of, "counts": [0] * n}}}

@@ -6,8 +6,7 @@ An arm is a list of models of `passk.models` (one per seed; `passk.arms`, defaul
 of one task. pass@k is computed per problem (the unbiased estimator from each problem's count of verified
 samples; of right answers for the answer-only columns) so every curve carries a 95% band whose unit is the
 seed (reasonrl.stats), and each arm is compared with its task's base arm (`passk.bases`) at every k, paired by
-seed position and problem. A curve "crosses" the base's only when the interval excludes 0 on both sides: above
-at some k and below at another."""
+seed position and problem. A curve "crosses" the base's only when the interval excludes 0 on both sides."""
 
 from __future__ import annotations
 
@@ -192,8 +191,9 @@ def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> fl
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
 
 
-def measured(info: dict) -> str:  # "248 of 1,000 problems": a set's problems measured (passk.eval.problems) of all
-    return f"{info['problems']:,} of {info.get('of', info['problems']):,} problems"
+def measured(info: dict) -> str:  # "248 of 1,000 problems" (passk.eval.problems), or "1,000 problems": all
+    n, of = info["problems"], info.get("of", info["problems"])
+    return f"{n:,} problems" if n == of else f"{n:,} of {of:,} problems"
 
 
 def base_data(cfg: Config, data: dict, task: str | None = None) -> dict:
