@@ -61,7 +61,7 @@ from .common import (
 )
 from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
 from .floors import chance, eval_set
-from .mechanisms import clip_extra
+from .mechanisms import arm_mean, clip_extra, run_clip
 from .wording import DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"
@@ -181,10 +181,9 @@ def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: flo
 def clip_effect(label: str, arm: list[Run]) -> dict:
     """The random-reward arm's clipping and drift, averaged over its seeds."""
     def mean(f):
-        return sum(f(r) for r in arm) / len(arm)
+        return arm_mean(arm, f)
 
-    return {"arm": label, "mu": arm[0].job["num_iterations"], "seeds": len(arm),
-            "clip_frac": mean(lambda r: float(r.history["losses/clip_frac"].mean())),
+    return {"arm": label, "mu": arm[0].job["num_iterations"], "seeds": len(arm), "clip_frac": mean(run_clip),
             "kl_end": mean(lambda r: tail_mean(r.history["losses/kl"])),
             "acc_start": mean(lambda r: float(eval_column(r, "acc").iloc[0])),
             "acc_end": mean(lambda r: float(eval_column(r, "acc").iloc[-1])),
