@@ -1,6 +1,7 @@
 """Seeds per arm for each primary of `studies.claims`, powered from a finished run's answers (the pilot's).
 
     python scripts/power.py [--reports reports] [--params params.yaml] [--power 0.8] [--most 400] [--problems P ...]
+    python scripts/power.py --registered --reports reports/pilot
 
 One row per claim and task whose primary answer file exists and which the rules fixed before the run
 (`reasonrl.studies.claims.untestable`: no variance, a ceiling, chance, the mechanism absent) leave testable:
@@ -11,7 +12,12 @@ projection keeps the test set's problem term and takes the run spread as known (
 
 `--problems P`: beside each passk claim's MDE (unadjusted, 95%, at the run's seeds), the MDE had its pass@k been
 measured on P problems per set (passk.eval.problems) instead of the run's: the problem term scaled by
-run problems / P, the run term kept (`projected_mde`)."""
+run problems / P, the run term kept (`projected_mde`).
+
+`--registered`: the power each primary of `params.yaml` has at the seeds it registers (`Claim.seeds`), projected
+from the answers in `--reports` (the pilot's): the test at alpha / m for m, the distinct comparisons the design
+holds (all of them testable: the run's family can only be smaller, so the power is a lower bound), with
+`stats.projected_se` at the registered seeds, for `power_for` and for the effect the pilot saw."""
 
 from __future__ import annotations
 
@@ -83,6 +89,35 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int,
     return out, m
 
 
+def registered_rows(cfg: index.Config, reports: Path) -> tuple[list[dict], int]:
+    """One row per claim and task: its primary, registered seeds, the pilot's effect and run spread, and the
+    projected power at those seeds for `power_for` and for the pilot's effect (beyond the claim's margin)."""
+    m = len({(c.study, primary) for c in cfg.claims.values() for primary in c.primaries().values()})
+    alpha = (1 - stats.CONFIDENCE) / max(m, 1)
+    out = []
+    for cid, c in cfg.claims.items():
+        for task, primary in c.primaries().items():
+            path = reports / c.study / "answers" / f"{primary}.json"
+            ans = read_json(path) if path.exists() else None
+            n = c.seeds_on(task)
+            row = {"claim": cid, "task": task, "primary": primary, "seeds": n if n is not None else "—",
+                   "pilot effect (run sd)": "no pilot answer", "power for power_for": "",
+                   "power for the pilot's effect": ""}
+            if ans is not None and ans.get("run_sd") and n is not None and n >= 2:
+                eq, cmp = margin(c, ans, cfg.equivalence), comparison(ans)
+                se = stats.projected_se(cmp, n)
+                beyond = abs(ans["effect"]) > eq
+                row |= {"pilot effect (run sd)": f"{ans['effect']:+.3f} (sd {ans['run_sd']:.3f})",
+                        "power for power_for": f"{stats.power(se, n - 1, c.power_for, eq, alpha):.2f} for "
+                                               f"{c.power_for:g} beyond ±{eq:.3g}",
+                        "power for the pilot's effect": f"{stats.power(se, n - 1, ans['effect'], eq, alpha):.2f}"
+                                                        if beyond else "—"}
+            elif ans is not None:
+                row["pilot effect (run sd)"] = f"pilot effect {ans['effect']:+.3f}, no spread"
+            out.append(row)
+    return out, m
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reports", type=Path, default=Path("reports"))
@@ -90,8 +125,14 @@ def main() -> None:
     ap.add_argument("--power", type=float, default=stats.POWER)
     ap.add_argument("--most", type=int, default=400)
     ap.add_argument("--problems", type=int, nargs="+", metavar="P", help="project the passk claims' MDE on P problems")
+    ap.add_argument("--registered", action="store_true", help="the power of the registered seeds (Claim.seeds)")
     args = ap.parse_args()
     cfg = index.load_config(yaml.safe_load(args.params.read_text()))
+    if args.registered:
+        table, m = registered_rows(cfg, args.reports)
+        print(f"m = {m}, alpha / m = {(1 - stats.CONFIDENCE) / max(m, 1):.4f}\n")
+        print(index.md_rows(table))
+        return
     table, m = rows(cfg, args.reports, args.power, args.most, args.problems)
     print(f"m = {m} distinct testable comparisons: power at alpha / m = {(1 - stats.CONFIDENCE) / max(m, 1):.4f}\n")
     if args.problems:

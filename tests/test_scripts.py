@@ -104,3 +104,26 @@ def test_power_rows_count_each_distinct_comparison_once_and_skip_the_untestable(
     n = table[0]["seeds for power_for"]
     assert table[1]["seeds for power_for"] == n
     assert stats.power(0.1 / n ** 0.5, n - 1, 0.1, 0.01) >= 0.8 > stats.power(0.1 / (n - 1) ** 0.5, n - 2, 0.1, 0.01)
+
+
+def test_power_registered_rows_project_each_primary_to_its_registered_seeds(tmp_path):
+    ans = {"a": 0.5, "b": 0.8, "effect": 0.3, "ci_lo": 0, "ci_hi": 0, "se": 0.05, "df": 4, "p": 0.1, "mde": 0.1,
+           "seeds": 5, "problems": 100, "constant": None, "se_run": 0.04, "run_sd": 0.2}
+    write_json(tmp_path / "passk" / "answers" / "shared.json", ans)
+    write_json(tmp_path / "passk" / "answers" / "flat.json", ans | {"effect": 0.0, "run_sd": 0.0})
+    claims = {"up": index.Claim("P", "c", "passk", "shared", 1, seeds={"hop": 6}),
+              "down": index.Claim("P", "c", "passk", "shared", -1, seeds=6, power_for=0.5),
+              "flat": index.Claim("P", "c", "passk", "flat", 1, seeds=6),
+              "gone": index.Claim("P", "c", "passk", "gone", 1, seeds=6)}
+    table, m = power.registered_rows(index.Config(claims=claims), tmp_path)
+    assert m == 3  # shared, flat and gone, each once
+    # 6 seeds: the run term 0.2^2 / 6, the problem term 0.05^2 - 0.04^2 = 0.0009 kept; df 5; alpha 0.05 / 3
+    se = (0.2 ** 2 / 6 + 0.0009) ** 0.5
+    up, down, flat, gone = table
+    assert up["seeds"] == 6 and up["pilot effect (run sd)"] == "+0.300 (sd 0.200)"
+    assert up["power for power_for"] == f"{stats.power(se, 5, 0.1, 0.01, 0.05 / 3):.2f} for 0.1 beyond ±0.01"
+    assert up["power for the pilot's effect"] == f"{stats.power(se, 5, 0.3, 0.01, 0.05 / 3):.2f}"
+    assert down["power for power_for"] == f"{stats.power(se, 5, 0.5, 0.01, 0.05 / 3):.2f} for 0.5 beyond ±0.01"
+    assert up["power for the pilot's effect"] != up["power for power_for"].split()[0]
+    assert flat["pilot effect (run sd)"] == "pilot effect +0.000, no spread"
+    assert gone["pilot effect (run sd)"] == "no pilot answer" and gone["power for power_for"] == ""
