@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import bands  # noqa: E402
 import eta_replay  # noqa: E402
 import power  # noqa: E402
 import reference_md5s as R  # noqa: E402
@@ -127,3 +128,47 @@ def test_power_registered_rows_project_each_primary_to_its_registered_seeds(tmp_
     assert up["power for the pilot's effect"] != up["power for power_for"].split()[0]
     assert flat["pilot effect (run sd)"] == "pilot effect +0.000, no spread"
     assert gone["pilot effect (run sd)"] == "no pilot answer" and gone["power for power_for"] == ""
+
+
+def _passk_file(path, edge1, far1, far256, verified=True):
+    def cell(p1, p256):
+        d = {"pass_at_k": {"1": p1, "256": p256}}
+        return d | ({"pass_at_k_answer": {"1": 1.0, "256": 1.0}} if verified else {})
+    write_json(path, {"sets": {"edge": cell(edge1, 1.0), "far": cell(far1, far256)}})
+
+
+def test_bands_hold_at_their_edges_and_fail_beyond(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "reports" / "passk" / "data"
+    for m, vals in {"b0": (0.05, 0.0, 0.5), "b1": (0.9, 0.0, 0.89),  # per-base edges inclusive, mean 0.475
+                    "c0": (0.04, 0.0, 0.1), "c1": (0.5, 0.0, 0.9),  # below 0.05; far pass@256 not below 0.9
+                    "e0": (0.5, 0.1, 0.2), "e1": (0.95, 0.1, 0.2)}.items():  # foothold means 0.1 and 0.2 hold
+        _passk_file(d / f"{m}.json", *vals)
+    params = tmp_path / "params.yaml"
+    params.write_text("passk: {bases: [hop, chain], arms: {hop: [b0, b1], chain: [c0, c1], "
+                      "exposure base: [e0, e1]}}\n")
+    monkeypatch.setattr(sys, "argv", ["bands", "--reports", str(tmp_path / "reports"), "--params", str(params)])
+    assert bands.main() == 1
+    out = capsys.readouterr().out
+    assert out.startswith("verified pass@k")
+    said = [line for line in out.splitlines() if line.startswith(("holds", "FAILS"))]
+    assert said == [
+        "holds  hop: every base's edge pass@1 in [0.05, 0.9] (0.050, 0.900)",
+        "holds  hop: mean edge pass@1 0.475 in [0.1, 0.8]",
+        "holds  hop: every base's far pass@256 below 0.9 (max 0.890)",
+        "FAILS  chain: every base's edge pass@1 in [0.05, 0.9] (0.040, 0.500)",
+        "holds  chain: mean edge pass@1 0.270 in [0.1, 0.8]",
+        "FAILS  chain: every base's far pass@256 below 0.9 (max 0.900)",
+        "FAILS  exposure base: every base's edge pass@1 in [0.05, 0.9] (0.500, 0.950)",
+        "holds  exposure base: mean far pass@1 0.100 <= 0.1",
+        "holds  exposure base: mean far pass@256 0.200 >= 0.2"]
+
+
+def test_bands_name_answer_only_data_and_missing_files(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "reports" / "passk" / "data"
+    _passk_file(d / "b0.json", 0.3, 0.0, 0.5, verified=False)
+    params = tmp_path / "params.yaml"
+    params.write_text("passk: {bases: [hop], arms: {hop: [b0]}}\n")
+    monkeypatch.setattr(sys, "argv", ["bands", "--reports", str(tmp_path / "reports"), "--params", str(params)])
+    assert bands.main() == 0 and capsys.readouterr().out.startswith("answer-only pass@k")
+    params.write_text("passk: {bases: [hop], arms: {hop: [b0, b1]}}\n")
+    assert bands.main() == 2 and "b1.json" in capsys.readouterr().err
