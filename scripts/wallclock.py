@@ -1,9 +1,12 @@
 """The wall-clock table of a `reasonrl repro` run from its log: summed stage seconds per stage kind, and
-the run's wall clock (first start to last finish).
+the run's wall clock (first start to last finish, per segment).
 
     python scripts/wallclock.py /tmp/full.log [more logs of the same build, e.g. a resumed part]
 
 Reads the `[hh:mm:ss] finished <stage>  in <s>s (ran)` lines that `reasonrl repro` prints; prints markdown.
+A run resumed in the same log is one segment per runner start (its `machine` line); a segment ends at its last
+line, or at a `# stopped <ISO time>` line written when it was stopped (killed or paused for good), so the
+hours between segments do not count and the work a stop threw away does.
 """
 
 import re
@@ -11,26 +14,29 @@ import sys
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished) +(\S+)(?:.* in ([0-9.]+)s \(ran\))?")
+LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished|machine) +(\S+)(?:.* in ([0-9.]+)s \(ran\))?")
+STOPPED = re.compile(r"^# stopped \d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)")
 
 
 def timeline(paths: list[str]) -> tuple[list[tuple[str, float]], float]:
-    """([(stage, seconds) of every `finished ... (ran)` line], the wall clock summed over the logs: each log's
-    first start to its last finish). A stage that ran in two parts counts twice: both took their time."""
+    """([(stage, seconds) of every `finished ... (ran)` line], the wall clock summed over the logs' segments:
+    each segment's first line to its last, or to its `# stopped` line). A stage that ran in two parts counts
+    twice: both took their time."""
     ran, wall = [], 0.0
     for path in paths:
         first = last = None
         for line in open(path):
-            m = LINE.match(line)
-            if not m:
+            m, stop = LINE.match(line), STOPPED.match(line)
+            if not (m or stop):
                 continue
-            t = datetime.strptime(m.group(1), "%H:%M:%S")
-            if first is None:
-                first = t
+            if m and m.group(2) == "machine" and first is not None:  # a resumed runner: a new segment
+                wall += (last - first).total_seconds()
+                first = last = None
+            t = datetime.strptime((m or stop).group(1), "%H:%M:%S")
             if last is not None and t < last:  # past midnight
                 t += timedelta(days=1)
-            last = t
-            if m.group(2) == "finished" and m.group(4):
+            first, last = first or t, t
+            if m and m.group(2) == "finished" and m.group(4):
                 ran.append((m.group(3), float(m.group(4))))
         if first is not None:
             wall += (last - first).total_seconds()

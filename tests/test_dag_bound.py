@@ -61,3 +61,14 @@ def test_timeline_reads_ran_stages_and_sums_each_parts_wall_clock(tmp_path):
     two.write_text("[10:00:00] start    b\n[10:00:30] finished b  in 3.5s (restored)\n"
                    "[10:00:30] start    c\n[10:02:00] finished c  in 90.0s (ran)  [2/2, about 0 s left]\n")
     assert D.timeline([str(one), str(two)]) == ([("a@1", 120.0), ("c", 90.0)], 120.0 + 120.0)
+
+
+def test_timeline_sums_the_segments_of_a_resumed_log_and_ends_one_at_its_stopped_line(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("# confirmatory run\n[13:43:53] machine  x\n[13:43:56] start    a  on w\n"
+                   "[13:44:13] finished a  in 16.7s (ran)  [1/3]\n[13:45:59] start    b  on w\n"
+                   "# stopped 2026-12-05T13:52:00Z (paused, then ended)\n# resumed 2026-12-05T14:42:37Z\n"
+                   "[14:42:59] machine  x\n[14:43:01] start    b  on w\n[14:53:59] finished b  in 658.4s (ran)  [2/3]\n"
+                   "[23:59:00] start    c  on w\n[00:01:00] finished c  in 120.0s (ran)  [3/3]\n")
+    # 13:43:53 -> 13:52:00 (the stop), then 14:42:59 -> 00:01:00 next day; the 50 minutes between do not count
+    assert D.timeline([str(log)]) == ([("a", 16.7), ("b", 658.4), ("c", 120.0)], 487.0 + 33481.0)
