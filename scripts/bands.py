@@ -11,7 +11,8 @@ the exposure arm (`--exposure`, default "exposure base"), and prints one row per
   foothold, not mastery), and each keeps the `edge` band.
 
 Data written before verified correctness (the pilot's) has only answer-only pass@k: the script says so and
-checks that. Exit status 1 when a band fails, 2 when data is missing."""
+checks that. Exit status 1 when a band fails (an arm with no bases fails it), 2 when data is missing (a file,
+or its `edge` or `far` set, or pass@1 or pass@256 there)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,19 @@ EDGE_EACH, EDGE_MEAN, FAR_TOP = (0.05, 0.9), (0.1, 0.8), 0.9  # the graded edge,
 FOOT_P1, FOOT_TOP_K = 0.1, 0.2  # the exposure arm's foothold, on average over its bases
 
 
+NEEDS = (("edge", 1), ("far", 1), ("far", 256))  # the (set, k) cells the bands read
+
+
 def measure(data: dict, set_name: str, k: int) -> tuple[float, bool]:
     """(pass@k on the set, verified?): the verified value where the file carries one beside the answer-only."""
     s = data["sets"][set_name]
     return s["pass_at_k"][str(k)], "pass_at_k_answer" in s
+
+
+def lacks(data: dict) -> list[str]:
+    """The (set, k) cells the bands read that a data file does not have."""
+    sets = data.get("sets", {})
+    return [f"{s} pass@{k}" for s, k in NEEDS if str(k) not in sets.get(s, {}).get("pass_at_k", {})]
 
 
 def base_rows(arms: dict[str, list[str]], data: dict[str, dict]) -> list[dict]:
@@ -47,11 +57,14 @@ def _within(x: float, band: tuple[float, float]) -> bool:
     return band[0] <= x <= band[1]
 
 
-def checks(rows: list[dict], exposure: str) -> list[tuple[str, bool]]:
+def checks(arms: list[str], rows: list[dict], exposure: str) -> list[tuple[str, bool]]:
     """(what the band says, with the numbers; whether it holds), one per band and arm."""
     out = []
-    for arm in dict.fromkeys(r["arm"] for r in rows):
+    for arm in arms:
         mine = [r for r in rows if r["arm"] == arm]
+        if not mine:
+            out.append((f"{arm}: no bases to check", False))
+            continue
         edges = [r["edge pass@1"] for r in mine]
         out.append((f"{arm}: every base's edge pass@1 in [{EDGE_EACH[0]}, {EDGE_EACH[1]}] "
                     f"({', '.join(f'{e:.3f}' for e in edges)})", all(_within(e, EDGE_EACH) for e in edges)))
@@ -82,15 +95,22 @@ def main() -> int:
     if missing := [str(p) for p in paths.values() if not p.exists()]:
         print(f"no pass@k data for {len(missing)} bases: {', '.join(missing)}", file=sys.stderr)
         return 2
-    rows = base_rows(arms, {m: read_json(p) for m, p in paths.items()})
-    verified = all(r["verified"] for r in rows)
-    print("verified pass@k (the trace checked step by step)" if verified else
-          "answer-only pass@k: these data files predate verified correctness")
+    data = {m: read_json(p) for m, p in paths.items()}
+    if short := {m: lacks(d) for m, d in data.items() if lacks(d)}:
+        print("data files without what the bands read: " + "; ".join(f"{m}: {', '.join(c)}" for m, c in short.items()),
+              file=sys.stderr)
+        return 2
+    rows = base_rows(arms, data)
+    verified = {r["verified"] for r in rows}
+    print({frozenset({True}): "verified pass@k (the trace checked step by step)",
+           frozenset({False}): "answer-only pass@k: these data files predate verified correctness",
+           frozenset(): "no bases"}.get(frozenset(verified), "mixed: some files verified, some answer-only (below: "
+                                         + ", ".join(r["model"] for r in rows if not r["verified"]) + ")"))
     print("\n| arm | model | edge pass@1 | far pass@1 | far pass@256 |\n|---|---|---|---|---|")
     for r in rows:
         cells = (f"{r[key]:.3f}" for key in ("edge pass@1", "far pass@1", "far pass@256"))
         print(f"| {r['arm']} | {r['model']} | {' | '.join(cells)} |")
-    results = checks(rows, args.exposure)
+    results = checks(list(arms), rows, args.exposure)
     print()
     for text, ok in results:
         print(f"{'holds' if ok else 'FAILS'}  {text}")

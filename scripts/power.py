@@ -92,14 +92,17 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int,
 def registered_rows(cfg: index.Config, reports: Path) -> tuple[list[dict], int]:
     """One row per claim and task: its primary, registered seeds, the pilot's effect and run spread, and the
     projected power at those seeds for `power_for` and for the pilot's effect (beyond the claim's margin)."""
-    m = len({(c.study, primary) for c in cfg.claims.values() for primary in c.primaries().values()})
+    answers = {(c.study, p): read_json(reports / c.study / "answers" / f"{p}.json")
+               for c in cfg.claims.values() for p in c.primaries().values()
+               if (reports / c.study / "answers" / f"{p}.json").exists()}
+    # one test per (study, primary, margin), as the claims' judge counts them
+    m = len({(c.study, p, margin(c, answers.get((c.study, p)), cfg.equivalence))
+             for c in cfg.claims.values() for p in c.primaries().values()})
     alpha = (1 - stats.CONFIDENCE) / max(m, 1)
     out = []
     for cid, c in cfg.claims.items():
         for task, primary in c.primaries().items():
-            path = reports / c.study / "answers" / f"{primary}.json"
-            ans = read_json(path) if path.exists() else None
-            n = c.seeds_on(task)
+            ans, n = answers.get((c.study, primary)), c.seeds_on(task)
             row = {"claim": cid, "task": task, "primary": primary, "seeds": n if n is not None else "—",
                    "pilot effect (run sd)": "no pilot answer", "power for power_for": "",
                    "power for the pilot's effect": ""}
@@ -113,7 +116,9 @@ def registered_rows(cfg: index.Config, reports: Path) -> tuple[list[dict], int]:
                         "power for the pilot's effect": f"{stats.power(se, n - 1, ans['effect'], eq, alpha):.2f}"
                                                         if beyond else "—"}
             elif ans is not None:
-                row["pilot effect (run sd)"] = f"pilot effect {ans['effect']:+.3f}, no spread"
+                why = ("no seeds registered" if n is None else "no run spread stored" if "run_sd" not in ans
+                       else "no spread")
+                row["pilot effect (run sd)"] = f"pilot effect {ans['effect']:+.3f}, {why}"
             out.append(row)
     return out, m
 

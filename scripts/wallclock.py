@@ -18,6 +18,18 @@ LINE = re.compile(r"^\[(\d\d:\d\d:\d\d)\] (start|finished|machine) +(\S+)(?:.* i
 STOPPED = re.compile(r"^# stopped \d{4}-\d\d-\d\dT(\d\d:\d\d:\d\d)")
 
 
+def _after(clock: str, last: datetime | None) -> datetime:
+    """The time `clock` (hh:mm:ss) at or after `last`: past midnight when it reads more than 12 h earlier; a stop
+    noted a little before the last logged line (a clock read by hand) is taken as that line."""
+    t = datetime.strptime(clock, "%H:%M:%S")
+    if last is None:
+        return t
+    t = t.replace(year=last.year, month=last.month, day=last.day)
+    if t < last - timedelta(hours=12):
+        t += timedelta(days=1)
+    return max(t, last)
+
+
 def timeline(paths: list[str]) -> tuple[list[tuple[str, float]], float]:
     """([(stage, seconds) of every `finished ... (ran)` line], the wall clock summed over the logs' segments:
     each segment's first line to its last, or to its `# stopped` line). A stage that ran in two parts counts
@@ -29,14 +41,15 @@ def timeline(paths: list[str]) -> tuple[list[tuple[str, float]], float]:
             m, stop = LINE.match(line), STOPPED.match(line)
             if not (m or stop):
                 continue
-            if m and m.group(2) == "machine" and first is not None:  # a resumed runner: a new segment
-                wall += (last - first).total_seconds()
+            if (stop or m.group(2) == "machine") and first is not None:  # a stop, or a resumed runner: a new segment
+                end = _after(stop.group(1), last) if stop else last
+                wall += (end - first).total_seconds()
                 first = last = None
-            t = datetime.strptime((m or stop).group(1), "%H:%M:%S")
-            if last is not None and t < last:  # past midnight
-                t += timedelta(days=1)
+            if stop:
+                continue
+            t = _after(m.group(1), last)
             first, last = first or t, t
-            if m and m.group(2) == "finished" and m.group(4):
+            if m.group(2) == "finished" and m.group(4):
                 ran.append((m.group(3), float(m.group(4))))
         if first is not None:
             wall += (last - first).total_seconds()

@@ -72,3 +72,12 @@ def test_timeline_sums_the_segments_of_a_resumed_log_and_ends_one_at_its_stopped
                    "[23:59:00] start    c  on w\n[00:01:00] finished c  in 120.0s (ran)  [3/3]\n")
     # 13:43:53 -> 13:52:00 (the stop), then 14:42:59 -> 00:01:00 next day; the 50 minutes between do not count
     assert D.timeline([str(log)]) == ([("a", 16.7), ("b", 658.4), ("c", 120.0)], 487.0 + 33481.0)
+
+
+def test_timeline_takes_a_stop_noted_early_as_the_last_line_and_never_adds_a_day_for_it(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("[10:00:00] machine  x\n[10:00:00] start    a  on w\n[10:05:00] start    b  on w\n"
+                   "# stopped 2026-12-05T10:04:59Z\n"  # read off a clock by hand, a second before the last line
+                   "[23:40:00] machine  x\n[23:40:00] start    b  on w\n[23:42:00] finished b  in 120.0s (ran)\n"
+                   "# stopped 2026-12-06T00:10:00Z\n")  # past midnight, 28 minutes after the last line
+    assert D.timeline([str(log)]) == ([("b", 120.0)], 300.0 + 30 * 60)

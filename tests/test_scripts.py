@@ -172,3 +172,40 @@ def test_bands_name_answer_only_data_and_missing_files(tmp_path, monkeypatch, ca
     assert bands.main() == 0 and capsys.readouterr().out.startswith("answer-only pass@k")
     params.write_text("passk: {bases: [hop], arms: {hop: [b0, b1]}}\n")
     assert bands.main() == 2 and "b1.json" in capsys.readouterr().err
+
+
+def test_bands_fail_beyond_the_mean_and_the_foothold_and_on_an_empty_arm(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "reports" / "passk" / "data"
+    for m, vals in {"b0": (0.85, 0.0, 0.5), "b1": (0.9, 0.0, 0.5),  # each in band, mean 0.875 above 0.8
+                    "e0": (0.5, 0.2, 0.1), "e1": (0.5, 0.1, 0.2)}.items():  # means: pass@1 0.15, pass@256 0.15
+        _passk_file(d / f"{m}.json", *vals, verified=m != "e1")
+    params = tmp_path / "params.yaml"
+    params.write_text("passk: {bases: [hop, none], arms: {hop: [b0, b1], none: [], exposure base: [e0, e1]}}\n")
+    monkeypatch.setattr(sys, "argv", ["bands", "--reports", str(tmp_path / "reports"), "--params", str(params)])
+    assert bands.main() == 1
+    out = capsys.readouterr().out
+    assert out.startswith("mixed: some files verified, some answer-only (below: e1)")
+    assert [line for line in out.splitlines() if line.startswith(("holds", "FAILS"))] == [
+        "holds  hop: every base's edge pass@1 in [0.05, 0.9] (0.850, 0.900)",
+        "FAILS  hop: mean edge pass@1 0.875 in [0.1, 0.8]",
+        "holds  hop: every base's far pass@256 below 0.9 (max 0.500)",
+        "FAILS  none: no bases to check",
+        "holds  exposure base: every base's edge pass@1 in [0.05, 0.9] (0.500, 0.500)",
+        "FAILS  exposure base: mean far pass@1 0.150 <= 0.1",
+        "FAILS  exposure base: mean far pass@256 0.150 >= 0.2"]
+    write_json(d / "b1.json", {"sets": {"edge": {"pass_at_k": {"1": 0.5}}}})  # no far set
+    assert bands.main() == 2 and "b1: far pass@1, far pass@256" in capsys.readouterr().err
+
+
+def test_power_registered_counts_a_shared_primary_once_per_margin_and_leaves_an_effect_inside_it(tmp_path):
+    ans = {"a": 0.5, "b": 0.505, "effect": 0.005, "ci_lo": 0, "ci_hi": 0, "se": 0.01, "df": 4, "p": 0.5,
+           "mde": 0.03, "seeds": 5, "problems": 100, "constant": None, "se_run": 0.01, "run_sd": 0.02}
+    write_json(tmp_path / "passk" / "answers" / "small.json", ans)
+    claims = {"tight": index.Claim("P", "c", "passk", "small", 1, seeds=5),
+              "same": index.Claim("P", "c", "passk", "small", 1, seeds=5),
+              "wide": index.Claim("P", "c", "passk", "small", 1, seeds=5, equivalence=0.05, power_for=0.2)}
+    table, m = power.registered_rows(index.Config(claims=claims), tmp_path)
+    assert m == 2  # one test at ±0.01 (tight and same), one at ±0.05
+    se = 0.02 / 5 ** 0.5  # the run term only: se = se_run
+    assert table[2]["power for power_for"] == f"{stats.power(se, 4, 0.2, 0.05, 0.05 / 2):.2f} for 0.2 beyond ±0.05"
+    assert [r["power for the pilot's effect"] for r in table] == ["—"] * 3  # +0.005 lies inside either margin
