@@ -96,7 +96,7 @@ def main() -> int:
         print(f"no pass@k data for {len(missing)} bases: {', '.join(missing)}", file=sys.stderr)
         return 2
     data = {m: read_json(p) for m, p in paths.items()}
-    if short := {m: lacks(d) for m, d in data.items() if lacks(d)}:
+    if short := {m: cells for m, d in data.items() if (cells := lacks(d))}:
         print("data files without what the bands read: " + "; ".join(f"{m}: {', '.join(c)}" for m, c in short.items()),
               file=sys.stderr)
         return 2

@@ -57,13 +57,18 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def read_answer(reports: Path, study: str, primary: str) -> dict | None:
+    """The primary's answer file in `reports`, None where the run did not write it."""
+    path = reports / study / "answers" / f"{primary}.json"
+    return read_json(path) if path.exists() else None
+
+
 def rows(cfg: index.Config, reports: Path, target: float, most: int,
          problems: list[int] | None = None) -> tuple[list[dict], int]:
     testable = []
     for cid, c in cfg.claims.items():
         for task, primary in c.primaries().items():
-            path = reports / c.study / "answers" / f"{primary}.json"
-            ans = read_json(path) if path.exists() else None
+            ans = read_answer(reports, c.study, primary)
             eq = margin(c, ans, cfg.equivalence)
             why = untestable(c, ans, primary, eq)
             testable.append((cid, task, c, ans, eq, why, primary))
@@ -92,9 +97,8 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int,
 def registered_rows(cfg: index.Config, reports: Path) -> tuple[list[dict], int]:
     """One row per claim and task: its primary, registered seeds, the pilot's effect and run spread, and the
     projected power at those seeds for `power_for` and for the pilot's effect (beyond the claim's margin)."""
-    answers = {(c.study, p): read_json(reports / c.study / "answers" / f"{p}.json")
-               for c in cfg.claims.values() for p in c.primaries().values()
-               if (reports / c.study / "answers" / f"{p}.json").exists()}
+    answers = {(c.study, p): read_answer(reports, c.study, p)
+               for c in cfg.claims.values() for p in c.primaries().values()}
     # one test per (study, primary, margin), as the claims' judge counts them
     m = len({(c.study, p, margin(c, answers.get((c.study, p)), cfg.equivalence))
              for c in cfg.claims.values() for p in c.primaries().values()})
