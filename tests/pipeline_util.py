@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -120,12 +122,40 @@ def thin_repo(repo: Path, keep: int = KEEP_SEEDS) -> None:
     path.write_text(yaml.safe_dump(thin_dvc(yaml.safe_load(path.read_text()), keep), sort_keys=False))
 
 
-def run(cmd: list[str], cwd: Path, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+# The smoke build takes 4-8 minutes on two busy cores; a command still running after this is stuck, and the test
+# fails with what it printed and the processes left, rather than holding CI until its own limit.
+RUN_TIMEOUT_S = 1800
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True, env: dict | None = None,
+        timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess:
     env = {**os.environ, "TORCH_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})}
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    if check and out.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return out
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stdout, stderr, ps = _stop(proc)
+        raise AssertionError(f"{' '.join(cmd)} still ran after {timeout} s:\n{stdout[-3000:]}\n{stderr[-3000:]}\n"
+                             f"processes when it was stopped:\n{ps}") from None
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _stop(proc: subprocess.Popen) -> tuple[str, str, str]:
+    """Interrupt a stuck command's process group (`reasonrl repro` then says which stages it stops), kill it after
+    a minute; what it printed, with the processes still running then (which stage hung, and in what)."""
+    ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,etime,stat,args"], capture_output=True, text=True).stdout
+    ps = "\n".join(line[:200] for line in ps.splitlines() if "python" in line or "dvc" in line or "PID" in line)
+    out, err = "", ""
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            out, err = proc.communicate(timeout=60)
+            break
+    return out or "", err or "", ps
 
 
 def copy_repo(dest: Path) -> Path:

@@ -7,6 +7,7 @@ import json
 import re
 import shlex
 import shutil
+import sys
 
 import pytest
 import yaml
@@ -285,3 +286,11 @@ def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
     assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table
     if list((tiny_repo / "reports/headline/answers").glob("*.json")):
         assert ":effect" in table, table
+
+
+def test_a_stuck_command_is_interrupted_and_fails_with_what_it_printed(tmp_path):
+    code = ("import signal, sys, time; print('started', flush=True)\n"
+            "signal.signal(signal.SIGINT, lambda *_: (print('stopped', flush=True), sys.exit(130)))\n"
+            "time.sleep(60)")
+    with pytest.raises(AssertionError, match=r"(?s)still ran after 2 s:\nstarted\nstopped\n.*processes when"):
+        run([sys.executable, "-c", code], tmp_path, timeout=2)
