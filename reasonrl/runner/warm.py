@@ -280,14 +280,19 @@ def install() -> None:
     """In a forked `dvc repro` process: run a stage's `python <script>.py` command as a fork of this
     process (which has the stage's modules imported) instead of through the shell. Same directory,
     environment and arguments; the same SIGINT handling as DVC's own `_run`."""
+    import tqdm
     from dvc.stage import run as dvc_run
     from dvc.stage.exceptions import StageCmdFailedError
 
+    # tqdm's monitor, a thread started with DVC's first bar, takes tqdm's lock every 10 s: forked while it held
+    # it, the stage's first bar would wait on it for ever (a CI run hung so). It only retunes bars on screen.
+    tqdm.tqdm.monitor_interval = 0
     shell_run = dvc_run._run
 
     def _run(executable, cmd, **kwargs):
         argv = script_command(cmd, kwargs["env"], kwargs["cwd"])
-        if argv is None or _changed(_seen):  # a module edited since the zygote imported it: run it fresh
+        # fresh: a module edited since the zygote imported it, or another thread, whose locks a fork copies held
+        if argv is None or _changed(_seen) or threading.active_count() > 1:
             return shell_run(executable, cmd, **kwargs)
         sys.stdout.flush()
         sys.stderr.flush()
