@@ -138,6 +138,9 @@ def run(cmd: list[str], cwd: Path, check: bool = True, env: dict | None = None,
         stdout, stderr, ps = _stop(proc)
         raise AssertionError(f"{' '.join(cmd)} still ran after {timeout} s:\n{stdout[-3000:]}\n{stderr[-3000:]}\n"
                              f"processes when it was stopped:\n{ps}") from None
+    except BaseException:  # Ctrl-C, or pytest-timeout's failure: the command does not outlive the test
+        _stop(proc)
+        raise
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stdout[-3000:]}\n{stderr[-3000:]}")
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
@@ -148,13 +151,15 @@ def _stop(proc: subprocess.Popen) -> tuple[str, str, str]:
     a minute; what it printed, with the processes still running then (which stage hung, and in what)."""
     ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,etime,stat,args"], capture_output=True, text=True).stdout
     ps = "\n".join(line[:200] for line in ps.splitlines() if "python" in line or "dvc" in line or "PID" in line)
-    out, err = "", ""
+    out = err = None
     for sig in (signal.SIGINT, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
+        try:
             out, err = proc.communicate(timeout=60)
             break
+        except subprocess.TimeoutExpired as exc:  # a process outside the group holds the pipes: what came so far
+            out, err = (b.decode(errors="replace") if isinstance(b, bytes) else b for b in (exc.stdout, exc.stderr))
     return out or "", err or "", ps
 
 

@@ -288,7 +288,8 @@ dvc_run._run = lambda executable, cmd, **kw: ran.append("shell")
 w.install()
 w.script_command = lambda cmd, env, cwd: ["s.py"]
 w._changed = lambda seen: False
-tqdm.tqdm(range(2), disable=True)  # DVC's first bar: no monitor thread now
+from dvc.progress import Tqdm
+Tqdm(range(2), disable=True)  # DVC's first bar: no monitor thread now
 alone = threading.active_count()
 dvc_run._run("bash", "python s.py", env={}, cwd=sys.argv[1])  # alone: forked (s.py writes forked.txt)
 hold, release = threading.Event(), threading.Event()
@@ -296,7 +297,7 @@ def holder():
     with tqdm.tqdm.get_lock():  # as tqdm's monitor does, every 10 s
         hold.set()
         release.wait()
-threading.Thread(target=holder).start()
+threading.Thread(target=holder, daemon=True).start()
 hold.wait()
 dvc_run._run("bash", "python s.py", env={}, cwd=sys.argv[1])  # another thread: through the shell
 release.set()
@@ -307,10 +308,11 @@ print(json.dumps([alone, ran]))
 def test_a_stage_command_is_forked_only_while_no_other_thread_could_hold_a_lock(tmp_path):
     """A fork copies the locks other threads hold: with tqdm's lock taken (by its monitor, say) a forked stage's
     first bar waits for ever. So DVC's process runs no monitor, and forks only while it has one thread."""
-    (tmp_path / "s.py").write_text("import tqdm\nfor _ in tqdm.tqdm(range(2), disable=True): pass\n"
-                                   "open('forked.txt', 'a').write('x')\n")
+    (tmp_path / "s.py").write_text("import tqdm\nassert tqdm.tqdm.get_lock().acquire(timeout=5)\n"  # not for ever
+                                   "tqdm.tqdm.get_lock().release()\nfor _ in tqdm.tqdm(range(2), disable=True): pass\n"
+                                   "open('forked.txt', 'a').write(str(tqdm.tqdm.monitor_interval))\n")
     out = subprocess.run([sys.executable, "-c", FORK_OR_SHELL, str(tmp_path)], cwd=tmp_path, capture_output=True,
                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": pythonpath()})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == [1, ["shell"]]
-    assert (tmp_path / "forked.txt").read_text() == "x"
+    assert (tmp_path / "forked.txt").read_text() == "10"  # the stage's own bars as in a fresh interpreter

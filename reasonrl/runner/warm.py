@@ -286,7 +286,7 @@ def install() -> None:
 
     # tqdm's monitor, a thread started with DVC's first bar, takes tqdm's lock every 10 s: forked while it held
     # it, the stage's first bar would wait on it for ever (a CI run hung so). It only retunes bars on screen.
-    tqdm.tqdm.monitor_interval = 0
+    monitor, tqdm.tqdm.monitor_interval = tqdm.tqdm.monitor_interval, 0
     shell_run = dvc_run._run
 
     def _run(executable, cmd, **kwargs):
@@ -299,8 +299,9 @@ def install() -> None:
         pid = os.fork()
         if pid == 0:  # SIGINT as in a fresh interpreter: DVC ignores it while the command runs
             script = os.path.abspath(os.path.join(kwargs["cwd"], argv[0]))
-            _child(lambda: signal.signal(signal.SIGINT, signal.default_int_handler), kwargs["cwd"], kwargs["env"],
-                   argv, os.path.dirname(script), lambda: _run_path(script))
+            _child(lambda: (signal.signal(signal.SIGINT, signal.default_int_handler),
+                            setattr(tqdm.tqdm, "monitor_interval", monitor)),  # the stage's bars as in a fresh one
+                   kwargs["cwd"], kwargs["env"], argv, os.path.dirname(script), lambda: _run_path(script))
         main_thread = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
         try:
