@@ -14,6 +14,8 @@ import argparse
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -195,3 +197,31 @@ def test_stages_do_not_inherit_the_nannys_malloc_setting(monkeypatch):
                                   "MALLOC_TRIM_THRESHOLD_" in parallel.stage_environ(os.environ, {})))
         assert "MALLOC_TRIM_THRESHOLD_" not in os.environ  # starting the cluster left the runner's environment alone
     assert list(got.values()) == [("65536", False)]  # the nanny sets it; the stage would not see it
+
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.timeout(60)  # unbounded, the read would wait for the `sleep`
+def test_a_process_a_stage_left_holding_its_output_is_stopped_with_the_stage(tmp_path, monkeypatch):
+    """The stage's output is read to its end; a process it left running (here a `sleep` in the background)
+    keeps that end from coming, so after the grace it is killed with the stage's process group."""
+    monkeypatch.setattr(parallel, "INTERRUPT_GRACE_S", 1.0)
+    pidfile = tmp_path / "sleep.pid"
+    monkeypatch.setattr(parallel, "_launch", lambda *a: subprocess.Popen(
+        ["sh", "-c", f"sleep 300 & echo $! > {pidfile}; echo done"], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True))
+    stop = SimpleNamespace(is_set=lambda: False)
+    assert parallel._run_dvc([], str(tmp_path), {}, os.devnull, stop) == (0, "done")
+    pid = int(pidfile.read_text())
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid)

@@ -8,10 +8,10 @@ DAG 1.88-1.94x (docs/parallel.md, docs/performance.md). Dask brings the workers,
 the stop `Event` and the event stream; what is here is what Dask does not do: the start order, stopping a stage's
 process group, and two Dask defaults undone (QUIET_CLUSTER, NANNY_VARS).
 Several `dvc repro -s` at once are safe: DVC holds its repo lock only for its bookkeeping (`--wait-for-lock`), and
-dependents start after their upstream stages (docs/parallel.md). A stage's outcome comes from its exit status and
-DVC's own files (`plan.stage_status`). A worker keeps only its zygote (runner.warm), from which each stage's process
-is forked. Each stage lands in dvc.lock as it finishes, so a failed or interrupted run resumes with `reasonrl repro`
-or `dvc repro`. A stage runs on tcmalloc where its worker's machine has it installed (runner.malloc).
+dependents start after their upstream stages (docs/parallel.md). A stage's outcome comes from its exit status and DVC's
+own files (`plan.stage_status`). A worker keeps only its zygote (runner.warm), from which each stage's process is
+forked. Each stage lands in dvc.lock as it finishes, so a failed or interrupted run resumes with `reasonrl repro` or
+`dvc repro`. A stage runs on tcmalloc where its worker's machine has it installed (runner.malloc).
 """
 
 from __future__ import annotations
@@ -118,9 +118,8 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
 
 
 def _stoppable() -> None:
-    """Make SIGINT and SIGTERM stop the run as Ctrl-C does. A shell starts a background job (`nohup reasonrl repro
-    … &`) with SIGINT ignored, and Python then never raises KeyboardInterrupt; `kill` sends SIGTERM, which would end
-    this process and leave its stages' processes running."""
+    """Make SIGINT and SIGTERM stop the run as Ctrl-C does: a shell starts a background job (`nohup … &`) with SIGINT
+    ignored, and `kill` sends SIGTERM, which would end this process and leave its stages' processes running."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.default_int_handler)
 
@@ -284,7 +283,11 @@ def _run_dvc(argv: list[str], root: str, env: dict[str, str], log_path: str, sto
                         proc.wait(grace)
                         break
                 break
-        reader.join()
+        reader.join(INTERRUPT_GRACE_S)
+        if reader.is_alive():  # a process the stage left behind holds its output: it goes with the stage's group
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            reader.join(INTERRUPT_GRACE_S)
     return proc.returncode, "\n".join(tail)
 
 
@@ -348,8 +351,7 @@ class _Reporter:
     def __init__(self, progress: Progress) -> None:
         self._lock = threading.Lock()
         self._done: set[str] = set()
-        self.stopping = False
-        self.progress = progress
+        self.stopping, self.progress = False, progress
 
     def on_event(self, event: tuple[float, dict]) -> None:
         _, msg = event
@@ -392,8 +394,7 @@ def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float)
     counts = collections.Counter(o["status"] for o in outcomes.values())
     lines.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
                  + f"; wall {wall:.1f}s, stage time {busy:.1f}s ({busy / max(wall, 1e-9):.2f}x)")
-    failed = [s for s in plan if outcomes[s]["status"] == "FAILED"]
-    if failed:
+    if failed := [s for s in plan if outcomes[s]["status"] == "FAILED"]:
         lines.append(f"failed: {', '.join(failed)}; finished stages are in dvc.lock, so after a fix "
                      "`reasonrl repro` (or `dvc repro`) resumes from there")
     _log("summary\n" + "\n".join(lines))
