@@ -285,7 +285,7 @@ def install() -> None:
     from dvc.stage.exceptions import StageCmdFailedError
 
     # tqdm's monitor, a thread started with DVC's first bar, takes tqdm's lock every 10 s: forked while it held
-    # it, the stage's first bar would wait on it for ever (a CI run hung so). It only retunes bars on screen.
+    # it, the stage's first bar would wait on it for ever (the likely cause of a CI hang). It only retunes bars.
     monitor, tqdm.tqdm.monitor_interval = tqdm.tqdm.monitor_interval, 0
     shell_run = dvc_run._run
 
