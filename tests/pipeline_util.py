@@ -163,6 +163,14 @@ def _stop(proc: subprocess.Popen) -> tuple[str, str, str]:
     return out or "", err or "", ps
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def copy_repo(dest: Path) -> Path:
     """Copy the project's tracked and untracked-but-not-ignored files into a fresh git repo at dest."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,

@@ -15,11 +15,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
+from pipeline_util import alive
 
 from reasonrl.runner import parallel
 from reasonrl.runner.plan import Plan, Schedule
@@ -199,15 +199,6 @@ def test_stages_do_not_inherit_the_nannys_malloc_setting(monkeypatch):
     assert list(got.values()) == [("65536", False)]  # the nanny sets it; the stage would not see it
 
 
-
-def _alive(pid: int) -> bool:
-    """Whether process `pid` runs (a zombie, killed and not yet reaped, does not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.timeout(60)  # unbounded, the read would wait for the `sleep`
 def test_a_process_a_stage_left_holding_its_output_is_stopped_with_the_stage(tmp_path, monkeypatch):
     """The stage's output is read to its end; a process it left running (here a `sleep` in the background)
@@ -221,7 +212,7 @@ def test_a_process_a_stage_left_holding_its_output_is_stopped_with_the_stage(tmp
     assert parallel._run_dvc([], str(tmp_path), {}, os.devnull, stop) == (0, "done")
     pid = int(pidfile.read_text())
     for _ in range(50):
-        if not _alive(pid):
+        if not alive(pid):
             break
         time.sleep(0.1)
-    assert not _alive(pid)
+    assert not alive(pid)
