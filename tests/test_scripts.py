@@ -9,6 +9,7 @@ import eta_replay  # noqa: E402
 import power  # noqa: E402
 import reference_md5s as R  # noqa: E402
 import relock  # noqa: E402
+import verified_check  # noqa: E402
 
 from reasonrl import stats  # noqa: E402
 from reasonrl.io import write_json  # noqa: E402
@@ -209,3 +210,53 @@ def test_power_registered_counts_a_shared_primary_once_per_margin_and_leaves_an_
     se = 0.02 / 5 ** 0.5  # the run term only: se = se_run
     assert table[2]["power for power_for"] == f"{stats.power(se, 4, 0.2, 0.05, 0.05 / 2):.2f} for 0.2 beyond ±0.05"
     assert [r["power for the pilot's effect"] for r in table] == ["—"] * 3  # +0.005 lies inside either margin
+
+
+def _sets(verified: dict, answer: dict | None, guess: dict | None = None) -> dict:
+    """One set's pass@k cells: verified, answer-only (None: the pilot's files, without it), the guess floor."""
+    cell = {"pass_at_k": verified, "random_baseline": guess or {"1": 0.0625, "256": 1.0}}
+    return cell | ({"pass_at_k_answer": answer} if answer is not None else {})
+
+
+def test_verified_check_names_the_largest_excess_and_the_guessing_arms_far_numbers(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "reports" / "passk" / "data"
+    write_json(d / "base_s0.json", {"sets": {  # verified equal to answer-only at k = 1: no excess
+        "edge": _sets({"1": 0.3, "256": 0.9}, {"1": 0.3, "256": 0.95}),
+        "far": _sets({"1": 0.0, "256": 0.1}, {"1": 0.0625, "256": 1.0})}})
+    write_json(d / "far_s0.json", {"sets": {"far": _sets({"1": 0.0, "256": 0.02}, {"1": 0.06, "256": 1.0})}})
+    write_json(d / "far_s1.json", {"sets": {"far": _sets({"1": 0.01, "256": 0.04}, {"1": 0.07, "256": 1.0})}})
+    params = tmp_path / "params.yaml"
+    params.write_text('passk: {arms: {base: [base_s0], "GRPO far": [far_s0, far_s1]}}\n')
+    argv = ["verified_check", "--reports", str(tmp_path / "reports"), "--params", str(params)]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert verified_check.main() == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "GRPO far on far, means over 2 runs: verified pass@1 0.0050, answer-only pass@1 0.0650, guess pass@1 0.0625, "
+        "verified pass@256 0.0300, answer-only pass@256 1.0000, guess pass@256 1.0000",
+        "holds  verified <= answer-only pass@k in all 4 (model, set) cells of 3 models "
+        "(largest excess +0: base_s0 on edge)",
+        "holds  GRPO far: verified pass@1 on far 0.0050 <= 0.01 (answer-only 0.0650, guess 0.0625)"]
+    monkeypatch.setattr(sys, "argv", argv + ["--near", "0.004"])  # the guessing arm's bound, just below its mean
+    assert verified_check.main() == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("FAILS  GRPO far: verified pass@1 on far 0.0050 <= 0.004")
+    write_json(d / "far_s1.json", {"sets": {"far": _sets({"1": 0.08, "256": 0.04}, {"1": 0.07, "256": 1.0})}})
+    assert verified_check.main() == 1  # verified above answer-only at k = 1, by 0.01
+    said = capsys.readouterr().out.splitlines()
+    assert said[1] == ("FAILS  verified <= answer-only pass@k in all 4 (model, set) cells of 3 models "
+                       "(largest excess +0.01: far_s1 on far)")
+
+
+def test_verified_check_refuses_answer_only_data_a_missing_run_and_an_unknown_arm(tmp_path, monkeypatch, capsys):
+    d = tmp_path / "reports" / "passk" / "data"
+    write_json(d / "far_s0.json", {"sets": {"far": _sets({"1": 0.06, "256": 1.0}, None)}})  # the pilot's kind
+    params = tmp_path / "params.yaml"
+    params.write_text('passk: {arms: {"GRPO far": [far_s0]}}\n')
+    argv = ["verified_check", "--reports", str(tmp_path / "reports"), "--params", str(params)]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert verified_check.main() == 2 and "answer-only data (no verified column): far_s0" in capsys.readouterr().err
+    params.write_text('passk: {arms: {"GRPO far": [far_s0, far_s1]}}\n')
+    assert verified_check.main() == 2 and "no data for far_s1" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", argv + ["--guessing", "GRPO farr"])
+    assert verified_check.main() == 2 and "no arm 'GRPO farr'" in capsys.readouterr().err
