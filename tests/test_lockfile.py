@@ -287,3 +287,91 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
     assert key.endswith(":" + hashlib.sha256(locks[1].encode()).hexdigest())
     assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock") and "p1: 3e-06" in locks[1]
     assert (tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.kept_name("params.yaml")).exists()
+
+
+# ---- the params lookup ----------------------------------------------------------------------------------
+
+PARAMS = {"method": "grpo", "rl": {"lr": 3e-06, "init": None, "arms": ["a", {"b": 1}]}, "by_lr": {3e-06: "small"},
+          "runs": {"grpo_s0": {"seed": 0, "tags": []}, "grpo_s1": {"seed": 1}, "gr?po": {"seed": 2}, "grapo": {}}}
+
+
+def _outcome(get, obj, *args, **kwargs):
+    """What a lookup gives: ("value", the very object) or ("error", its type and text)."""
+    try:
+        return "value", id(found := get(obj, *args, **kwargs)), found
+    except Exception as e:  # noqa: BLE001  (the errors must be dpath's too)
+        return "error", type(e), str(e)
+
+
+@pytest.mark.parametrize(("obj", "glob"), [
+    (PARAMS, "method"), (PARAMS, "rl"), (PARAMS, "rl.lr"), (PARAMS, "rl.init"), (PARAMS, "runs.grpo_s0"),
+    (PARAMS, "runs.grpo_s0.tags"), (PARAMS, ".rl.lr"),  # a leading separator is dropped
+    (PARAMS, "missing"), (PARAMS, "rl.lr.x"), (PARAMS, "method.x"), (PARAMS, "runs.grpo_s2"),
+    (PARAMS, "rl.arms.0"), (PARAMS, "rl.arms.1.b"), (PARAMS, "rl.arms.-1"), (PARAMS, "rl.arms.01"),  # lists
+    (PARAMS, "rl.arms.a"), (PARAMS, ["rl", "lr"]),
+    (PARAMS, "runs.grpo_s*"), (PARAMS, "runs.*.seed"), (PARAMS, "**.lr"),  # patterns
+    (PARAMS, "runs.gr?po"),  # a key with a pattern's character, and a second key it matches: dpath's error
+    (PARAMS, "rl..lr"), (PARAMS, ""), (PARAMS, "/"), (PARAMS, "."),
+    ({"a": {1: "int key", "b": 2}}, "a.1"), ({"a": {True: "bool key"}}, "a.1"), ({1.5: "x"}, "1.5"),
+    ({"a": 1, "b": {"": "empty key"}}, "a"),  # dpath refuses a file with an empty key anywhere
+    ({"a": 1, "d": __import__("datetime").date(2026, 12, 6)}, "a"), ({"a": (1, 2)}, "a.0"),
+    ({"a": {1: "int key", "1": "str key"}}, "a.1"), ({"a": {True: "bool", "1": "str"}}, "a.1"),  # dpath's error
+    ({"a": {3e-06: "lr", "b": 2}}, "a.b"), ({"a": {3e-06: "lr"}}, "a.3e-06"),  # a float key never matches
+    ({"a": 1, "t": ({"": 0},)}, "a"),  # an empty key inside a tuple, which dpath walks too
+])
+def test_param_get_answers_what_dpath_answers(obj, glob):
+    import dpath
+
+    assert _outcome(lockfile.param_get, obj, glob, separator=".") == _outcome(dpath.get, obj, glob, separator=".")
+    ours = _outcome(lockfile.param_get, obj, glob, separator=".", default="dflt")
+    assert ours == _outcome(dpath.get, obj, glob, separator=".", default="dflt")
+
+
+def test_param_get_indexes_a_plain_key_without_walking_the_file(monkeypatch):
+    import dpath.segments
+
+    monkeypatch.setattr(dpath.segments, "fold", _no_walk)
+    assert lockfile.param_get(PARAMS, "runs.grpo_s0", separator=".") is PARAMS["runs"]["grpo_s0"]
+    assert lockfile.param_get(PARAMS, "rl.init", separator=".") is None
+    assert lockfile.param_get(PARAMS, ".rl.lr", separator=".") == 3e-06
+    with pytest.raises(LookupError, match="walked"):  # a list, a pattern, a missing key: dpath's walk
+        lockfile.param_get(PARAMS, "rl.arms.0", separator=".")
+
+
+def _no_walk(*args):
+    raise LookupError("walked")
+
+
+def test_dvc_reads_params_through_param_get_once_patched(tmp_path, monkeypatch):
+    import dpath
+    import dpath.segments
+    import dvc.dependency.param as param
+    import dvc.dvcfile as dvcfile
+    import dvc.utils.serialize as serialize
+    import dvc.utils.strictyaml as strictyaml
+
+    monkeypatch.setattr(param, "dpath", dpath)
+    path = tmp_path / "params.yaml"
+    path.write_text("method: grpo\nrl: {lr: 3e-06, arms: [a, b]}\nruns: {s0: {seed: 0}}\n")
+    from dvc.fs import LocalFileSystem
+
+    keys = ["method", "rl.lr", "rl.arms.1", "runs.s0", "runs.s1", "runs.*"]
+    before = param.read_param_file(LocalFileSystem(), str(path), keys, flatten=True)
+    assert before == {"method": "grpo", "rl.lr": 3e-06, "rl.arms.1": "b", "runs.s0": {"seed": 0},
+                      "runs.*": {"seed": 0}}
+    with lockfile.reading():
+        assert isinstance(param.dpath, lockfile._Dpath)
+    monkeypatch.setattr(param, "dpath", dpath)
+    for suffix in (".yaml", ".yml"):  # put back after the test, with what else install() sets
+        monkeypatch.setitem(serialize.LOADERS, suffix, serialize.LOADERS[suffix])
+    monkeypatch.setattr(strictyaml, "parse_yaml", strictyaml.parse_yaml)
+    monkeypatch.setattr(dvcfile, "modify_yaml", dvcfile.modify_yaml)
+    lockfile.install()
+    lockfile.install()  # not wrapped twice
+    assert param.dpath._module is dpath and param.dpath.search is dpath.search
+    assert param.read_param_file(LocalFileSystem(), str(path), keys, flatten=True) == before
+    assert param.read_param_file(LocalFileSystem(), str(path), ["rl", "runs.s0"], flatten=False) == {
+        "rl": {"lr": 3e-06, "arms": ["a", "b"]}, "runs": {"s0": {"seed": 0}}}  # dpath.search, through the proxy
+    monkeypatch.setattr(dpath.segments, "fold", _no_walk)  # the plain keys found without dpath's walk
+    assert param.read_param_file(LocalFileSystem(), str(path), keys[:2], flatten=True) == {
+        "method": "grpo", "rl.lr": 3e-06}

@@ -21,6 +21,12 @@ params.yaml costs the same at a smaller scale: DVC parses it with ruamel about t
 params' hashes, the lock entry, dvc.yaml's interpolation). Its parse is kept the same way, in a file of its
 own: about 0.25 s of CPU less per `dvc repro -s` on the full run's 830 lines (docs/performance.md).
 
+DVC then looks each of a stage's params up in that parse with `dpath.get`, which walks the whole file and
+matches every path it meets against the key as a glob: 16 ms a key on the full run's params.yaml, about 5 keys a
+stage, several times a stage, and 439 stages in each planner pass. `param_get` answers a plain key (no glob
+characters, string keys along its path) by indexing, which finds the one node dpath's walk would; anything
+else goes to dpath itself.
+
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
 dvc.yaml goes through DVC unchanged. `dvc` itself is
 pinned (pyproject.toml); `install` imports the DVC internals it relies on first, so a DVC that moved them
@@ -228,6 +234,7 @@ def install() -> None:
     from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
 
+    _patch_param_lookup()
     if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
         plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
         strictyaml.parse_yaml = _kept_reader(plain, installed=True)
@@ -252,7 +259,8 @@ def reading() -> Iterator[None]:
     and writes as before; on leaving, DVC is as it was. For the planner of `reasonrl repro`, which asks DVC
     which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
     before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
-    called inside: only the outermost one that patched puts back, and only what is still its own."""
+    called inside: only the outermost one that patched puts back, and only what is still its own. The params
+    lookup (`param_get`) stays: its answers are dpath's."""
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
@@ -260,6 +268,7 @@ def reading() -> Iterator[None]:
         parse = strictyaml.parse_yaml
         loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
         mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
+        _patch_param_lookup()  # stays: it answers what dpath answers, only sooner
         if mine is not None:
             strictyaml.parse_yaml = mine
             serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
@@ -288,3 +297,77 @@ def _kept_reader(original: Any, installed: bool = False) -> Any:
 
     read_yaml.__kept__, read_yaml.__installed__, read_yaml.__wrapped__ = True, installed, original  # type: ignore
     return read_yaml
+
+
+# ---- params lookup -------------------------------------------------------------------------------------
+
+_GLOB = frozenset("*?[")  # fnmatch's special characters: a key holding one is a pattern, left to dpath
+_MISSING = object()
+
+
+def _empty(key: Any) -> bool:
+    try:
+        return len(key) == 0
+    except TypeError:  # a number, None
+        return False
+
+
+def _walkable(node: Any) -> bool:
+    """Whether dpath's walk over `node` raises nothing: no key of length 0 anywhere (dpath refuses those), and
+    every value a dict, a list or one of dpath's leaves (what else it walks into, it walks in its own way)."""
+    from dpath.segments import leaf
+
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(_empty(k) for k in item):
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not leaf(item):  # a date, a tuple
+            return False
+    return True
+
+
+def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING) -> Any:
+    """`dpath.get(obj, glob, separator, default)`, by indexing where the key is plain and found: the node
+    dpath's walk would match (at that depth, each segment equal to a key), and the only one, as keys are
+    unique. dpath matches a key `k` to a segment `g` when `k == g` for a string, `k == int(g)` for an integer (a
+    bool too), never for another type (a float key in params.yaml is one: a map from lr to a name). Lists,
+    patterns, integer keys on the path, missing keys and odd files go to dpath, with its errors."""
+    import dpath
+
+    if isinstance(glob, str):  # "", "/" and empty segments are never keys here: they fall through to dpath
+        segments = glob.lstrip(separator).split(separator)
+        if all(_GLOB.isdisjoint(s) for s in segments) and _walkable(obj):
+            node = obj
+            for s in segments:
+                if not isinstance(node, dict) or s not in node or any(isinstance(k, int) for k in node):
+                    break
+                node = node[s]
+            else:
+                return node
+    return dpath.get(obj, glob, separator=separator, **({} if default is _MISSING else {"default": default}))
+
+
+class _Dpath:
+    """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        return param_get(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def _patch_param_lookup() -> None:
+    """DVC's params reader (`read_param_file`) looks keys up through `param_get`, once per process."""
+    import dvc.dependency.param as param
+
+    if not isinstance(param.dpath, _Dpath):
+        param.dpath = _Dpath(param.dpath)
