@@ -82,7 +82,8 @@ def imported(path: Path, typing: bool = False) -> set[str]:
     return {n for n in names if module_file(n)}
 
 
-def closure(script: Path) -> set[str]:
+@cache  # one script serves hundreds of stages; the files do not change while the tests run
+def closure(script: Path) -> frozenset[str]:
     """The repository paths of every reasonrl module `script` imports, directly or through others."""
     todo, seen = list(imported(script)), set()
     while todo:
@@ -90,7 +91,7 @@ def closure(script: Path) -> set[str]:
         if name not in seen:
             seen.add(name)
             todo += imported(module_file(name))
-    return {str(module_file(n).relative_to(ROOT)) for n in seen}
+    return frozenset(str(module_file(n).relative_to(ROOT)) for n in seen)
 
 
 def test_closure_follows_relative_and_nested_imports():
@@ -111,12 +112,17 @@ def params() -> dict:
     return yaml.safe_load((ROOT / "params.yaml").read_text())
 
 
+@cache
+def dvc_yaml() -> dict:
+    return yaml.safe_load((ROOT / "dvc.yaml").read_text())
+
+
 def tasks_loaded(name: str, stage) -> set[str]:
     """The task modules a stage's registry loads: its item's `task` (a data stage's key is its task), or for a
     stage without an item, the tasks of the data files it reads (the only problems it can meet)."""
     group, _, key = name.partition("@")
     if key:
-        foreach = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][group]["foreach"]
+        foreach = dvc_yaml()["stages"][group]["foreach"]
         item = node_at(params(), foreach.removeprefix("${").removesuffix("}"))[key]
         return {f"reasonrl/tasks/{key if group == 'data' else item['task']}.py"}
     return {f"reasonrl/tasks/{m.group(1)}.py" for d in stage.deps if (m := DATA_FILE.fullmatch(d.def_path))}
