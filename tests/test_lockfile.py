@@ -311,13 +311,13 @@ def _outcome(get, obj, *args, **kwargs):
     (PARAMS, "rl.arms.a"), (PARAMS, ["rl", "lr"]),
     (PARAMS, "runs.grpo_s*"), (PARAMS, "runs.*.seed"), (PARAMS, "**.lr"),  # patterns
     (PARAMS, "runs.gr?po"),  # a key with a pattern's character, and a second key it matches: dpath's error
-    (PARAMS, "rl..lr"), (PARAMS, ""), (PARAMS, "/"), (PARAMS, "."),
+    (PARAMS, "rl..lr"), (PARAMS, ""), (PARAMS, "/"), (PARAMS, "."), ({"/": 1, "a": 2}, "/"),  # "/": the whole
     ({"a": {1: "int key", "b": 2}}, "a.1"), ({"a": {True: "bool key"}}, "a.1"), ({1.5: "x"}, "1.5"),
     ({"a": 1, "b": {"": "empty key"}}, "a"),  # dpath refuses a file with an empty key anywhere
     ({"a": 1, "d": __import__("datetime").date(2026, 12, 6)}, "a"), ({"a": (1, 2)}, "a.0"),
     ({"a": {1: "int key", "1": "str key"}}, "a.1"), ({"a": {True: "bool", "1": "str"}}, "a.1"),  # dpath's error
     ({"a": {3e-06: "lr", "b": 2}}, "a.b"), ({"a": {3e-06: "lr"}}, "a.3e-06"),  # a float key never matches
-    ({"a": 1, "t": ({"": 0},)}, "a"),  # an empty key inside a tuple, which dpath walks too
+    ({"a": 1, "t": ({"": 0},)}, "a"), ({"a": 1, "l": [{"": 0}]}, "a"),  # empty keys in a tuple, a list
 ])
 def test_param_get_answers_what_dpath_answers(obj, glob):
     import dpath
@@ -327,6 +327,26 @@ def test_param_get_answers_what_dpath_answers(obj, glob):
     assert ours == _outcome(dpath.get, obj, glob, separator=".", default="dflt")
 
 
+def _nested(levels: int) -> dict:
+    out = node = {"a": 1}
+    for _ in range(levels):
+        node["n"] = node = {}
+    return out
+
+
+def test_param_get_answers_what_dpath_answers_on_odd_separators_and_depths():
+    import dpath
+    from dvc.utils.serialize._yaml import parse_yaml
+
+    looped = parse_yaml("a: 1\nb: &x {c: *x}\n", "params.yaml")  # a YAML alias inside itself
+    assert looped["b"]["c"] is looped["b"]
+    cases = [({"a": 1}, "", ""), ({"a": 1}, "/", ""), ({"a": 1}, "a", ""), ({"a": {"b": 1}}, "a/b", "/"),
+             ({"a": {"b": 1}}, "a::b", "::"), (_nested(lockfile._DEPTH - 1), "a", "."),
+             (_nested(2000), "a", "."), (looped, "a", ".")]  # dpath's walk: RecursionError
+    for obj, glob, sep in cases:
+        assert _outcome(lockfile.param_get, obj, glob, separator=sep) == _outcome(dpath.get, obj, glob, separator=sep)
+
+
 def test_param_get_indexes_a_plain_key_without_walking_the_file(monkeypatch):
     import dpath.segments
 
@@ -334,6 +354,9 @@ def test_param_get_indexes_a_plain_key_without_walking_the_file(monkeypatch):
     assert lockfile.param_get(PARAMS, "runs.grpo_s0", separator=".") is PARAMS["runs"]["grpo_s0"]
     assert lockfile.param_get(PARAMS, "rl.init", separator=".") is None
     assert lockfile.param_get(PARAMS, ".rl.lr", separator=".") == 3e-06
+    assert lockfile.param_get(_nested(lockfile._DEPTH - 1), "a", separator=".") == 1
+    with pytest.raises(LookupError, match="walked"):  # deeper: dpath's
+        lockfile.param_get(_nested(lockfile._DEPTH + 1), "a", separator=".")
     with pytest.raises(LookupError, match="walked"):  # a list, a pattern, a missing key: dpath's walk
         lockfile.param_get(PARAMS, "rl.arms.0", separator=".")
 
@@ -361,12 +384,17 @@ def test_dvc_reads_params_through_param_get_once_patched(tmp_path, monkeypatch):
                       "runs.*": {"seed": 0}}
     with lockfile.reading():
         assert isinstance(param.dpath, lockfile._Dpath)
-    monkeypatch.setattr(param, "dpath", dpath)
+        with lockfile.reading():  # nested: the outer one puts dpath back
+            pass
+        assert isinstance(param.dpath, lockfile._Dpath)
+    assert param.dpath is dpath  # put back
     for suffix in (".yaml", ".yml"):  # put back after the test, with what else install() sets
         monkeypatch.setitem(serialize.LOADERS, suffix, serialize.LOADERS[suffix])
     monkeypatch.setattr(strictyaml, "parse_yaml", strictyaml.parse_yaml)
     monkeypatch.setattr(dvcfile, "modify_yaml", dvcfile.modify_yaml)
-    lockfile.install()
+    with lockfile.reading():
+        lockfile.install()  # installed inside a plan: stays
+    assert isinstance(param.dpath, lockfile._Dpath)
     lockfile.install()  # not wrapped twice
     assert param.dpath._module is dpath and param.dpath.search is dpath.search
     assert param.read_param_file(LocalFileSystem(), str(path), keys, flatten=True) == before

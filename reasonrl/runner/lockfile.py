@@ -25,7 +25,8 @@ DVC then looks each of a stage's params up in that parse with `dpath.get`, which
 matches every path it meets against the key as a glob: 16 ms a key on the full run's params.yaml, about 5 keys a
 stage, several times a stage, and 439 stages in each planner pass. `param_get` answers a plain key (no glob
 characters, string keys along its path) by indexing, which finds the one node dpath's walk would; anything
-else goes to dpath itself.
+else goes to dpath itself. What it still pays is one check of the whole file per key (`_walkable`: that
+dpath's walk would raise nothing), a plain loop, far cheaper than dpath's matching.
 
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
 dvc.yaml goes through DVC unchanged. `dvc` itself is
@@ -234,7 +235,7 @@ def install() -> None:
     from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
 
-    _patch_param_lookup()
+    _patch_param_lookup(installed=True)
     if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
         plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
         strictyaml.parse_yaml = _kept_reader(plain, installed=True)
@@ -260,7 +261,7 @@ def reading() -> Iterator[None]:
     which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
     before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
     called inside: only the outermost one that patched puts back, and only what is still its own. The params
-    lookup (`param_get`) stays: its answers are dpath's."""
+    lookup (`param_get`) is patched and put back the same way."""
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
@@ -268,7 +269,7 @@ def reading() -> Iterator[None]:
         parse = strictyaml.parse_yaml
         loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
         mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
-        _patch_param_lookup()  # stays: it answers what dpath answers, only sooner
+        lookup = _patch_param_lookup()
         if mine is not None:
             strictyaml.parse_yaml = mine
             serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
@@ -276,6 +277,7 @@ def reading() -> Iterator[None]:
         yield
     finally:
         with _reading_lock:
+            _unpatch_param_lookup(lookup)
             if mine is not None and strictyaml.parse_yaml is mine:
                 strictyaml.parse_yaml = parse
                 for suffix, loader in loaders.items():
@@ -303,6 +305,7 @@ def _kept_reader(original: Any, installed: bool = False) -> Any:
 
 _GLOB = frozenset("*?[")  # fnmatch's special characters: a key holding one is a pattern, left to dpath
 _MISSING = object()
+_DEPTH = 100  # levels of a params file walked by `param_get`; deeper ones go to dpath (none is near it)
 
 
 def _empty(key: Any) -> bool:
@@ -313,19 +316,23 @@ def _empty(key: Any) -> bool:
 
 
 def _walkable(node: Any) -> bool:
-    """Whether dpath's walk over `node` raises nothing: no key of length 0 anywhere (dpath refuses those), and
-    every value a dict, a list or one of dpath's leaves (what else it walks into, it walks in its own way)."""
+    """Whether dpath's walk over `node` meets only what `param_get` can mirror: no key of length 0 (dpath
+    refuses those unless an option allows them), every value a dict, a list or one of dpath's leaves (it walks
+    anything else in its own way), and no more than _DEPTH levels (dpath's walk recurses: a very deep file or
+    a YAML alias that contains itself ends in its RecursionError)."""
     from dpath.segments import leaf
 
-    stack = [node]
+    stack = [(node, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        if depth > _DEPTH:
+            return False
         if isinstance(item, dict):
             if any(_empty(k) for k in item):
                 return False
-            stack.extend(item.values())
+            stack.extend((v, depth + 1) for v in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend((v, depth + 1) for v in item)
         elif not leaf(item):  # a date, a tuple
             return False
     return True
@@ -339,7 +346,7 @@ def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING
     patterns, integer keys on the path, missing keys and odd files go to dpath, with its errors."""
     import dpath
 
-    if isinstance(glob, str):  # "", "/" and empty segments are never keys here: they fall through to dpath
+    if isinstance(glob, str) and glob not in ("", "/"):  # dpath answers both with the whole object
         segments = glob.lstrip(separator).split(separator)
         if all(_GLOB.isdisjoint(s) for s in segments) and _walkable(obj):
             node = obj
@@ -355,8 +362,8 @@ def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING
 class _Dpath:
     """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own."""
 
-    def __init__(self, module: Any) -> None:
-        self._module = module
+    def __init__(self, module: Any, installed: bool) -> None:
+        self._module, self.installed = module, installed
 
     def get(self, *args: Any, **kwargs: Any) -> Any:
         return param_get(*args, **kwargs)
@@ -365,9 +372,21 @@ class _Dpath:
         return getattr(self._module, name)
 
 
-def _patch_param_lookup() -> None:
-    """DVC's params reader (`read_param_file`) looks keys up through `param_get`, once per process."""
+def _patch_param_lookup(installed: bool = False) -> _Dpath | None:
+    """DVC's params reader (`read_param_file`) looks keys up through `param_get`: the proxy put in place, or
+    None where one was there already (kept for good from now on if `installed`)."""
     import dvc.dependency.param as param
 
-    if not isinstance(param.dpath, _Dpath):
-        param.dpath = _Dpath(param.dpath)
+    if isinstance(param.dpath, _Dpath):
+        param.dpath.installed |= installed
+        return None
+    param.dpath = _Dpath(param.dpath, installed)
+    return param.dpath
+
+
+def _unpatch_param_lookup(proxy: _Dpath | None) -> None:
+    """Put dpath back where `proxy` is still in place and no `install` has claimed it."""
+    import dvc.dependency.param as param
+
+    if proxy is not None and param.dpath is proxy and not proxy.installed:
+        param.dpath = proxy._module
