@@ -317,3 +317,31 @@ def test_a_stage_command_is_forked_only_while_no_other_thread_could_hold_a_lock(
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == [1, ["shell"]]
     assert (tmp_path / "forked.txt").read_text() == "10"  # the stage's own bars as in a fresh interpreter
+
+
+LAZY_PROBE = """import hashlib, json, os, random, sys, threading, torch
+torch.manual_seed(0)
+random.seed(0)
+for name in sys.argv[1:]:
+    __import__(name)
+rng = hashlib.md5(torch.get_rng_state().numpy().tobytes()).hexdigest(), random.random()
+os.environ.update(ATEN_CPU_CAPABILITY="default", MKL_CBWR="COMPATIBLE", ONEDNN_MAX_CPU_ISA="SSE41")
+from reasonrl import numerics
+took, threads, before = numerics.effective(), threading.active_count(), "torch._dynamo" in sys.modules
+torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))]).zero_grad()
+print(json.dumps([took, threads, rng, before, "torch._dynamo" in sys.modules]))
+"""
+
+
+def test_the_zygote_imports_torch_s_lazy_modules_which_start_nothing():
+    """What an optimizer imports on its first call is imported by the zygote; importing it first leaves the
+    math libraries to the variables set afterwards (numerics.pin still decides), starts no thread and draws
+    from no generator: a fresh interpreter's view, with and without it."""
+    assert set(warm.TORCH_LAZY) <= set(warm.preload(ROOT))
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", LAZY_PROBE, *first], env=env, capture_output=True,
+                                      text=True, check=True, timeout=300).stdout) for first in ((), warm.TORCH_LAZY)]
+    (took, threads, rng, before, after), preloaded = runs
+    assert took["aten"] == "DEFAULT" and threads == 1  # the variable set after the imports took
+    assert not before and after  # without the zygote, an optimizer's first call imports it
+    assert preloaded == [took, threads, rng, True, True]
