@@ -333,11 +333,10 @@ print(json.dumps([took, threads, rng, before, "torch._dynamo" in sys.modules]))
 """
 
 
-def test_the_zygote_imports_torch_s_lazy_modules_which_start_nothing():
-    """What an optimizer imports on its first call is imported by the zygote; importing it first leaves the
+def test_torch_s_lazy_modules_start_nothing():
+    """What an optimizer imports on its first call, which the zygote imports: importing it first leaves the
     math libraries to the variables set afterwards (numerics.pin still decides), starts no thread and draws
     from no generator: a fresh interpreter's view, with and without it."""
-    assert set(warm.TORCH_LAZY) <= set(warm.preload(ROOT))
     env = {**os.environ, "PYTHONPATH": pythonpath()}
     runs = [json.loads(subprocess.run([sys.executable, "-c", LAZY_PROBE, *first], env=env, capture_output=True,
                                       text=True, check=True, timeout=300).stdout) for first in ((), warm.TORCH_LAZY)]
@@ -345,3 +344,31 @@ def test_the_zygote_imports_torch_s_lazy_modules_which_start_nothing():
     assert took["aten"] == "DEFAULT" and threads == 1  # the variable set after the imports took
     assert not before and after  # without the zygote, an optimizer's first call imports it
     assert preloaded == [took, threads, rng, True, True]
+
+
+def test_the_zygote_imports_torch_s_lazy_modules_while_its_first_child_runs(tmp_path):
+    (tmp_path / "stages").mkdir()
+    env = {**os.environ, "PYTHONPATH": pythonpath()}
+    z = zygotes.Zygote(str(tmp_path), env)
+    try:
+        code = f"import sys; print(all(m in sys.modules for m in {warm.TORCH_LAZY!r}))"
+        assert [run_child(z, code, tmp_path, env) for _ in range(2)] == [(0, "False\n"), (0, "True\n")]
+        assert any(path.endswith("torch/_dynamo/__init__.py") for path in json.loads(run_child(
+            z, "import json, reasonrl.runner.warm as w; print(json.dumps(list(w._seen)))", tmp_path, env)[1]))
+    finally:
+        z.close()
+
+
+def test_modules_imported_later_are_watched_and_an_edit_while_importing_makes_the_zygote_stale(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(warm.gc, "freeze", lambda: None)  # the zygote's, not this test process's
+    (tmp_path / "later_a.py").write_text("X = 1\n")
+    # edited while importing, a little after the import began (file times come from a clock a tick coarser)
+    (tmp_path / "later_b.py").write_text("import os, time\ntime.sleep(0.05)\nos.utime(__file__, ns=(1, 1))\n")
+    known = str(ROOT / "reasonrl" / "runner" / "warm.py")
+    seen = {known: (0, 0, 0, 0)}  # as first seen: a later import must not take its stat again
+    monkeypatch.setattr(warm, "_seen", seen)
+    warm._import_later(["later_a", "no_such_module_xyz"])  # one that fails to import is left to its stage
+    assert seen[known] == (0, 0, 0, 0) and str(tmp_path / "later_a.py") in seen
+    warm._import_later(["later_b"])
+    assert seen == {}  # cleared: the next request gets "stale"

@@ -64,16 +64,16 @@ DVC_MODULES = ("dvc.cli.parser", "dvc.repo.reproduce", "dvc.repo.stage", "dvc.re
                "flatten_dict", "dvc_render", "configobj", "fsspec.implementations.memory", "reasonrl.runner.lockfile")
 # torch's own lazy imports that stages reach: an optimizer's first call imports torch._dynamo (torch/_compile.py),
 # 2.1 s of CPU in every training stage on a 2-core EPYC, 2.7 s of a 4.5 s smoke RL stage (py-spy). Importing it
-# starts neither ATen, MKL nor oneDNN, no thread, and draws from no generator (tests/test_warm.py).
+# starts neither ATen, MKL nor oneDNN, no thread, and draws from no generator (tests/test_warm.py). The zygote
+# imports them while its first child runs, so that no worker's first stage waits for them.
 TORCH_LAZY = ("torch._dynamo",)
 MESSAGE = 1 << 20  # largest request or reply (an environment is a few kB)
 SHELL_SPECIAL = set("|&;<>()$`\\\"'*?[]#~{}!\t\n")  # a command holding any of these goes to DVC's shell
 
 
 def preload(root: str | Path) -> list[str]:
-    """Modules a stage imports: DVC's, torch's lazy ones, and every module the scripts in `root`/stages/ import
-    at their top."""
-    names = {*DVC_MODULES, *TORCH_LAZY}
+    """Modules a stage imports: DVC's, and every module the scripts in `root`/stages/ import at their top."""
+    names = set(DVC_MODULES)
     for script in sorted(Path(root, "stages").glob("*.py")):
         try:
             tree = ast.parse(script.read_text())
@@ -140,6 +140,7 @@ def serve(fd: int, root: str) -> None:
     _seen.update(_fingerprint())
     if _changed(_seen, started_ns):  # edited while it imported: the first request gets "stale"
         _seen.clear()
+    lazy = list(TORCH_LAZY)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, MESSAGE, 1)
@@ -159,8 +160,26 @@ def serve(fd: int, root: str) -> None:
                    ["-c", *request["argv"]], "", functools.partial(_run_code, request["code"]))  # `-c`: "" first
         os.close(fds[0])
         sock.send(json.dumps({"pid": pid}).encode())
+        if lazy:
+            _import_later(lazy)
+            lazy = []
         _, status = os.waitpid(pid, 0)
         sock.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def _import_later(names: list[str]) -> None:
+    """Import `names` in the zygote after its first fork, watching their files as the first imports' are (a
+    file edited while they import makes the next request stale)."""
+    since = time.time_ns()
+    for name in names:
+        with contextlib.suppress(Exception):  # a stage that needs it imports it, and fails, itself
+            importlib.import_module(name)
+    gc.freeze()
+    new = {path: seen for path, seen in _fingerprint().items() if path not in _seen}  # the others keep their stat
+    if _seen and _changed(new, since):
+        _seen.clear()
+    elif _seen:
+        _seen.update(new)
 
 
 def _take_output(sock: socket.socket, out: int) -> None:
