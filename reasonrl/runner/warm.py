@@ -11,12 +11,13 @@ command `python stages/<x>.py <args>` as a fork too, running the script itself, 
 this interpreter with the same import path; any other command goes to DVC's shell as before.
 
 What a fork shares with its zygote is only what importing left behind: the zygote computes nothing, so
-`numerics.pin` (stage_setup) still finds ATen and MKL unstarted, torch's default generator has its fixed
-start seed as in a fresh process, `random` and numpy's global generator are reseeded, and the stages seed
-the generators they draw from. A module file that changed after the zygote imported it (an edit during a
-long run) would make a fork run old code under the new code's md5 in dvc.lock: every loaded module's file
-(inode, ctime, mtime, size) is checked before each fork, of DVC's process and of the stage's command;
-a changed one makes the zygote exit (the next stage gets a new one) and the command run fresh.
+`numerics.pin` (stage_setup) still finds ATen and MKL unstarted, `random` and numpy's global generator are
+reseeded, and the stages seed the generators they draw from (torch's default generator, which this build seeds anew
+in every fresh process, keeps the zygote's start: no output depends on it, as tests/test_determinism.py's
+fork-against-fresh bytes show). A module file that changed after the zygote imported it (an edit during a long run)
+would make a fork run old code under the new code's md5 in dvc.lock: every loaded module's file (inode, ctime,
+mtime, size) is checked before each fork, of DVC's process and of the stage's command; a changed one makes the
+zygote exit (the next stage gets a new one) and the command run fresh.
 
 What it buys (docs/performance.md, "warm stage processes"): the time a stage pays beyond its own work, on the smoke
 DAG at -j 2, median 3.7-4.2 s cold against 1.4 s warm (builds of 258-311 s against 110 s, every output's md5 the
