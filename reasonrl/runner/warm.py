@@ -66,8 +66,9 @@ DVC_MODULES = ("dvc.cli.parser", "dvc.repo.reproduce", "dvc.repo.stage", "dvc.re
 # torch's own lazy imports that stages reach: an optimizer's first call imports torch._dynamo (torch/_compile.py),
 # 2.1 s of CPU in every training stage on a 2-core EPYC, 2.7 s of a 4.5 s smoke RL stage (py-spy). Importing it
 # starts neither ATen, MKL nor oneDNN, no thread, and draws from no generator (tests/test_warm.py). The zygote
-# imports them while its first child runs, so that no worker's first stage waits for them, and only where the
-# stages' imports brought torch in (a DAG of shell commands does not pay 2 s of CPU per worker for them).
+# imports them while its first child runs, so that no worker's first stage starts later for them (one that ends
+# sooner is reported when they are in), and only where the stages' imports brought torch in (a DAG of shell
+# commands does not pay 2 s of CPU per worker for them).
 TORCH_LAZY = ("torch._dynamo",)
 MESSAGE = 1 << 20  # largest request or reply (an environment is a few kB)
 SHELL_SPECIAL = set("|&;<>()$`\\\"'*?[]#~{}!\t\n")  # a command holding any of these goes to DVC's shell
