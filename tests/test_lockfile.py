@@ -403,3 +403,13 @@ def test_dvc_reads_params_through_param_get_once_patched(tmp_path, monkeypatch):
     monkeypatch.setattr(dpath.segments, "fold", _no_walk)  # the plain keys found without dpath's walk
     assert param.read_param_file(LocalFileSystem(), str(path), keys[:2], flatten=True) == {
         "method": "grpo", "rl.lr": 3e-06}
+
+
+def test_the_proxy_checks_each_parse_once_and_a_new_parse_again():
+    import dpath
+
+    proxy = lockfile._Dpath(dpath, installed=False)
+    plain = {"a": 1, "b": {"c": 2}}
+    assert proxy.get(plain, "a", separator=".") == 1 and proxy.get(plain, "b.c", separator=".") == 2
+    odd = {"a": 1, "b": {"": 2}}  # the next parse: one dpath refuses, whatever the last answer was
+    assert _outcome(proxy.get, odd, "a", separator=".") == _outcome(dpath.get, odd, "a", separator=".")

@@ -25,7 +25,7 @@ DVC then looks each of a stage's params up in that parse with `dpath.get`, which
 matches every path it meets against the key as a glob: 16 ms a key on the full run's params.yaml, about 5 keys a
 stage, several times a stage, and 439 stages in each planner pass. `param_get` answers a plain key (no glob
 characters, string keys along its path) by indexing, which finds the one node dpath's walk would; anything
-else goes to dpath itself. What it still pays is one check of the whole file per key (`_walkable`: that
+else goes to dpath itself. What it still pays is one check of the whole file per parse (`_walkable`: that
 dpath's walk would raise nothing), a plain loop, far cheaper than dpath's matching.
 
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
@@ -338,17 +338,18 @@ def _walkable(node: Any) -> bool:
     return True
 
 
-def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING) -> Any:
+def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING, walkable: bool | None = None) -> Any:
     """`dpath.get(obj, glob, separator, default)`, by indexing where the key is plain and found: the node
     dpath's walk would match (at that depth, each segment equal to a key), and the only one, as keys are
     unique. dpath matches a key `k` to a segment `g` when `k == g` for a string, `k == int(g)` for an integer (a
     bool too), never for another type (a float key in params.yaml is one: a map from lr to a name). Lists,
-    patterns, integer keys on the path, missing keys and odd files go to dpath, with its errors."""
+    patterns, integer keys on the path, missing keys and odd files go to dpath, with its errors. `walkable`:
+    `_walkable(obj)`, where the caller already knows it."""
     import dpath
 
     if isinstance(glob, str) and glob not in ("", "/"):  # dpath answers both with the whole object
         segments = glob.lstrip(separator).split(separator)
-        if all(_GLOB.isdisjoint(s) for s in segments) and _walkable(obj):
+        if all(_GLOB.isdisjoint(s) for s in segments) and (_walkable(obj) if walkable is None else walkable):
             node = obj
             for s in segments:
                 if not isinstance(node, dict) or s not in node or any(isinstance(k, int) for k in node):
@@ -360,13 +361,19 @@ def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING
 
 
 class _Dpath:
-    """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own."""
+    """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own. DVC's
+    reader looks all of a stage's keys up in one fresh parse of the file (`read_param_file`, which edits
+    nothing between them), so the whole-file check runs once per parse, not once per key (4 ms each here)."""
 
     def __init__(self, module: Any, installed: bool) -> None:
         self._module, self.installed = module, installed
+        self._last: tuple[Any, bool] | None = None  # (the parse last checked, held so its id is not reused; answer)
 
-    def get(self, *args: Any, **kwargs: Any) -> Any:
-        return param_get(*args, **kwargs)
+    def get(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        last = self._last
+        if last is None or last[0] is not obj:
+            self._last = last = (obj, _walkable(obj))
+        return param_get(obj, *args, walkable=last[1], **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)

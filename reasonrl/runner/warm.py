@@ -130,9 +130,7 @@ def serve(fd: int, root: str) -> None:
     started_ns = time.time_ns()
     _started_env.update(os.environ)
     _started_path[:] = sys.path  # [the stages' folder (set by Zygote), PYTHONPATH..., the installed ones]
-    for name in preload(root):
-        with contextlib.suppress(Exception):  # a module that fails to import fails in its stage, as before
-            importlib.import_module(name)
+    _import(preload(root))
     with contextlib.suppress(Exception):  # asked here once, so that no stage pays for it
         from dvc.utils import fix_env  # the environment DVC gives a stage's command: PATH without pyenv's
 
@@ -170,13 +168,17 @@ def serve(fd: int, root: str) -> None:
         sock.send(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}).encode())
 
 
+def _import(names: list[str]) -> None:
+    for name in names:
+        with contextlib.suppress(Exception):  # a module that fails to import fails in its stage, as before
+            importlib.import_module(name)
+
+
 def _import_later(names: list[str]) -> None:
     """Import `names` in the zygote after its first fork, watching their files as the first imports' are (a
     file edited while they import makes the next request stale)."""
     since = time.time_ns()
-    for name in names:
-        with contextlib.suppress(Exception):  # a stage that needs it imports it, and fails, itself
-            importlib.import_module(name)
+    _import(names)
     gc.freeze()
     new = {path: seen for path, seen in _fingerprint().items() if path not in _seen}  # the others keep their stat
     if _seen and _changed(new, since):
