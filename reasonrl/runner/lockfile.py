@@ -21,12 +21,7 @@ params.yaml costs the same at a smaller scale: DVC parses it with ruamel about t
 params' hashes, the lock entry, dvc.yaml's interpolation). Its parse is kept the same way, in a file of its
 own: about 0.25 s of CPU less per `dvc repro -s` on the full run's 830 lines (docs/performance.md).
 
-DVC then looks each of a stage's params up in that parse with `dpath.get`, which walks the whole file and
-matches every path it meets against the key as a glob: 16 ms a key on the full run's params.yaml, about 5 keys a
-stage, several times a stage, and 439 stages in each planner pass. `param_get` answers a plain key (no glob
-characters, string keys along its path) by indexing, which finds the one node dpath's walk would; anything
-else goes to dpath itself. What it still pays is one check of the whole file per parse (`_walkable`: that
-dpath's walk would raise nothing), a plain loop, far cheaper than dpath's matching.
+DVC's lookup of each param key in that parse is sped up too, by `params_lookup`.
 
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
 dvc.yaml goes through DVC unchanged. `dvc` itself is
@@ -53,6 +48,8 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from reasonrl.runner import params_lookup
 
 _ANCHOR = re.compile(r"&id\d+")
 PARSED = "reasonrl-lock.pickle"  # in the repository's .dvc/tmp: (SHA-256 of a lock's text, DVC's parse of it)
@@ -235,7 +232,7 @@ def install() -> None:
     from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
     from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
 
-    _patch_param_lookup(installed=True)
+    params_lookup.patch(installed=True)
     if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
         plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
         strictyaml.parse_yaml = _kept_reader(plain, installed=True)
@@ -261,7 +258,7 @@ def reading() -> Iterator[None]:
     which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
     before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
     called inside: only the outermost one that patched puts back, and only what is still its own. The params
-    lookup (`param_get`) is patched and put back the same way."""
+    lookup (`params_lookup.param_get`) is patched and put back the same way."""
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
@@ -269,7 +266,7 @@ def reading() -> Iterator[None]:
         parse = strictyaml.parse_yaml
         loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
         mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
-        lookup = _patch_param_lookup()
+        lookup = params_lookup.patch()
         if mine is not None:
             strictyaml.parse_yaml = mine
             serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
@@ -277,7 +274,7 @@ def reading() -> Iterator[None]:
         yield
     finally:
         with _reading_lock:
-            _unpatch_param_lookup(lookup)
+            params_lookup.unpatch(lookup)
             if mine is not None and strictyaml.parse_yaml is mine:
                 strictyaml.parse_yaml = parse
                 for suffix, loader in loaders.items():
@@ -299,101 +296,3 @@ def _kept_reader(original: Any, installed: bool = False) -> Any:
 
     read_yaml.__kept__, read_yaml.__installed__, read_yaml.__wrapped__ = True, installed, original  # type: ignore
     return read_yaml
-
-
-# ---- params lookup -------------------------------------------------------------------------------------
-
-_GLOB = frozenset("*?[")  # fnmatch's special characters: a key holding one is a pattern, left to dpath
-_MISSING = object()
-_DEPTH = 100  # levels of a params file walked by `param_get`; deeper ones go to dpath (none is near it)
-
-
-def _empty(key: Any) -> bool:
-    try:
-        return len(key) == 0
-    except TypeError:  # a number, None
-        return False
-
-
-def _walkable(node: Any) -> bool:
-    """Whether dpath's walk over `node` meets only what `param_get` can mirror: no key of length 0 (dpath
-    refuses those unless an option allows them), every value a dict, a list or one of dpath's leaves (it walks
-    anything else in its own way), and no more than _DEPTH levels (dpath's walk recurses: a very deep file or
-    a YAML alias that contains itself ends in its RecursionError)."""
-    from dpath.segments import leaf
-
-    stack = [(node, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > _DEPTH:
-            return False
-        if isinstance(item, dict):
-            if any(_empty(k) for k in item):
-                return False
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-        elif not leaf(item):  # a date, a tuple
-            return False
-    return True
-
-
-def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING, walkable: bool | None = None) -> Any:
-    """`dpath.get(obj, glob, separator, default)`, by indexing where the key is plain and found: the node
-    dpath's walk would match (at that depth, each segment equal to a key), and the only one, as keys are
-    unique. dpath matches a key `k` to a segment `g` when `k == g` for a string, `k == int(g)` for an integer (a
-    bool too), never for another type (a float key in params.yaml is one: a map from lr to a name). Lists,
-    patterns, integer keys on the path, missing keys and odd files go to dpath, with its errors. `walkable`:
-    `_walkable(obj)`, where the caller already knows it."""
-    import dpath
-
-    if isinstance(glob, str) and glob not in ("", "/"):  # dpath answers both with the whole object
-        segments = glob.lstrip(separator).split(separator)
-        if all(_GLOB.isdisjoint(s) for s in segments) and (_walkable(obj) if walkable is None else walkable):
-            node = obj
-            for s in segments:
-                if not isinstance(node, dict) or s not in node or any(isinstance(k, int) for k in node):
-                    break
-                node = node[s]
-            else:
-                return node
-    return dpath.get(obj, glob, separator=separator, **({} if default is _MISSING else {"default": default}))
-
-
-class _Dpath:
-    """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own. DVC's
-    reader looks all of a stage's keys up in one fresh parse of the file (`read_param_file`, which edits
-    nothing between them), so the whole-file check runs once per parse, not once per key (4 ms each here)."""
-
-    def __init__(self, module: Any, installed: bool) -> None:
-        self._module, self.installed = module, installed
-        self._last: tuple[Any, bool] | None = None  # (the parse last checked, held so its id is not reused; answer)
-
-    def get(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
-        last = self._last
-        if last is None or last[0] is not obj:
-            self._last = last = (obj, _walkable(obj))
-        return param_get(obj, *args, walkable=last[1], **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
-
-
-def _patch_param_lookup(installed: bool = False) -> _Dpath | None:
-    """DVC's params reader (`read_param_file`) looks keys up through `param_get`: the proxy put in place, or
-    None where one was there already (kept for good from now on if `installed`)."""
-    import dvc.dependency.param as param
-
-    if isinstance(param.dpath, _Dpath):
-        param.dpath.installed |= installed
-        return None
-    param.dpath = _Dpath(param.dpath, installed)
-    return param.dpath
-
-
-def _unpatch_param_lookup(proxy: _Dpath | None) -> None:
-    """Put dpath back where `proxy` is still in place and no `install` has claimed it."""
-    import dvc.dependency.param as param
-
-    if proxy is not None and param.dpath is proxy and not proxy.installed:
-        param.dpath = proxy._module
