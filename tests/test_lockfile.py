@@ -118,8 +118,11 @@ def test_install_patches_lock_files_and_the_params_loader_only(monkeypatch):
     monkeypatch.setattr(lockfile, "modify_lock", lambda path, fs=None: calls.append(("ours", path)))
     monkeypatch.setattr(strictyaml, "parse_yaml", lambda text, path, typ="safe": calls.append(("parse", path, typ)))
     monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: calls.append(("ours", path)))
+    check = lambda *a, **k: None  # noqa: E731
+    monkeypatch.setattr(strictyaml, "validate", check)
     lockfile.install()
     lockfile.install()  # a second call does not wrap twice
+    assert strictyaml.validate.__wrapped__ is check and strictyaml.validate.__installed__
     dvcfile.modify_yaml("dir/dvc.lock")
     dvcfile.modify_yaml("dir/dvc.yaml")
     strictyaml.parse_yaml("", "dir/dvc.lock")
@@ -140,8 +143,9 @@ def test_reading_patches_the_reads_only_and_puts_dvc_back(monkeypatch):
     parse = lambda text, path, typ="safe": calls.append(("parse", path, typ))  # noqa: E731
     monkeypatch.setattr(strictyaml, "parse_yaml", parse)
     monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: calls.append(("ours", path)))
-    loaders, modify = dict(serialize.LOADERS), dvcfile.modify_yaml
+    loaders, modify, check = dict(serialize.LOADERS), dvcfile.modify_yaml, strictyaml.validate
     with lockfile.reading():
+        assert strictyaml.validate.__wrapped__ is check
         strictyaml.parse_yaml("", "dir/dvc.lock")
         strictyaml.parse_yaml("", "dir/dvc.lock", typ="rt")
         strictyaml.parse_yaml("", "dir/dvc.yaml")
@@ -151,7 +155,7 @@ def test_reading_patches_the_reads_only_and_puts_dvc_back(monkeypatch):
             inner = strictyaml.parse_yaml
         assert strictyaml.parse_yaml is inner
     assert calls == [("ours", "dir/dvc.lock"), ("parse", "dir/dvc.lock", "rt"), ("parse", "dir/dvc.yaml", "safe")]
-    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders and strictyaml.validate is check
     with pytest.raises(RuntimeError), lockfile.reading():  # put back when the body fails, too
         raise RuntimeError
     assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
@@ -160,7 +164,7 @@ def test_reading_patches_the_reads_only_and_puts_dvc_back(monkeypatch):
     b.__enter__()
     a.__exit__(None, None, None)
     b.__exit__(None, None, None)
-    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders
+    assert strictyaml.parse_yaml is parse and dict(serialize.LOADERS) == loaders and strictyaml.validate is check
 
 
 def test_install_inside_reading_stays_installed(monkeypatch):
@@ -174,8 +178,10 @@ def test_install_inside_reading_stays_installed(monkeypatch):
     monkeypatch.setattr(strictyaml, "parse_yaml", parse)
     monkeypatch.setattr(dvcfile, "modify_yaml", dvcfile.modify_yaml)
     monkeypatch.setattr(lockfile, "parse_kept", lambda text, path: ("ours", path))
+    monkeypatch.setattr(strictyaml, "validate", strictyaml.validate)
     with lockfile.reading():
         lockfile.install()
+    assert strictyaml.validate.__installed__  # the check stays too
     assert strictyaml.parse_yaml("", "dvc.lock") == ("ours", "dvc.lock")  # still read through the kept parse
     assert strictyaml.parse_yaml.__wrapped__ is parse  # wrapping DVC's reader, not reading()'s
     assert serialize.LOADERS[".yaml"] is lockfile.load_yaml
@@ -277,7 +283,9 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
         (repo / "dvc.yaml").write_text("stages:\n" + stages)
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
         subprocess.run(["dvc", "init", "-q"], cwd=repo, check=True, env=env)
-        for stage in ("s1", "s0", "s2", "s0"):
+        for stage in ("s1", "s0", "s2", "s0", "s1"):
+            if stage == "s1" and (repo / "dvc.lock").exists():  # the last update changes what it read
+                (repo / "params.yaml").write_text("p0: 1\np1: 4e-06\np2: {a: [1, 2]}\n")
             main = ["dvc"] if how == "dvc" else [sys.executable, "-c", _DVC_MAIN]
             subprocess.run([*main, "repro", "-f", "-s", stage], cwd=repo, check=True, env=env,
                            capture_output=True)
@@ -285,5 +293,80 @@ def test_repro_through_the_patched_dvc_writes_the_same_lock(tmp_path):
     assert locks[0] == locks[1] and "s2:" in locks[0]
     key, kept = pickle.loads((tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.PARSED).read_bytes())
     assert key.endswith(":" + hashlib.sha256(locks[1].encode()).hexdigest())
-    assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock") and "p1: 3e-06" in locks[1]
+    assert kept == dvc_yaml.parse_yaml(locks[1], "dvc.lock") and "p1: 4e-06" in locks[1]
     assert (tmp_path / "reasonrl" / ".dvc" / "tmp" / lockfile.kept_name("params.yaml")).exists()
+    # the last update marked what it wrote
+    assert lockfile.known_valid(str(tmp_path / "reasonrl" / "dvc.lock"), locks[1])
+
+
+# ---- the lock's schema check, once per text -------------------------------------------------------------
+
+@pytest.fixture
+def checks(monkeypatch) -> list:
+    """DVC's `validate` counting its calls, behind `_checked_once` as `install` puts it."""
+    import dvc.utils.strictyaml as strictyaml
+
+    calls, plain = [], strictyaml.validate
+
+    def counted(data, schema, text=None, path=None, rev=None):
+        calls.append(os.path.basename(path or ""))
+        return plain(data, schema, text=text, path=path, rev=rev)
+
+    monkeypatch.setattr(strictyaml, "validate", lockfile._checked_once(counted))
+    return calls
+
+
+def _load(path, schema=None):
+    import dvc.utils.strictyaml as strictyaml
+    from dvc.dvcfile import Lockfile
+
+    return strictyaml.load(str(path), schema or Lockfile.SCHEMA)[0]
+
+
+def test_a_lock_text_is_checked_against_dvcs_schema_once(repo_lock, checks):
+    from dvc.utils.strictyaml import YAMLValidationError
+
+    path, text, data = repo_lock
+    assert _load(path) == data and _load(path) == data
+    assert checks == ["dvc.lock"] and lockfile.known_valid(str(path), text)
+    from dvc.schema import COMPILED_MULTI_STAGE_SCHEMA
+    with pytest.raises(YAMLValidationError):  # the same text against another schema: checked, and fails
+        _load(path, COMPILED_MULTI_STAGE_SCHEMA)
+    checks.pop()
+    path.write_text(text.replace("runs s1", "runs other"))  # an edit: checked again, then known
+    _load(path), _load(path)
+    assert checks == ["dvc.lock"] * 2
+    path.write_text(text.replace("schema: '2.0'", "schema: '3.0'"))  # one that fails: DVC's error, every time
+    for _ in range(2):
+        with pytest.raises(YAMLValidationError):
+            _load(path)
+    assert checks == ["dvc.lock"] * 4 and not lockfile.known_valid(str(path), path.read_text())
+    other = path.parent / "dvc.yaml"  # another file or schema: DVC's check, every time
+    other.write_text("stages: {a: {cmd: echo}}\n")
+    _load(other, COMPILED_MULTI_STAGE_SCHEMA), _load(other, COMPILED_MULTI_STAGE_SCHEMA)
+    assert checks == ["dvc.lock"] * 4 + ["dvc.yaml"] * 2
+
+
+def test_an_update_from_a_known_valid_text_checks_only_its_entries(repo_lock, checks, monkeypatch):
+    from dvc.utils.strictyaml import YAMLValidationError
+
+    path, text, _ = repo_lock
+    _load(path)
+    seen = []
+    real = lockfile._entries_valid
+    monkeypatch.setattr(lockfile, "_entries_valid", lambda b, a: seen.append(sorted(
+        k for k in a["stages"] if b["stages"].get(k) != a["stages"][k])) or real(b, a))
+    new = _modify(lockfile.modify_lock, path, lambda d: d["stages"].update({"new@x": _entry(3)}))
+    assert seen == [["new@x"]] and lockfile.known_valid(str(path), new)
+    assert _load(path)["stages"]["new@x"] == _entry(3) and checks == ["dvc.lock"]  # not checked again
+    bad = _modify(lockfile.modify_lock, path, lambda d: d["stages"]["rl@s1"].update(cmd=5))  # not str nor list
+    assert not lockfile.known_valid(str(path), bad)
+    with pytest.raises(YAMLValidationError):
+        _load(path)
+    path.write_text(text)  # known valid no more (the mark is of the last valid text only): nothing marked
+    good = _modify(lockfile.modify_lock, path, lambda d: d["stages"].update({"new@y": _entry(4)}))
+    assert not lockfile.known_valid(str(path), good)
+    _load(path)  # checked: the third time
+    removed = _modify(lockfile.modify_lock, path, lambda d: d["stages"].pop("rl@s2"))  # a full dump
+    assert not lockfile.known_valid(str(path), removed)
+    assert checks == ["dvc.lock"] * 3

@@ -108,6 +108,7 @@ def test_dvc_reads_params_through_param_get_once_patched(tmp_path, monkeypatch):
     for suffix in (".yaml", ".yml"):  # put back after the test, with what else install() sets
         monkeypatch.setitem(serialize.LOADERS, suffix, serialize.LOADERS[suffix])
     monkeypatch.setattr(strictyaml, "parse_yaml", strictyaml.parse_yaml)
+    monkeypatch.setattr(strictyaml, "validate", strictyaml.validate)
     monkeypatch.setattr(dvcfile, "modify_yaml", dvcfile.modify_yaml)
     with lockfile.reading():
         lockfile.install()  # installed inside a plan: stays

@@ -21,7 +21,12 @@ params.yaml costs the same at a smaller scale: DVC parses it with ruamel about t
 params' hashes, the lock entry, dvc.yaml's interpolation). Its parse is kept the same way, in a file of its
 own: about 0.25 s of CPU less per `dvc repro -s` on the full run's 830 lines (docs/performance.md).
 
-DVC's lookup of each param key in that parse is sped up too, by `params_lookup`.
+DVC then checks every lock it reads against its schema (voluptuous, 0.55 s of CPU at 83,000 lines), so each
+`dvc repro -s` paid that once more. Validation depends on the text alone, so the key of the last lock text known
+to pass is kept beside the parse (`VALID`): the reader that validates a text marks it, a read of the marked text
+skips the check, and `modify_lock`, after splicing a valid text, checks only the entries it changed before it
+marks what it wrote. Any other text (an edit by hand, a full dump, a failed entry) is checked in full, with
+DVC's error. DVC's lookup of each param key in that parse is sped up too, by `params_lookup`.
 
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
 dvc.yaml goes through DVC unchanged. `dvc` itself is
@@ -53,6 +58,7 @@ from reasonrl.runner import params_lookup
 
 _ANCHOR = re.compile(r"&id\d+")
 PARSED = "reasonrl-lock.pickle"  # in the repository's .dvc/tmp: (SHA-256 of a lock's text, DVC's parse of it)
+VALID = "reasonrl-lock.valid"  # beside it: the key of the last lock text known to pass DVC's lock schema
 
 
 def kept_name(path: str) -> str:
@@ -70,36 +76,79 @@ def _parsed_path(path: str) -> str | None:
 
 @functools.cache
 def _parsers() -> str:
-    """The versions of the parsers behind DVC's reading (an upgrade parses anew); read once per process."""
+    """The versions of the parsers and the schema checker behind DVC's reading (an upgrade parses and checks
+    anew); read once per process."""
     from importlib.metadata import version
 
-    return ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml"))
+    return ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml", "voluptuous"))
 
 
 def _key(text: str) -> str:
-    """The text's SHA-256, with the parsers' versions."""
+    """The text's SHA-256, with the parsers' and checker's versions."""
     return _parsers() + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _store(path: str, text: str, data: dict) -> None:
-    """Keep `data` as the parse of `text`, atomically (another worker may be reading it); keeping it is an
-    optimisation, so any failure leaves nothing behind and is not an error."""
+    """Keep `data` as the parse of `text` (an optimisation: a failure is not an error)."""
     kept = _parsed_path(path)
-    if kept is None:
-        return
+    if kept is not None:
+        _write(kept, pickle.dumps((_key(text), data), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _write(where: str, content: bytes) -> None:
+    """Write `content` to `where` atomically (another worker may be reading it); any failure (a full disk) leaves
+    nothing behind and is not an error: what is kept there is an optimisation."""
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(kept), prefix=os.path.basename(kept))
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(where), prefix=os.path.basename(where))
         with os.fdopen(fd, "wb") as f:
-            pickle.dump((_key(text), data), f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, kept)
+            f.write(content)
+        os.replace(tmp, where)
         tmp = None
-    except Exception:  # noqa: BLE001  (a full disk, an unpicklable value: DVC's parser next time)
+    except Exception:  # noqa: BLE001
         pass
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _valid_path(path: str) -> str | None:
+    kept = _parsed_path(path)
+    return None if kept is None else os.path.join(os.path.dirname(kept), VALID)
+
+
+def known_valid(path: str, text: str) -> bool:
+    """Whether `text`, the lock file `path`'s, is the text last known to pass DVC's lock schema."""
+    where = _valid_path(path)
+    if where is None:
+        return False
+    try:
+        with open(where, encoding="utf-8") as f:
+            return f.read() == _key(text)
+    except OSError:
+        return False
+
+
+def _mark_valid(path: str, text: str) -> None:
+    where = _valid_path(path)
+    if where is not None:
+        _write(where, _key(text).encode("utf-8"))
+
+
+def _entries_valid(before: dict, after: dict) -> bool:
+    """Whether the stage entries `after` changed or added against `before` pass DVC's schema for lock entries
+    (the lock schema checks each entry on its own, so with the rest unchanged these decide the whole)."""
+    import voluptuous as vol
+    from dvc.schema import LOCKFILE_STAGES_SCHEMA
+
+    old = before.get("stages") or {}
+    changed = {k: v for k, v in (after.get("stages") or {}).items() if k not in old or old[k] != v}
+    try:
+        vol.Schema(LOCKFILE_STAGES_SCHEMA)(changed)
+    except vol.Invalid:
+        return False
+    return True
 
 
 def parse_kept(text: str, path: str) -> dict:
@@ -196,7 +245,7 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
     data = (parse_kept(text, path) if local else dvc_parse(text, path)) if text else {}
     before = copy.deepcopy(data)
     yield data
-    new_text = splice(text, before, data) if text else None
+    new_text = spliced = splice(text, before, data) if text else None
     if new_text is None:
         buf = io.StringIO()
         _dump(data, buf)
@@ -205,6 +254,8 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
         fd.write(new_text)
     if local:  # DVC's dumper round-trips: the text just written parses to `data` (tests/test_lockfile.py)
         _store(path, new_text, data)
+        if spliced is not None and known_valid(path, text) and _entries_valid(before, data):
+            _mark_valid(path, new_text)
 
 
 def dvc_parse(text: str, path: str) -> Any:
@@ -224,8 +275,9 @@ def load_yaml(path: str, fs: Any = None, **kwargs: Any) -> Any:
 
 
 def install() -> None:
-    """Make DVC update lock files with `modify_lock`, and read lock and params files through `parse_kept`
-    (dvc.yaml keeps DVC's own path), for the rest of the process (inside `reading()` too)."""
+    """Make DVC update lock files with `modify_lock`, read lock and params files through `parse_kept` (dvc.yaml
+    keeps DVC's own path) and check a lock text against its schema once, for the rest of the process (inside
+    `reading()` too)."""
     import dvc.dvcfile as dvcfile
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
@@ -236,6 +288,9 @@ def install() -> None:
     if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
         plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
         strictyaml.parse_yaml = _kept_reader(plain, installed=True)
+    if not getattr(strictyaml.validate, "__installed__", False):
+        plain = getattr(strictyaml.validate, "__wrapped__", strictyaml.validate)
+        strictyaml.validate = _checked_once(plain, installed=True)
     for suffix in (".yaml", ".yml"):  # the params files' loader (a defaultdict whose default is YAML)
         serialize.LOADERS[suffix] = load_yaml
     original = dvcfile.modify_yaml
@@ -257,8 +312,9 @@ def reading() -> Iterator[None]:
     and writes as before; on leaving, DVC is as it was. For the planner of `reasonrl repro`, which asks DVC
     which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
     before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
-    called inside: only the outermost one that patched puts back, and only what is still its own. The params
-    lookup (`params_lookup.param_get`) is patched and put back the same way."""
+    called inside: only the outermost one that patched puts back, and only what is still its own. The lock's
+    schema check (`_checked_once`) and the params lookup (`params_lookup.param_get`) are patched and put back the
+    same way."""
     import dvc.utils.serialize as serialize
     import dvc.utils.strictyaml as strictyaml
 
@@ -266,15 +322,21 @@ def reading() -> Iterator[None]:
         parse = strictyaml.parse_yaml
         loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
         mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
+        check = strictyaml.validate
+        my_check = None if getattr(check, "__kept__", False) else _checked_once(check)
         lookup = params_lookup.patch()
         if mine is not None:
             strictyaml.parse_yaml = mine
             serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
+        if my_check is not None:
+            strictyaml.validate = my_check
     try:
         yield
     finally:
         with _reading_lock:
             params_lookup.unpatch(lookup)
+            if my_check is not None and strictyaml.validate is my_check:
+                strictyaml.validate = check
             if mine is not None and strictyaml.parse_yaml is mine:
                 strictyaml.parse_yaml = parse
                 for suffix, loader in loaders.items():
@@ -296,3 +358,21 @@ def _kept_reader(original: Any, installed: bool = False) -> Any:
 
     read_yaml.__kept__, read_yaml.__installed__, read_yaml.__wrapped__ = True, installed, original  # type: ignore
     return read_yaml
+
+
+def _checked_once(original: Any, installed: bool = False) -> Any:
+    """strictyaml.load's `validate`, skipped for the lock text last known to pass DVC's lock schema (`known_valid`;
+    load ignores what it returns), and marking a lock text that passes."""
+    def validate(data, schema, text=None, path=None, rev=None):
+        from dvc.dvcfile import Lockfile
+
+        lock = schema is Lockfile.SCHEMA and text is not None and path is not None
+        if lock and known_valid(path, text):
+            return data
+        out = original(data, schema, text=text, path=path, rev=rev)
+        if lock:
+            _mark_valid(path, text)
+        return out
+
+    validate.__kept__, validate.__installed__, validate.__wrapped__ = True, installed, original  # type: ignore
+    return validate
