@@ -90,13 +90,36 @@ def _modify(modify_yaml, path, edit) -> str:
     lambda d: d["stages"].pop("rl@s2"),
     lambda d: d["stages"].update({"new@x": _entry(3)}),
 ], ids=["change", "remove", "add"])
-def test_modify_lock_writes_what_dvc_writes(lock, tmp_path, edit):
+@pytest.mark.parametrize("kept", [False, True], ids=["copied", "loaded twice"])  # how `before` is made
+def test_modify_lock_writes_what_dvc_writes(lock, tmp_path, edit, kept):
     text, _ = lock
     ours, theirs = tmp_path / "a" / "dvc.lock", tmp_path / "b" / "dvc.lock"
     for p in (ours, theirs):
         p.parent.mkdir()
         p.write_text(text)
+    if kept:
+        (ours.parent / ".dvc" / "tmp").mkdir(parents=True)
+        lockfile.parse_kept(text, str(ours))
     assert _modify(lockfile.modify_lock, ours, edit) == _modify(dvc_yaml.modify_yaml, theirs, edit)
+
+
+def test_stage_blocks_are_found_by_line():
+    text = "schema: '2.0'\nstages:\n  a:\n    cmd: x\n    outs:\n    - path: y\n  b@1:\n    cmd: z\n\nother: 1\n"
+    head, starts, end = lockfile._stage_blocks(text)
+    assert text[:head] == "schema: '2.0'\nstages:\n" and text[end:] == "\nother: 1\n"  # a blank line ends it
+    assert [text[s:s + 5] for s in starts] == ["  a:\n", "  b@1"]
+    assert lockfile._stage_blocks("stages: {}\n") is None and lockfile._stage_blocks("x:\n  stages:\n") is None
+    head, starts, end = lockfile._stage_blocks("stages:\n  a:\n    cmd: x")  # no newline at the end
+    assert (head, starts, end) == (8, [8], 23)
+    assert lockfile._stage_blocks("stages:\n  a:\n  - x\n  b: 1\n")[1] == [8, 19]  # a list item starts none
+
+
+def test_a_key_after_the_stages_keeps_its_bytes(lock):
+    _, data = lock
+    before = {**data, "later": {"a": [1, 2]}}
+    after = copy.deepcopy(before)
+    after["stages"]["rl@s3"]["cmd"] += " --again"
+    assert lockfile.splice(_dvc_text(before), before, after) == _dvc_text(after)
 
 
 def test_a_new_lock_file(tmp_path):
