@@ -2,6 +2,7 @@
 
     python scripts/relock.py comments reasonrl/exact.py reasonrl/rl/train.py [--rev HEAD]
     python scripts/relock.py deps
+    python scripts/relock.py prune --dry     # what it would drop and print; writes nothing
     python scripts/relock.py prune | xargs -r git rm -q --ignore-unmatch
 
 `comments`: for files whose edit changed only comments. A comment changes a file's md5, so DVC would
@@ -18,7 +19,8 @@ and report deps, params and outs are kept as they are. dvc.lock is written with 
 `prune`: after stages left dvc.yaml. `dvc repro -s`, which `reasonrl repro` runs per stage, leaves a removed
 stage's dvc.lock entry (and its outputs in git) in place, and `dvc remove` can no longer name the stage. The
 entries of stages dvc.yaml no longer defines are dropped; the outputs that only they recorded are printed, one
-per line, for `git rm`."""
+per line, for `git rm`. It writes dvc.lock without DVC's repo lock: not while `reasonrl repro` runs there
+(`--dry` is safe at any time)."""
 
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ def pruned(stages: dict, defined: set[str]) -> tuple[dict, list[str]]:
     return kept, sorted(set(orphans))
 
 
-def prune() -> int:
+def prune(dry: bool = False) -> int:
     from dvc.repo import Repo
     from dvc.utils.serialize import dump_yaml, load_yaml
 
@@ -85,9 +87,11 @@ def prune() -> int:
     lock = load_yaml(LOCK)
     kept, orphans = pruned(lock["stages"], defined)
     dropped = sorted(set(lock["stages"]) - set(kept))
-    lock["stages"] = kept
-    dump_yaml(LOCK, lock)
-    print(f"{len(dropped)} stages dropped from {LOCK}: {', '.join(dropped) or 'none'}", file=sys.stderr)
+    if not dry:
+        lock["stages"] = kept
+        dump_yaml(LOCK, lock)
+    verb = "would be dropped" if dry else "dropped"
+    print(f"{len(dropped)} stages {verb} from {LOCK}: {', '.join(dropped) or 'none'}", file=sys.stderr)
     if orphans:
         print("\n".join(orphans))
     return 0
@@ -115,7 +119,9 @@ def main() -> int:
     c.add_argument("--rev", default="HEAD")
     c.set_defaults(run=lambda a: comments(a.files, a.rev))
     sub.add_parser("deps").set_defaults(run=lambda a: deps())
-    sub.add_parser("prune").set_defaults(run=lambda a: prune())
+    p = sub.add_parser("prune")
+    p.add_argument("--dry", action="store_true", help="print what would be dropped; write nothing")
+    p.set_defaults(run=lambda a: prune(a.dry))
     args = ap.parse_args()
     return args.run(args)
 

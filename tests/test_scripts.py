@@ -1,5 +1,6 @@
 """The helper scripts' pure parts, on hand-built inputs."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -50,6 +51,28 @@ def test_prune_drops_removed_stages_and_names_only_the_outputs_no_kept_stage_rec
     assert kept["report_passk"] is stages["report_passk"]
     assert orphans == ["data/n16.jsonl", "reports/passk/curve_GRPO_s0.csv", "reports/timing/data.json"]
     assert relock.pruned(stages, set(stages)) == (stages, [])
+
+
+def test_prune_dry_writes_nothing_and_prune_drops(tmp_path, monkeypatch, capsys):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True, env={**os.environ, "DVC_NO_ANALYTICS": "1"})
+    (tmp_path / "dvc.yaml").write_text("stages:\n  a:\n    cmd: echo a > a.txt\n    outs: [a.txt]\n")
+    lock = ("schema: '2.0'\nstages:\n  a:\n    cmd: echo a > a.txt\n    outs:\n    - path: a.txt\n"
+            "      hash: md5\n      md5: 60b725f10c9c85c70d97880dfe8191b3\n      size: 2\n"
+            "  gone:\n    cmd: echo b > b.txt\n    outs:\n    - path: b.txt\n"
+            "      hash: md5\n      md5: 3b5d5c3712955042212316173ccf37be\n      size: 2\n")
+    (tmp_path / "dvc.lock").write_text(lock)
+    monkeypatch.chdir(tmp_path)
+    assert relock.prune(dry=True) == 0
+    out, err = capsys.readouterr()
+    assert out == "b.txt\n" and "1 stages would be dropped" in err and "gone" in err
+    assert (tmp_path / "dvc.lock").read_text() == lock
+    assert relock.prune() == 0
+    out, err = capsys.readouterr()
+    assert out == "b.txt\n" and "1 stages dropped" in err
+    assert "gone" not in (tmp_path / "dvc.lock").read_text() and "  a:" in (tmp_path / "dvc.lock").read_text()
 
 
 def test_eta_replay_lays_the_logs_end_to_end_and_scores_the_time_left(tmp_path):
