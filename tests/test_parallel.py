@@ -301,6 +301,32 @@ def test_dvc_python_api_is_what_the_planner_expects(tmp_path, env):
                                 for p in P.run_cache_entries(run_cache))
 
 
+def test_the_planner_skips_dvcs_rwlock_only_where_no_path_is_held_for_writing(tmp_path, env, monkeypatch):
+    import json
+
+    import dvc.rwlock as rwlock
+    from dvc.exceptions import DvcException
+
+    repo = make_repo(tmp_path, seconds=0)
+    edits, original = [], rwlock._edit_rwlock
+    monkeypatch.setattr(rwlock, "_edit_rwlock", lambda *a: edits.append(a) or original(*a))
+    expected = {"sleep@a": [], "sleep@b": [], "join": ["sleep@a", "sleep@b"]}
+    assert stale_plan(str(repo), []).stages == expected and edits == []  # no rwlock file yet
+    lockfile_ = repo / ".dvc" / "tmp" / "rwlock"
+    other = {"pid": os.getppid(), "cmd": "dvc repro elsewhere"}  # a live process, not this one
+    lockfile_.write_text(json.dumps({"read": {str(repo / "in_a.txt"): [other]}, "write": {}}))
+    assert stale_plan(str(repo), []).stages == expected and edits == []  # read entries refuse no read
+    lockfile_.write_text(json.dumps({"read": {}, "write": {str(tmp_path / "elsewhere.txt"): other}}))
+    assert stale_plan(str(repo), []).stages == expected and len(edits) == 12  # DVC's: four edits a stage
+    lockfile_.write_text(json.dumps({"read": {}, "write": {str(repo / "in_a.txt"): other}}))
+    with pytest.raises(DvcException, match="in_a.txt"):  # DVC's own refusal
+        stale_plan(str(repo), [])
+    lockfile_.write_text("{not json")
+    with pytest.raises(DvcException, match="rwlock"):  # unreadable: DVC says what is wrong
+        stale_plan(str(repo), [])
+    assert rwlock.rwlock.__module__ == "dvc.rwlock"  # put back after each pass
+
+
 @pytest.mark.slow
 def test_local_cluster_runs_independent_stages_concurrently(tmp_path, env):
     repo = make_repo(tmp_path, seconds=3)
