@@ -321,9 +321,10 @@ def test_the_planner_skips_dvcs_rwlock_only_where_no_path_is_held_for_writing(tm
     lockfile_.write_text(json.dumps({"read": {}, "write": {str(repo / "in_a.txt"): other}}))
     with pytest.raises(DvcException, match="in_a.txt"):  # DVC's own refusal
         stale_plan(str(repo), [])
-    lockfile_.write_text("{not json")
-    with pytest.raises(DvcException, match="rwlock"):  # unreadable: DVC says what is wrong
-        stale_plan(str(repo), [])
+    for odd in ("{not json", '{"write": null}'):  # unreadable, or off DVC's schema: DVC says what is wrong
+        lockfile_.write_text(odd)
+        with pytest.raises(DvcException, match="rwlock|RWLock"):
+            stale_plan(str(repo), [])
     assert rwlock.rwlock.__module__ == "dvc.rwlock"  # put back after each pass
 
 

@@ -22,9 +22,10 @@ params' hashes, the lock entry, dvc.yaml's interpolation). Its parse is kept the
 own: about 0.25 s of CPU less per `dvc repro -s` on the full run's 830 lines (docs/performance.md).
 
 DVC then checks every lock it reads against its schema (voluptuous, 0.55 s of CPU at 83,000 lines), so each
-`dvc repro -s` paid that once more. Validation depends on the text alone, so the key of the last lock text known
-to pass is kept beside the parse (`VALID`): the reader that validates a text marks it, a read of the marked text
-skips the check, and `modify_lock`, after splicing a valid text, checks only the entries it changed before it
+`dvc repro -s` paid that once more. Validation of DVC's safe parse depends on the text alone (a round-trip
+parse, which DVC makes to remove a stage, can differ: it is always checked), so the key of the last lock text
+known to pass is kept beside the parse (`VALID`): the reader that validates a text marks it, a read of the marked
+text skips the check, and `modify_lock`, after splicing a valid text, checks only the entries it changed before it
 marks what it wrote. Any other text (an edit by hand, a full dump, a failed entry) is checked in full, with
 DVC's error. DVC's lookup of each param key in that parse is sped up too, by `params_lookup`.
 
@@ -92,7 +93,8 @@ def _store(path: str, text: str, data: dict) -> None:
     """Keep `data` as the parse of `text` (an optimisation: a failure is not an error)."""
     kept = _parsed_path(path)
     if kept is not None:
-        _write(kept, pickle.dumps((_key(text), data), protocol=pickle.HIGHEST_PROTOCOL))
+        with contextlib.suppress(Exception):  # unpicklable: a file nested deeper than pickle's recursion
+            _write(kept, pickle.dumps((_key(text), data), protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _write(where: str, content: bytes) -> None:
@@ -364,7 +366,7 @@ def _checked_once(original: Any, installed: bool = False) -> Any:
     def validate(data, schema, text=None, path=None, rev=None):
         from dvc.dvcfile import Lockfile
 
-        lock = schema is Lockfile.SCHEMA and text is not None and path is not None
+        lock = schema is Lockfile.SCHEMA and text is not None and path is not None and type(data) is dict  # safe
         if lock and known_valid(path, text):
             return data
         out = original(data, schema, text=text, path=path, rev=rev)

@@ -62,22 +62,24 @@ def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tu
 
 @contextlib.contextmanager
 def _rwlocks_unwatched(dvc_repo: object) -> object:
-    """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and written twice around each
-    `Stage.changed`: 8.5 s of a 36 s planner pass at 439 stages) skipped for the pass, where that is exactly
-    DVC's behaviour: every process takes and drops rwlocks only while it holds the repo lock, which the planner
-    holds throughout, so the file cannot change under it; with no path held for writing in it, no read here is
-    refused, and the read locks the planner would take and drop are seen by no other process. Any write entry
-    (another command's, live or not): DVC's own rwlock, its errors and its clean-up."""
+    """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and rewritten on entry to and exit
+    from each rwlocked call, `Stage.changed` and the checks inside it: 8.5 s of a 36 s planner pass at 439
+    stages) skipped for the pass, where that is exactly DVC's behaviour. An entry is only ever added under the
+    repo lock (`rwlocked` asserts it), which the planner holds throughout, so no path can become held for
+    writing during the pass; entries dropped meanwhile (a command ending) cannot refuse a read. With no path
+    held for writing at the start, then, no read here is refused, and the read locks the planner would take
+    and drop are seen by no other process. Any write entry (another command's, live or not), or a file that DVC's
+    schema refuses: DVC's own rwlock, its errors and its clean-up."""
     import json
 
     import dvc.rwlock as rwlock
 
     try:
         with open(os.path.join(dvc_repo.tmp_dir, rwlock.RWLOCK_FILE), encoding="utf-8") as f:
-            held = json.load(f).get("write")
+            held = rwlock.SCHEMA(json.load(f))["write"]
     except FileNotFoundError:
         held = None
-    except (OSError, ValueError, AttributeError):  # unreadable or odd: DVC's own reading says what is wrong
+    except Exception:  # noqa: BLE001  (unreadable or off its schema: DVC's own reading says what is wrong)
         held = True
     original = rwlock.rwlock
     if not held:
