@@ -228,6 +228,23 @@ def test_band_stats_aligns_on_step_and_smooths_centred():
     assert sm["mean"].tolist() == pytest.approx([0.0, 1.0, 2.0, 1.0, 0.0])  # centred window of 3, the ends raw
 
 
+def test_a_bounded_interval_holds_its_mean_and_draws_as_error_bars():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from reasonrl.studies.figures import Curve, band
+
+    past = [pd.Series([1.2, 0.9], index=[0, 10]), pd.Series([1.2, 0.7], index=[0, 10])]  # step 0: mean 1.2 > 1
+    st = common.band_stats(past, bounds=(0.0, 1.0))
+    assert st.loc[0].tolist() == [1.2, 1.2, 1.2, 2]  # hi, cut at the bound 1, held at the mean
+    assert st.loc[10, "hi"] == 1.0 and st.loc[10, "lo"] == 0.0  # a t-interval of two seeds, cut both ways
+    fig, ax = plt.subplots()
+    band(ax, Curve("arm", past, points=True, bounds=(0.0, 1.0)))  # matplotlib refuses error bars below 0
+    plt.close(fig)
+
+
 def test_tail_mean_mean_sd_and_mix():
     s = pd.Series(np.arange(1.0, 21.0))
     assert common.tail_mean(s) == 19.5  # last 10% = last 2 of 20

@@ -83,7 +83,9 @@ def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, fl
     lo, hi = (wide.min(axis=1), wide.max(axis=1)) if spread == "range" else (mean - half, mean + half)
     if bounds is not None:
         lo, hi = lo.clip(lower=bounds[0]), hi.clip(upper=bounds[1])
-    return pd.DataFrame({"mean": mean, "lo": lo, "hi": hi, "n": n})
+    # the interval holds its mean even where the mean lies past a bound (a smoothed mean of values at the bound
+    # can round beyond it): error bars of negative length are an error in matplotlib
+    return pd.DataFrame({"mean": mean, "lo": np.minimum(lo, mean), "hi": np.maximum(hi, mean), "n": n})
 
 
 def band(ax, curve: Curve) -> tuple[float, float, str] | None:
