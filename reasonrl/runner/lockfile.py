@@ -50,11 +50,11 @@ import io
 import os
 import pickle
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+from reasonrl.io import atomic_path
 from reasonrl.runner import params_lookup
 
 _ANCHOR = re.compile(r"&id\d+")
@@ -84,8 +84,10 @@ def _parsers() -> str:
     return ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml", "voluptuous"))
 
 
+@functools.lru_cache(maxsize=4)
 def _key(text: str) -> str:
-    """The text's SHA-256, with the parsers' and checker's versions."""
+    """The text's SHA-256, with the parsers' and checker's versions. Kept for the last few texts: a stage asks
+    for the same lock text's key up to five times (its kept parse, twice, and its schema mark)."""
     return _parsers() + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -100,19 +102,8 @@ def _store(path: str, text: str, data: dict) -> None:
 def _write(where: str, content: bytes) -> None:
     """Write `content` to `where` atomically (another worker may be reading it); any failure (a full disk) leaves
     nothing behind and is not an error: what is kept there is an optimisation."""
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(where), prefix=os.path.basename(where))
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.replace(tmp, where)
-        tmp = None
-    except Exception:  # noqa: BLE001
-        pass
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with contextlib.suppress(Exception), atomic_path(where) as tmp:
+        tmp.write_bytes(content)
 
 
 def _valid_path(path: str) -> str | None:
