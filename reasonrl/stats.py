@@ -91,9 +91,15 @@ class Comparison:
         return self.effect - half, self.effect + half
 
     def to_json(self) -> dict:
-        """The flat answer-file dict (ANSWER_KEYS), floats rounded to 6 places for stable diffs."""
+        """The flat answer-file dict (ANSWER_KEYS), floats `kept` for stable diffs."""
         d = asdict(self)
-        return {k: round(d[k], 6) if isinstance(d[k], float) else d[k] for k in ANSWER_KEYS}
+        return {k: kept(d[k]) if isinstance(d[k], float) else d[k] for k in ANSWER_KEYS}
+
+
+def kept(x: float) -> float:
+    """x to 6 decimal places and at least 6 significant digits. The claims are judged again from the answer
+    files: an se of 6e-05 rounded to 6 places would keep two digits, and one below 5e-07 would read as none."""
+    return float(f"{x:.6g}") if 0 < abs(x) < 0.1 else round(x, 6)
 
 
 def as_outcomes(x, name: str = "outcomes") -> np.ndarray:

@@ -538,6 +538,20 @@ def test_passk_diversity_figure_hatches_the_second_tasks_bars(caught):
         assert hatch == {"base": {""}, "grpo": {""}, "sft": {"//"}}
 
 
+def test_passk_diversity_figure_seeds_of_one_value(caught):
+    # three seeds at 0.1 sum to a mean of 0.10000000000000002: the upper whisker must not be negative
+    cfg = passk.Config(bases=["base"], models=PASSK_CFG["models"], arms={"base": ["base"],
+                       "rl": ["grpo", "sft_a", "sft_b"]})
+    data = _passk_data()
+    for m in ("grpo", "sft_a", "sft_b"):
+        data[m]["sets"]["n12"]["entropy"] = 0.1
+    passk.diversity_figure(cfg, data, ["n12", "n8"], Path("diversity.png"))
+    _, entropy = panels(caught["diversity.png"])
+    rl = next(c for c in entropy.containers if isinstance(c, BarContainer) and c.get_label() == "rl")
+    assert rl[0].get_height() == sum([0.1] * 3) / 3 != 0.1
+    assert whiskers(rl.errorbar)[0] == (0.1, rl[0].get_height())  # from the seeds' value up to the mean
+
+
 def test_passk_diversity_figure(caught):
     cfg, data = passk.Config(**PASSK_CFG), _passk_data()
     passk.diversity_figure(cfg, data, ["n12", "n8"], Path("diversity.png"))

@@ -190,7 +190,14 @@ def test_answer_json_has_exactly_the_shared_keys():
     d = cmp(0.1, 0.05, 0.15, mde=0.0712345678).to_json()
     assert list(d) == ["a", "b", "effect", "ci_lo", "ci_hi", "se", "df", "p", "mde", "seeds", "problems", "se_run",
                        "run_sd"]
-    assert d["mde"] == 0.071235 and d["seeds"] == 5 and isinstance(d["problems"], int)
+    assert d["mde"] == 0.0712346 and d["seeds"] == 5 and isinstance(d["problems"], int)
+
+
+def test_kept_holds_six_places_and_six_digits():
+    # the claims are judged again from these numbers: a small se keeps its digits, none reads as zero
+    assert stats.kept(0.123456789) == 0.123457 and stats.kept(12.3456789) == 12.345679
+    assert stats.kept(0.0000623456789) == 0.0000623457 and stats.kept(-4.2e-7) == -4.2e-7
+    assert stats.kept(0.0) == 0.0 and stats.kept(0.1) == 0.1 and stats.kept(0.0999999999) == 0.1
 
 
 def test_bad_inputs_fail_naming_the_argument():

@@ -296,7 +296,7 @@ class Answer:
     def __post_init__(self):
         if unknown := sorted(set(self.extra) - set(ANSWER_EXTRA)):
             raise ValueError(f"answer {self.pair}: extra keys {unknown} are not in reasonrl.studies.ANSWER_EXTRA")
-        self.extra = {k: round(float(v), 6) for k, v in self.extra.items()}  # as to_json rounds, for stable diffs
+        self.extra = {k: stats.kept(float(v)) for k, v in self.extra.items()}  # as to_json keeps them
 
     @classmethod
     def of(cls, pair: str, a: str, b: str, x: ArmOutcomes, y: ArmOutcomes, equivalence: float, **kw) -> Answer:

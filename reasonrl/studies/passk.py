@@ -284,8 +284,10 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
             ys = [sum(v) / len(v) for v in per_seed]
-            # the spread over seeds: min-max whiskers (one model: none)
-            yerr = [[y - min(v) for y, v in zip(ys, per_seed)], [max(v) - y for y, v in zip(ys, per_seed)]]
+            # the spread over seeds: min-max whiskers (one model: none). Seeds of one value can sum to a mean
+            # a float step past it, and a whisker of negative length is an error in matplotlib
+            yerr = [[max(0.0, y - min(v)) for y, v in zip(ys, per_seed)],
+                    [max(0.0, max(v) - y) for y, v in zip(ys, per_seed)]]
             ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3,
                    hatch=hatches[cfg.task_of(label)], edgecolor="white", lw=0)
         ax.set_xticks(range(len(sets)), sets)
