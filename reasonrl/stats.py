@@ -144,6 +144,10 @@ def _terms(x: np.ndarray) -> tuple[float, float, float]:
     r, p = x.shape
     if r == 1 and p == 1:
         raise ValueError("outcomes: one run and one problem leave no variance to estimate")
+    if np.ptp(x) <= TIE * max(1.0, float(np.abs(x).max())):
+        # one value in every cell up to rounding (0.7 - 0.6 and 0.5 - 0.4 differ in the last bit): no variance,
+        # as the claims' and the wording's rules read it, not a t-statistic of 1e17
+        return 0.0, 0.0, (p if r == 1 else r) - 1
     if r == 1:  # one run: the spread over problems, conditional on that run
         return 0.0, float(x[0].var(ddof=1)) / p, p - 1
     v_run = float(x.mean(axis=1).var(ddof=1)) / r
@@ -154,6 +158,7 @@ def _terms(x: np.ndarray) -> tuple[float, float, float]:
     return v_run, _floored(v_run, v_prob, noise), r - 1
 
 
+TIE = 1e-12  # relative: cells this close hold one value, the rest is rounding
 FLOOR = 1e-9  # relative: a variance this far below the cell noise's is a tie by chance, not a measurement
 
 

@@ -193,6 +193,15 @@ def test_answer_json_has_exactly_the_shared_keys():
     assert d["mde"] == 0.0712346 and d["seeds"] == 5 and isinstance(d["problems"], int)
 
 
+def test_a_difference_equal_up_to_rounding_has_no_variance():
+    # per-seed differences 0.7-0.6, 0.4-0.3, 0.3-0.2: one value up to the last bit of a float
+    a, b = np.array([[0.6], [0.3], [0.2]]), np.array([[0.7], [0.4], [0.3]])
+    assert len({float(x) for x in (b - a).ravel()}) > 1
+    c = stats.paired(a, b)
+    assert c.se == 0 and c.ci_lo == c.ci_hi == c.effect == pytest.approx(0.1) and c.mde is None
+    assert stats.paired(a, b + np.array([[0.0], [0.0], [1e-9]])).se > 0  # a real spread stays
+
+
 def test_kept_holds_six_places_and_six_digits():
     # the claims are judged again from these numbers: a small se keeps its digits, none reads as zero
     assert stats.kept(0.123456789) == 0.123457 and stats.kept(12.3456789) == 12.345679
@@ -331,7 +340,7 @@ def test_comparisons_carry_their_run_term():
     b = a + np.array([[0.1], [0.3], [0.2]])  # b - a: run means 0.1, 0.3, 0.2 on every problem
     cmp = stats.paired(a, b)
     assert cmp.se_run == pytest.approx(math.sqrt(0.01 / 3)) and cmp.se == pytest.approx(cmp.se_run)
-    assert cmp.run_sd == pytest.approx(0.1) and cmp.to_json()["se_run"] == round(cmp.se_run, 6)
+    assert cmp.run_sd == pytest.approx(0.1) and cmp.to_json()["se_run"] == stats.kept(cmp.se_run)
     assert stats.paired(a[:1], b[:1]).se_run == 0.0  # one run: no run term
 
 
