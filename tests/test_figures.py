@@ -241,6 +241,17 @@ def test_zero_by_hops_figure(caught):
         "95% CI over seeds where there are several)")
 
 
+def test_zero_think_vs_direct_figure_interval_a_float_step_off(caught):
+    cfg, _, prof = _zero_setup()
+    prof["think2"]["before"] |= {"acc_think": 0.1, "acc_think_ci": (0.10000000000000002, 0.10000000000000002)}
+    prof["think2"]["after"] |= {"acc_think": 0.30000000000000004, "acc_think_ci": (0.3, 0.3)}
+    zero.think_vs_direct_figure(cfg, prof, Path("think_vs_direct.png"))
+    (ax,) = caught["think_vs_direct.png"].axes
+    bars = {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
+    assert whiskers(bars["thinking, before"].errorbar)[1] == (0.1, 0.10000000000000002)
+    assert whiskers(bars["thinking, after"].errorbar)[1] == (0.3, 0.30000000000000004)
+
+
 def test_zero_think_vs_direct_figure(caught):
     cfg, _, prof = _zero_setup()
     zero.think_vs_direct_figure(cfg, prof, Path("think_vs_direct.png"))
