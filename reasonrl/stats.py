@@ -97,8 +97,7 @@ class Comparison:
 
 
 def kept(x: float) -> float:
-    """x to 6 decimal places and at least 6 significant digits. The claims are judged again from the answer
-    files: an se of 6e-05 rounded to 6 places would keep two digits, and one below 5e-07 would read as none."""
+    """x to 6 places and 6 significant digits at least: claims are judged again from answer files (se 6e-05)."""
     return float(f"{x:.6g}") if 0 < abs(x) < 0.1 else round(x, 6)
 
 
@@ -144,9 +143,7 @@ def _terms(x: np.ndarray) -> tuple[float, float, float]:
     r, p = x.shape
     if r == 1 and p == 1:
         raise ValueError("outcomes: one run and one problem leave no variance to estimate")
-    if np.ptp(x) <= TIE * max(1.0, float(np.abs(x).max())):
-        # one value in every cell up to rounding (0.7 - 0.6 and 0.5 - 0.4 differ in the last bit): no variance,
-        # as the claims' and the wording's rules read it, not a t-statistic of 1e17
+    if np.ptp(x) <= TIE * max(1.0, float(np.abs(x).max())):  # one value (0.7 - 0.6 vs 0.4 - 0.3): no t of 1e17
         return 0.0, 0.0, (p if r == 1 else r) - 1
     if r == 1:  # one run: the spread over problems, conditional on that run
         return 0.0, float(x[0].var(ddof=1)) / p, p - 1
@@ -207,8 +204,7 @@ def _compare(a: np.ndarray, b: np.ndarray, iv: Interval, confidence: float, unit
 
 
 def p_value(effect: float, se: float, df: float, margin: float = 0.0) -> float:
-    """Two-sided p of |effect| <= margin against |effect| > margin (margin 0: of effect = 0), from the
-    t distribution; with se 0 it is 0 or 1."""
+    """Two-sided p of |effect| <= margin against |effect| > margin (margin 0: effect = 0), by t; se 0: 0 or 1."""
     excess = abs(effect) - margin
     if se == 0:
         return 0.0 if excess > 0 else 1.0
@@ -250,10 +246,8 @@ def unpaired(a, b, rng=None, confidence: float = CONFIDENCE, shared_problems: bo
     else:
         v_prob = sum(vp for _, vp, _ in terms)
     var = sum(v for v, _ in runs) + v_prob
-    if runs:
-        df = sum(v for v, _ in runs) ** 2 / sum(v ** 2 / d for v, d in runs)
-    else:  # a single run on each side: conditional on the two runs, over problems
-        df = min(d for _, _, d in terms)
+    # Welch-Satterthwaite; a single run on each side: conditional on the two runs, over problems
+    df = sum(v for v, _ in runs) ** 2 / sum(v ** 2 / d for v, d in runs) if runs else min(d for _, _, d in terms)
     iv = _t_interval(float(b.mean() - a.mean()), var, df, confidence)
     per_run = sum(v * x.shape[0] for x, (v, _, _) in zip((a, b), terms) if x.shape[0] > 1 and v > 0)
     return _compare(a, b, iv, confidence, min(a.shape[0], b.shape[0]), sum(v for v, _ in runs), per_run)
@@ -289,9 +283,8 @@ def power(se: float, df: float, effect: float, margin: float = 0.0, alpha: float
 
 def seeds_for_power(cmp: Comparison, effect: float, margin: float, alpha: float, target: float = POWER,
                     most: int = 400) -> int | None:
-    """Seeds per arm that give `target` power (`power`) to find `effect` beyond `margin` at `alpha`, projected
-    from one comparison's run spread and problem term as `seeds_for` does; None when nothing can be
-    projected or `most` seeds do not reach it."""
+    """Seeds per arm that give `target` power (`power`) to find `effect` beyond `margin` at `alpha`, projected as
+    `seeds_for` does; None when nothing can be projected or `most` seeds do not reach it."""
     if cmp.seeds < 2 or cmp.se == 0:
         return None
     return next((n for n in range(2, most + 1)
@@ -321,8 +314,7 @@ def fmt_ci(value: float, lo: float, hi: float, spec: str = ".3f", sign: bool = F
     """'0.123 [0.101, 0.145]' (sign: '+0.123 [...]'), the interval cut to `bounds` (`clip`)."""
     lo, hi = clip(lo, hi, bounds)
     head = _num(value, spec)
-    if sign and not head.startswith("-"):
-        head = "+" + head
+    head = "+" + head if sign and not head.startswith("-") else head
     return f"{head} [{_num(lo, spec)}, {_num(hi, spec)}]"
 
 
@@ -397,8 +389,7 @@ def holm(pvalues: list[float], alpha: float = 1 - CONFIDENCE) -> tuple[list[floa
     every hypothesis not rejected gets 1 - alpha / (m - r), r being how many were."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted = [1.0] * m
-    running = 0.0
+    adjusted, running = [1.0] * m, 0.0
     for rank, i in enumerate(order):
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         adjusted[i] = running

@@ -88,6 +88,13 @@ def band_stats(series: list[pd.Series], smooth: int = 1, bounds: tuple[float, fl
     return pd.DataFrame({"mean": mean, "lo": np.minimum(lo, mean), "hi": np.maximum(hi, mean), "n": n})
 
 
+def error_bars(ys, lows, highs) -> np.ndarray:
+    """matplotlib's (2, n) yerr of bars at `ys` with whiskers from `lows` to `highs` (None: no whisker). A mean and
+    its interval's ends computed apart can lie a float step the wrong way; a negative length is an error there."""
+    return np.array([[0.0 if lo is None else max(0.0, y - lo) for y, lo in zip(ys, lows)],
+                     [0.0 if hi is None else max(0.0, hi - y) for y, hi in zip(ys, highs)]])
+
+
 def band(ax, curve: Curve) -> tuple[float, float, str] | None:
     """The mean of a curve over its seeds with its 95% interval: a band for per-step curves, error bars
     on the points of in-training evaluations (a few steps apart: the line between them is not data).

@@ -41,7 +41,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import arm_styles
+from .figures import arm_styles, error_bars
 
 SECTION = "passk"
 OUT = "reports/passk"
@@ -284,10 +284,8 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
             ys = [sum(v) / len(v) for v in per_seed]
-            # the spread over seeds: min-max whiskers (one model: none). Seeds of one value can sum to a mean
-            # a float step past it, and a whisker of negative length is an error in matplotlib
-            yerr = [[max(0.0, y - min(v)) for y, v in zip(ys, per_seed)],
-                    [max(0.0, max(v) - y) for y, v in zip(ys, per_seed)]]
+            # the spread over seeds: min-max whiskers (one model: none)
+            yerr = error_bars(ys, [min(v) for v in per_seed], [max(v) for v in per_seed])
             ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3,
                    hatch=hatches[cfg.task_of(label)], edgecolor="white", lw=0)
         ax.set_xticks(range(len(sets)), sets)

@@ -53,7 +53,7 @@ from .common import (
     write_answers,
     write_markdown,
 )
-from .figures import SMOOTH_NOTE, guess_line, share_ylim
+from .figures import SMOOTH_NOTE, error_bars, guess_line, share_ylim
 from .floors import chance, eval_set
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
@@ -255,10 +255,8 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
         # share of the responses behind each bar: a bar resting on a handful of responses is marked
         shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when]["think"] for b in cfg.runs]
         cis = [prof[b][when].get(f"{key}_ci") for b in cfg.runs]
-        # the bar's mean is summed in Python, its interval's centre in numpy: seeds of one value can put them a
-        # float step apart, and a whisker of negative length is an error in matplotlib
-        err = np.array([[0 if y is None or ci is None else max(0.0, y - max(0.0, ci[0])) for y, ci in zip(ys, cis)],
-                        [0 if y is None or ci is None else max(0.0, min(1.0, ci[1]) - y) for y, ci in zip(ys, cis)]])
+        ends = [(None, None) if None in (y, ci) else (max(0.0, ci[0]), min(1.0, ci[1])) for y, ci in zip(ys, cis)]
+        err = error_bars(ys, *zip(*ends))
         ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label, yerr=err,
                capsize=2, error_kw={"elinewidth": 0.8})
         for x, y, share in zip(xs, ys, shares):
