@@ -166,6 +166,31 @@ def test_the_passk_report_writes_the_measure_as_an_answer_a_claim_can_name(tmp_p
     assert row["answer"]["effect"] == 0.375 and row["verdict"] == "underpowered at 2 seeds"
 
 
+def test_a_measure_with_no_answer_says_why_in_the_manifest_and_the_verdict(tmp_path):
+    # the second draws solve every problem on both seeds: U is empty, no seed is left, no answer file
+    from reasonrl.studies import index
+
+    cfg = report_config()
+    for (u, rl, base), (b, r) in zip(SEEDS, (("b0", "r0"), ("b1", "r1"))):
+        passk_file(tmp_path, b, base)
+        passk_file(tmp_path, r, rl)
+        passk_file(tmp_path, f"{b}_draw2", [16] * len(u), sets=("edge",))
+    passk.report(cfg, tmp_path)
+    assert not (tmp_path / answer_path("passk", "rl_vs_base_edge_new")).exists()
+    manifest = read_json(tmp_path / "reports/passk/manifest.json")
+    why = "fewer than 2 seeds where the base's second draw left a problem unsolved"
+    assert manifest["not_computed"] == {"rl_vs_base_edge_new": why}
+    judged = claims.judge_all({"new": claims.Claim("Zhang", "c", "passk", "rl_vs_base_edge_new", 1)},
+                              index.answers_by_study([manifest]), 0.01)
+    row = judged["new", "hop"]
+    assert row["answer"] is None and row["verdict"] == "not testable here"
+    assert row["why"] == f"its primary comparison passk/rl_vs_base_edge_new was not computed ({why})"
+    # a file no study names: the arms are missing from the run
+    judged = claims.judge_all({"new": claims.Claim("Zhang", "c", "passk", "other_new", 1)},
+                              index.answers_by_study([manifest]), 0.01)
+    assert judged["new", "hop"]["why"].endswith("was not computed (no such arms in this run)")
+
+
 def test_arms_of_a_pair_with_a_reference_of_their_own_are_not_measured_against_the_base(tmp_path):
     # the exposure base and the runs started from it compare with each other (passk.pairs), never with the
     # base whose second draws choose U

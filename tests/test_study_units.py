@@ -234,6 +234,25 @@ def test_passk_rows_metrics_and_answer():
                                              f"on easy: RL {rows[3]['with 95% CIs']}.")
 
 
+def test_passk_mean_curves_meet_the_base_on_the_arms_own_seeds():
+    """An arm of 2 seeds against a base of 3: the crossing columns read the base's seeds 0 and 1 only. By hand,
+    N = 4: the base solves nothing on seeds 0 and 1 and everything on seed 2 (all-seed mean 1/3 at every k); the
+    arm's pass@1, 2, 4 with one of 4 samples right: 0.25, 1 - C(3,2)/C(4,2) = 0.5, 1."""
+    data = {f"b{i}": passk_data("base_cot", {"edge": [c, c]}) for i, c in enumerate((0, 0, 4))}
+    data |= {f"x{i}": passk_data("rl", {"edge": [1, 1]}) for i in range(2)}
+    cfg = passk.Config(models={k: PasskModel("hop", d["model"]) for k, d in data.items()},
+                       arms={"base": ["b0", "b1", "b2"], "X": ["x0", "x1"]})
+    ks = {"edge": [1, 2, 4]}
+    cis = {"edge": passk.curve_cis(cfg, data, "edge", ks["edge"])}
+    cmps = {"edge": passk.comparisons(cfg, data, "edge", ks["edge"])}
+    assert [iv.mean for iv in cis["edge"]["base"]] == pytest.approx([1 / 3] * 3)  # the base's own, all 3 seeds
+    assert passk.paired_means(cmps["edge"]["X"]) == pytest.approx(([0.0] * 3, [0.25, 0.5, 1.0]))
+    rows = passk.table_rows(cfg, data, ["edge"], cis, cmps, answer_ends(cfg, data, ["edge"]))
+    # against the all-seed mean it would read "means cross below → above between k = 1 and k = 2"
+    assert rows[1]["mean curve vs base"] == "mean above the base's at every k"
+    assert passk.study_metrics(cfg, ["edge"], ks, cis, cmps)["X"]["edge"]["first_crossing_k"] is None
+
+
 def test_passk_pairs_each_arm_with_its_own_base_seed_and_compares_the_pairs(tmp_path):
     """The edge study's shape: a base arm with one model per base seed, runs paired with them by position,
     and a further pair. pass@1 per problem is c / N; by hand, N = 4, two problems."""

@@ -101,10 +101,12 @@ def seeds_text(answer: dict | None, target: float) -> str:
     return f"{now}; {target:g}: {need} seeds"
 
 
-def no_variance(answer: dict | None, claim: Claim, primary: str) -> str | None:
-    """Why the claim's primary comparison cannot be computed or carries no interval, else None."""
+def no_variance(answer: dict | None, claim: Claim, primary: str, missing: str | None = None) -> str | None:
+    """Why the claim's primary comparison cannot be computed (`missing`: the study's reason) or carries no
+    interval, else None."""
     if answer is None:
-        return f"its primary comparison {claim.study}/{primary} was not computed (no such arms in this run)"
+        why = missing or "no such arms in this run"
+        return f"its primary comparison {claim.study}/{primary} was not computed ({why})"
     if answer.get("constant") is not None:
         return "neither arm varies (both at the same value on every problem and run)"
     if answer["se"] == 0:
@@ -155,10 +157,11 @@ def no_mechanism(claim: Claim, answer: dict) -> str | None:
     return None if value >= least else f"mechanism absent: {what} {value:.3g} < {least:g}"
 
 
-def untestable(claim: Claim, answer: dict | None, primary: str, equivalence: float) -> str | None:
+def untestable(claim: Claim, answer: dict | None, primary: str, equivalence: float,
+               missing: str | None = None) -> str | None:
     """The rules fixed before the run under which a claim is not testable here, in order: no answer or no
     variance, a ceiling in the claimed direction, both arms at chance, the mechanism absent."""
-    why = no_variance(answer, claim, primary)
+    why = no_variance(answer, claim, primary, missing)
     if why is None:
         why = no_room(claim, answer, equivalence) or at_chance(answer, equivalence) or no_mechanism(claim, answer)
     return why
@@ -194,8 +197,10 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
     for cid, c in claims.items():
         for task, primary in c.primaries().items():
             ans = by_study.get(c.study, {}).get(primary)
+            missing = (ans or {}).get("not_computed")  # a file its study could not write, and why
+            ans = None if missing else ans
             eq = margin(c, ans, equivalence)
-            why = untestable(c, ans, primary, eq)
+            why = untestable(c, ans, primary, eq, missing)
             rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
                                "why": why}
             if why is None:

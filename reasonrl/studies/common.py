@@ -362,8 +362,7 @@ def cell(value) -> str:
 
 
 def md_table(df: pd.DataFrame, title: str, note: str = "") -> str:
-    """A markdown table under a heading; cells are formatted here (no number parsing of text such as
-    "+0.020"), numeric columns right-aligned."""
+    """A markdown table under a heading, cells formatted here (no parsing of "+0.020"), numeric ones right-aligned."""
     align = ["right" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "left"
              for c in df]
     body = df.map(cell).to_markdown(index=False, disable_numparse=True, colalign=align)
@@ -388,6 +387,7 @@ class Manifest:
     answers: list[dict] = field(default_factory=list)  # {"pair", "text", **Comparison.to_json()} per answer
     summary: str = ""  # the front page's paragraph (at most 80 words) where `answer` is longer
     key_figure: str = ""  # the figure the front page shows; "" for the first
+    not_computed: dict[str, str] = field(default_factory=dict)  # answer file (pair) -> why the study wrote none
 
     def write(self, root: Path) -> None:
         write_json(root / manifest_path(self.study),

@@ -272,7 +272,9 @@ def details_page(m: dict) -> str:
 # ----------------------------------------------------------------------------- the pages
 
 def answers_by_study(manifests: list[dict]) -> dict[str, dict[str, dict]]:
-    return {m["study"]: {a["pair"]: a for a in m.get("answers", [])} for m in manifests}
+    """{study: {answer file: its answer}}; a file the study could not write: {"not_computed": why}."""
+    return {m["study"]: {**{pair: {"not_computed": why} for pair, why in m.get("not_computed", {}).items()},
+                         **{a["pair"]: a for a in m.get("answers", [])}} for m in manifests}
 
 
 def front_page(cfg: Config, manifests: list[dict], exact: dict | None) -> str:

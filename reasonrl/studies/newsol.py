@@ -160,6 +160,12 @@ def results(cfg, data: dict[str, dict]) -> list[Result]:
     return out
 
 
+def not_computed(found: list[Result]) -> dict[str, str]:
+    """{answer file: why} for each arm and set whose measure has no answer (Manifest.not_computed)."""
+    return {pair_name(r.base, r.arm, r.set, SUFFIX): "fewer than 2 seeds where the base's second draw left a problem "
+            "unsolved" for r in found if r.answer is None}
+
+
 def fmt_seeds(shares: list[Shares | None], field: str) -> str:
     return " / ".join("—" if s is None else f"{getattr(s, field):.3g}" for s in shares)
 

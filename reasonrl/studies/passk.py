@@ -81,12 +81,10 @@ class Config:
     def task_of(self, arm: str) -> str:
         return self.models[self.arms[arm][0]].task
 
-    def base_of(self, arm: str) -> str:
-        """The base arm of `arm`'s task."""
+    def base_of(self, arm: str) -> str:  # the base arm of `arm`'s task
         return next(b for b in self.bases if self.task_of(b) == self.task_of(arm))
 
-    def tasks(self) -> dict[str, list[str]]:
-        """{task: its arms, base first}, tasks in the order of `bases`."""
+    def tasks(self) -> dict[str, list[str]]:  # {task: its arms, base first}, tasks in the order of `bases`
         return {self.task_of(b): [b] + [a for a in self.arms if a != b and self.task_of(a) == self.task_of(b)]
                 for b in self.bases}
 
@@ -138,6 +136,10 @@ def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[s
     """{arm: [its paired comparison with its task's base at each k]}."""
     return {label: compared(cfg, data, cfg.base_of(label), label, set_name, ks)
             for label in cfg.arms if label not in cfg.bases}
+
+
+def paired_means(answers: list[Answer]) -> tuple[list[float], list[float]]:  # the base on the arm's seeds only
+    return [x.cmp.a for x in answers], [x.cmp.b for x in answers]
 
 
 def detected_crossing(ks: list[int], answers: list[Answer]) -> str:
@@ -303,7 +305,6 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
         ks, _ = curve(base_data(cfg, data), s)
         for label in cfg.arms:
             ivs, (one, most) = cis[s][label], answer[s][label]
-            base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
             rows.append({"set": s, "task": cfg.task_of(label), "arm": label, "seeds": len(cfg.arms[label]),
                          "pass@1 [95% CI]": stats.fmt_share(ivs[0]),
                          f"pass@{ks[-1]} [95% CI]": stats.fmt_share(ivs[-1]),
@@ -311,7 +312,7 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
                          "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
                          "mean curve vs base": "—" if label in cfg.bases else
-                         describe_crossing(ks, base, [iv.mean for iv in ivs]),
+                         describe_crossing(ks, *paired_means(cmps[s][label])),
                          "with 95% CIs": "—" if label in cfg.bases else detected_crossing(ks, cmps[s][label])})
     return rows
 
@@ -329,8 +330,7 @@ def study_metrics(cfg: Config, sets: list[str], ks: dict, cis: dict, cmps: dict,
             for key, iv in zip(("pass_at_1_answer", "pass_at_max_answer"), answer[s][label] if answer else ()):
                 out[label][s][key] = iv.mean
             if label not in cfg.bases:
-                base = [iv.mean for iv in cis[s][cfg.base_of(label)]]
-                out[label][s]["first_crossing_k"] = first_crossing(ks[s], base, [iv.mean for iv in ivs])
+                out[label][s]["first_crossing_k"] = first_crossing(ks[s], *paired_means(cmps[s][label]))
                 out[label][s]["with_cis"] = detected_crossing(ks[s], cmps[s][label])
     return out
 
@@ -357,20 +357,20 @@ def report(cfg: Config, root: Path) -> None:
                  f"N = {base_data(cfg, data)['N']} samples per problem at temperature 1 ({on}); pass@k is the "
                  "unbiased estimator per problem from its verified samples (answer and trace right; answer-only: a "
                  "right answer), averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with "
-                 "the test set's problem term). 'mean curve': where the mean curves cross ('between k = a and k = b': "
-                 "the last k on the old side and the first on the new side); 'with 95% CIs': the k at which the "
-                 "paired interval excludes 0."),
+                 "the test set's problem term). 'mean curve': where the mean curves cross, the base's over the arm's "
+                 "seeds ('between k = a and k = b': the last k on the old side and the first on the new side); 'with "
+                 "95% CIs': the k at which the paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem."), newsol.table(new)])
     write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
     write_answers(root, "passk", files)
-    manifest(cfg, data, rows, sets, files).write(root)
+    manifest(cfg, data, rows, sets, files, newsol.not_computed(new)).write(root)
 
 
 def answer(cfg: Config, rows: list[dict], sets: list[str]) -> str:
     return "; ".join(f"on {r['set']}: {r['arm']} {r['with 95% CIs']}" for r in rows if r["arm"] not in cfg.bases) + "."
 
 
-def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: list[Answer]) -> Manifest:
+def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: list[Answer], lost: dict) -> Manifest:
     s = "edge" if "edge" in sets else sets[0]  # where RL's data sit
     kmax = [k for k in rows[0] if k.startswith("pass@")][-1]  # the largest k's column
     at = ", ".join(f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax]}" for r in rows if r["set"] == s)
@@ -385,7 +385,7 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
           f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
           f"seed range); on {s} (distinct / entropy): {ent}.")],
-        ["passk/table.md"], manifest_answers(files), summary=summary(cfg, data, rows, s, kmax))
+        ["passk/table.md"], manifest_answers(files), summary=summary(cfg, data, rows, s, kmax), not_computed=lost)
 
 
 def summary(cfg: Config, data: dict, rows: list[dict], s: str, kmax: str) -> str:
