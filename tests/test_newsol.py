@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from reasonrl.config import ConfigError, from_dict
 from reasonrl.io import read_json, write_json
-from reasonrl.studies import PasskModel, claims, draw_seed, newsol, passk, passk_eval
+from reasonrl.studies import PasskModel, claims, draw_seed, index, newsol, passk, passk_eval
 from reasonrl.studies.common import answer_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,16 +160,15 @@ def test_the_passk_report_writes_the_measure_as_an_answer_a_claim_can_name(tmp_p
     row = next(line for line in table.splitlines() if "answers/rl_vs_base_edge_new.json" in line)
     assert [c.strip() for c in row.split("|")[1:7]] == ["edge", "RL", "base", "4 / 4", "0.75 / 0.5", "0.25 / 0.25"]
     assert "New solutions" in table and "none was" in table
+    assert manifest["not_computed"] == {}
     judged = claims.judge_all({"new": claims.Claim("Zhang", "c", "passk", "rl_vs_base_edge_new", 1)},
-                              {"passk": {a["pair"]: a for a in manifest["answers"]}}, 0.01)
+                              index.answers_by_study([manifest]), 0.01)
     row = judged["new", "hop"]
     assert row["answer"]["effect"] == 0.375 and row["verdict"] == "underpowered at 2 seeds"
 
 
 def test_a_measure_with_no_answer_says_why_in_the_manifest_and_the_verdict(tmp_path):
     # the second draws solve every problem on both seeds: U is empty, no seed is left, no answer file
-    from reasonrl.studies import index
-
     cfg = report_config()
     for (u, rl, base), (b, r) in zip(SEEDS, (("b0", "r0"), ("b1", "r1"))):
         passk_file(tmp_path, b, base)
@@ -189,6 +188,10 @@ def test_a_measure_with_no_answer_says_why_in_the_manifest_and_the_verdict(tmp_p
     judged = claims.judge_all({"new": claims.Claim("Zhang", "c", "passk", "other_new", 1)},
                               index.answers_by_study([manifest]), 0.01)
     assert judged["new", "hop"]["why"].endswith("was not computed (no such arms in this run)")
+    # a written answer wins over a reason listed for the same file
+    manifest["answers"] = [{"pair": "rl_vs_base_edge_new", "effect": 0.5}]
+    assert index.answers_by_study([manifest])["passk"]["rl_vs_base_edge_new"] == {"pair": "rl_vs_base_edge_new",
+                                                                                "effect": 0.5}
 
 
 def test_arms_of_a_pair_with_a_reference_of_their_own_are_not_measured_against_the_base(tmp_path):

@@ -197,8 +197,8 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
     for cid, c in claims.items():
         for task, primary in c.primaries().items():
             ans = by_study.get(c.study, {}).get(primary)
-            missing = (ans or {}).get("not_computed")  # a file its study could not write, and why
-            ans = None if missing else ans
+            missing = ans["not_computed"] if ans and "not_computed" in ans else None  # unwritten, and why
+            ans = None if missing is not None else ans
             eq = margin(c, ans, equivalence)
             why = untestable(c, ans, primary, eq, missing)
             rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,

@@ -138,7 +138,7 @@ def comparisons(cfg: Config, data: dict, set_name: str, ks: list[int]) -> dict[s
             for label in cfg.arms if label not in cfg.bases}
 
 
-def paired_means(answers: list[Answer]) -> tuple[list[float], list[float]]:  # the base on the arm's seeds only
+def paired_means(answers: list[Answer]) -> tuple[list[float], list[float]]:  # on the seeds both arms have
     return [x.cmp.a for x in answers], [x.cmp.b for x in answers]
 
 
