@@ -385,7 +385,7 @@ class Manifest:
     figures: list[tuple[str, str]] = field(default_factory=list)  # (path, one sentence with the key number)
     tables: list[str] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)  # {"pair", "text", **Comparison.to_json()} per answer
-    summary: str = ""  # the front page's paragraph (at most 80 words) where `answer` is longer
+    summary: str = ""  # the front page's paragraph where `answer` is longer (cut at a clause to 80 words there)
     key_figure: str = ""  # the figure the front page shows; "" for the first
     not_computed: dict[str, str] = field(default_factory=dict)  # answer file (pair) -> why the study wrote none
 
