@@ -237,7 +237,9 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
             else:
                 row["verdict"] = NOT_REPRODUCED
                 mde = stats.fmt_mde(comparison(ans))
-                row["why"] = f"no detectable difference after Holm's adjustment (unadjusted MDE {mde})"
+                adjusted = stats.fmt_effect(dataclasses.replace(comparison(ans), ci_lo=lo, ci_hi=hi), bounds(ans))
+                # the table beside it shows the unadjusted interval, which may exclude 0: say which one covers it
+                row["why"] = f"no detectable difference after Holm's adjustment ({adjusted}; unadjusted MDE {mde})"
     return rows
 
 

@@ -62,7 +62,7 @@ from .common import (
 from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
 from .floors import chance, eval_set
 from .mechanisms import arm_mean, clip_extra, run_clip
-from .wording import DOWN, NONE, UP, kind, neutral
+from .wording import CONSTANT, DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"
 GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
@@ -234,7 +234,9 @@ def gap_text(label: str, g: dict, equivalence: float) -> tuple[str, str]:
     """(what the net gap's interval supports, 'label +0.049 [-0.1, 0.2]')."""
     if g["lo"] is None:
         return "one seed", f"{label} {g['net']:+.3f}"
-    k = kind(g["lo"], g["hi"], equivalence)
+    # a gap the same on every seed (0 by construction when the proxy is the true reward plus the penalty)
+    # has no variance: not testable, not "equivalent" (docs/studies.md, "Wording rules")
+    k = CONSTANT if g["hi"] - g["lo"] <= stats.TIE * max(1.0, abs(g["net"])) else kind(g["lo"], g["hi"], equivalence)
     mde = f", MDE {g['mde']:.3g}" if k == NONE and g.get("mde") is not None else ""  # what seeds could resolve
     return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}{mde}"
 

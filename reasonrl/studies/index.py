@@ -126,7 +126,8 @@ CLAIMS_INTRO = (
     "claim sets its own), both Holm-adjusted once per distinct testable comparison. Reproduced (or contradicted) only "
     "when that adjusted p is below 0.05 in the claimed (or the other) direction: the adjusted interval then lies "
     "beyond the region. Not testable here by a rule fixed before the run (no variance, a ceiling, chance, the "
-    "mechanism absent); underpowered at N seeds when undecided without 80% power. The answer-only column is the same "
+    "mechanism absent); underpowered at N seeds when undecided without 80% power; otherwise not reproduced "
+    "(equivalent, or no difference shown, with that power). The answer-only column is the same "
     "comparison judged by the answer alone (a guess passes it), for reading only. The last column gives the primary "
     "comparison's MDE (80% power, unadjusted) with its seeds per arm, and the seeds per arm that would bring it to "
     "the target ({target:g} unless the claim sets its own), projected from its run term (docs/studies.md). Every "
@@ -171,6 +172,11 @@ def direction(ans: dict | None) -> int:
     return 1 if ans["ci_lo"] > 0 else -1 if ans["ci_hi"] < 0 else 0
 
 
+def verdict_kind(verdict: str) -> str:
+    """The verdict without its seed count: "underpowered at 8 seeds" and "... at 5 seeds" are one verdict."""
+    return verdict.split(" at ")[0]
+
+
 def by_task_table(cfg: Config, manifests: list[dict]) -> str:
     """The claims tested on more than one task, a column per task (the verdict, then the effect and its
     unadjusted 95% interval), and one line on where the tasks agree: the same verdict and the same
@@ -186,7 +192,7 @@ def by_task_table(cfg: Config, manifests: list[dict]) -> str:
         rows = [judged[cid, t] for t in cfg.claims[cid].primaries()]
         cells = {r["task"]: by_task_cell(r) for r in rows}
         lines.append(f"| {cid} | " + " | ".join(cells.get(t, "—") for t in tasks) + " |")
-        same_verdict = len({r["verdict"] for r in rows}) == 1
+        same_verdict = len({verdict_kind(r["verdict"]) for r in rows}) == 1  # at 8 seeds and at 5: one kind
         same_way = len({direction(r["answer"]) for r in rows}) == 1
         kinds["agree" if same_verdict and same_way else "split" if same_verdict else "differ"].append(cid)
     said = [f"The tasks agree (same verdict, the unadjusted intervals on the same side of 0, or both covering it) on "
@@ -281,7 +287,10 @@ def front_page(cfg: Config, manifests: list[dict], exact: dict | None) -> str:
     intro = ("Each claim's primary comparison was fixed in params.yaml (`studies.claims`) before the run and is judged "
              f"once: the p-value of an effect beyond the equivalence region (±{cfg.equivalence:g} unless the claim "
              "sets its own), Holm-adjusted across the testable claims. Effect: b − a with its unadjusted 95% "
-             "interval, the run as the unit. The adjusted intervals, MDEs and the tasks side by side: "
+             "interval, the run as the unit. Seeds; power: the runs the comparison used, of those registered, and "
+             "this run's power to find `power_for` (0.10 unless the claim sets its own) at Holm's level: a low power "
+             "beside a decided verdict means the effect found lies far beyond it. Not reproduced: equivalent, or no "
+             "difference shown, with that power. The adjusted intervals, MDEs and the tasks side by side: "
              + link("claims.md") + ".")
     table = md_rows(verdict_rows(cfg, answers_by_study(manifests), exact))
     return "\n".join(["# Results", "", GENERATED, "", "## Verdicts", "", intro, "", table]
