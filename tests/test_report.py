@@ -923,5 +923,8 @@ def test_a_hacking_gap_the_same_on_every_seed_is_not_testable_not_equivalent():
     moving = {"lo": -0.496, "hi": -0.382, "net": -0.439, "mde": None, "penalty": 0.0, "length": 9.0}
     assert hacking.gap_text("true + len_pen", flat, 0.01) == ("constant", "true + len_pen +0.000 [0.000, 0.000]")
     assert hacking.gap_text("prm", moving, 0.01)[0] == "down"
+    # the confirmatory run's true + len_pen: 0 up to the history's 6 significant digits
+    residue = {**flat, "lo": -3.939e-07, "hi": 1.439e-07, "net": -1.25e-07}
+    assert hacking.gap_text("true + len_pen", residue, 0.01)[0] == "constant"
     small = {**moving, "lo": -0.004, "hi": 0.003, "net": -0.0005}  # varies, inside ±0.01: equivalent
     assert hacking.gap_text("orm", small, 0.01)[0] == "equivalent"

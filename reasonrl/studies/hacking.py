@@ -234,13 +234,14 @@ def gap_text(label: str, g: dict, equivalence: float) -> tuple[str, str]:
     """(what the net gap's interval supports, 'label +0.049 [-0.1, 0.2]')."""
     if g["lo"] is None:
         return "one seed", f"{label} {g['net']:+.3f}"
-    # a gap the same on every seed (0 by construction when the proxy is the true reward plus the penalty)
-    # has no variance: not testable, not "equivalent" (docs/studies.md, "Wording rules")
-    k = CONSTANT if g["hi"] - g["lo"] <= stats.TIE * max(1.0, abs(g["net"])) else kind(g["lo"], g["hi"], equivalence)
+    # a gap the same on every seed (0 by construction when the proxy is the true reward plus the penalty, up
+    # to the history's 6 significant digits) has no variance: not testable, not "equivalent"
+    k = CONSTANT if g["hi"] - g["lo"] <= RECORDED else kind(g["lo"], g["hi"], equivalence)
     mde = f", MDE {g['mde']:.3g}" if k == NONE and g.get("mde") is not None else ""  # what seeds could resolve
     return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}{mde}"
 
 
+RECORDED = 1e-5  # rewards in [-1, 1] kept to 6 significant digits ('.6g'): a narrower spread is their rounding
 GAP_WORDS = {UP: "proxy above true in", DOWN: "proxy below true in", "one seed": "one seed (no interval):"}
 
 
