@@ -334,7 +334,7 @@ def summary(cfg: Config, runs: dict[str, Run], rows: list[dict], answers: list[A
     vs = {x.b: x for x in answers if x.a == cfg.ref}
     acc = ", ".join(f"{r['reward']} {stats.fmt_effect(vs[r['reward']].cmp, vs[r['reward']].bounds)}" for r in shown
                     if r["reward"] in vs and vs[r["reward"]].cmp.constant is None)
-    head = "Proxy − true reward net of penalties [95% CI]: "
+    head = "Proxy − true reward, net [95% CI]: "  # within the front page's 80 words
     return f"{gap_sentence(shown, answers[0].equivalence, head)} Greedy accuracy − {cfg.ref}'s: {acc}."
 
 
