@@ -287,13 +287,14 @@ def front_page(cfg: Config, manifests: list[dict], exact: dict | None) -> str:
     intro = ("Each claim's primary comparison was fixed in params.yaml (`studies.claims`) before the run and is judged "
              f"once: the p-value of an effect beyond the equivalence region (±{cfg.equivalence:g} unless the claim "
              "sets its own), Holm-adjusted across the testable claims. Effect: b − a with its unadjusted 95% "
-             "interval, the run as the unit. Seeds; power: the runs the comparison used, of those registered, and "
-             "this run's power to find `power_for` (0.10 unless the claim sets its own) at Holm's level: a low power "
-             "beside a decided verdict means the effect found lies far beyond it. Not reproduced: equivalent, or no "
-             "difference shown, with that power. The adjusted intervals, MDEs and the tasks side by side: "
+             "interval, the run as the unit. The adjusted intervals, MDEs and the tasks side by side: "
              + link("claims.md") + ".")
+    legend = ("Seeds; power: the runs the comparison used, of those registered, and this run's power to find "
+              "`power_for` (0.10 unless the claim sets its own) at Holm's level: a low power beside a decided verdict "
+              "means the effect found lies far beyond it. Not reproduced: equivalent, or no difference shown, with "
+              "that power.")
     table = md_rows(verdict_rows(cfg, answers_by_study(manifests), exact))
-    return "\n".join(["# Results", "", GENERATED, "", "## Verdicts", "", intro, "", table]
+    return "\n".join(["# Results", "", GENERATED, "", "## Verdicts", "", intro, "", legend, "", table]
                      + [front_section(m) for m in manifests])
 
 
