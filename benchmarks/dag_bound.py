@@ -85,16 +85,15 @@ def check_against_recorded(m: Model, cfg: dict, length: int = 40) -> tuple[float
 
 
 @cache
-def problems(task: str, role: str) -> list[tuple[int, int]]:
-    """(prompt, gold response) lengths of data/<task>_<role>.jsonl."""
+def problems(task: str, role: str, m: int | None = None) -> list[tuple[int, int]]:
+    """(prompt, gold response) lengths of data/<task>_<role>.jsonl, or of the m problems a pass@k stage
+    measures of it (`passk_eval.subset`; None: all)."""
+    from reasonrl.studies.passk_eval import subset
     from reasonrl.tasks import get_task
 
     t = get_task(task)
-    out = []
-    for line in Path(f"data/{task}_{role}.jsonl").read_text().splitlines():
-        p = t.from_dict(json.loads(line))
-        out.append((len(p.prompt), len(p.target("cot"))))
-    return out
+    probs = [t.from_dict(json.loads(line)) for line in Path(f"data/{task}_{role}.jsonl").read_text().splitlines()]
+    return [(len(p.prompt), len(p.target("cot"))) for p in subset(probs, m)]
 
 
 def drawn(task: str, spec: dict, trace: float = 1.0, n: int = 2000) -> tuple[float, float]:
@@ -154,9 +153,12 @@ def eval_flops(models: dict, task: str, ev: dict) -> float:
                for role in EVAL_SETS for p, r in problems(task, role))
 
 
-def passk_flops(models: dict, task: str, cfg: dict) -> float:
-    m = models[task]
-    return sum(m.group(p, r, cfg["eval"]["passk_N"]) for role in cfg["sets"] for p, r in problems(task, role))
+def passk_flops(models: dict, entry: dict, cfg: dict) -> float:
+    """N samples of every problem the stage measures: the model's own sets (a second draw: edge alone) and
+    `eval.problems` of each (248 of 1,000 in the confirmatory design)."""
+    m = models[entry["task"]]
+    return sum(m.group(p, r, cfg["eval"]["passk_N"]) for role in entry.get("sets", cfg["sets"])
+               for p, r in problems(entry["task"], role, cfg["eval"].get("problems")))
 
 
 def stage_flops(params: dict, m: dict) -> dict:
@@ -201,7 +203,7 @@ def stage_flops(params: dict, m: dict) -> dict:
         "eval_orm": lambda k: eval_flops(m, task_of_model(f"rl_{k}"), ev),
         "eval_prm": lambda k: eval_flops(m, task_of_model(f"rl_{k}"), ev),
         "eval_headline": lambda k: eval_flops(m, task_of_model(f"rl_{k}"), ev),
-        "passk": lambda k: passk_flops(m, params["passk"]["models"][k]["task"], params["passk"]),
+        "passk": lambda k: passk_flops(m, params["passk"]["models"][k], params["passk"]),
     }
 
 

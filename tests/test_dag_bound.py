@@ -54,6 +54,24 @@ def test_an_rl_run_counts_rollouts_updates_reference_reward_and_evaluations(tmp_
     assert no_run == 2 * (batch + 3 * batch + batch / 2)
 
 
+def test_a_passk_stage_counts_its_own_sets_and_the_problems_it_measures(monkeypatch):
+    m = D.Model(d=2, layers=1, vocab=3)
+    seen = []
+
+    def fake(task, role, m=None):
+        seen.append((task, role, m))
+        return [(1, 1)] * (m or 1000)
+
+    monkeypatch.setattr(D, "problems", fake)
+    cfg = {"sets": ["edge", "far", "in"], "eval": {"passk_N": 3, "problems": 248}}
+    # three sets of 248 problems, each the prompt once and three samples after it (m.group(1, 1, 3) = 488)
+    assert D.passk_flops({"hop": m}, {"task": "hop"}, cfg) == 3 * 248 * 488
+    assert seen == [("hop", r, 248) for r in ("edge", "far", "in")]
+    # a second draw measures edge alone; with no subset, every problem
+    assert D.passk_flops({"hop": m}, {"task": "hop", "sets": ["edge"]}, cfg) == 248 * 488
+    assert D.passk_flops({"hop": m}, {"task": "hop"}, {**cfg, "eval": {"passk_N": 3}}) == 3 * 1000 * 488
+
+
 def test_timeline_reads_ran_stages_and_sums_each_parts_wall_clock(tmp_path):
     one, two = tmp_path / "1.log", tmp_path / "2.log"
     one.write_text("[23:59:00] machine  x\n[23:59:00] start    a@1  on w\n"
