@@ -17,7 +17,8 @@ nothing, so this is a lower bound on the work and the bound below is an upper bo
 - per stage kind: base / mixed training steps; verifier sampling and training; RL rollout, update(s),
   reference forward (all rows when beta > 0, else the KL record's groups), the learned reward's forward,
   the in-training evaluations; eval@ greedy + passk_N samples + entropy samples on in / edge / far;
-  passk@ N samples on each set; data, exact and report stages count 0 (no transformer; seconds each).
+  passk@ N samples of each problem it measures (its sets, `eval.problems` of each); data, exact and
+  report stages count 0 (no transformer; seconds each).
 - the rate: single-thread `torch.mm` at the model's own product shapes (4,096 rows), median of 5, under
   the same numerics pin as the stages.
 
@@ -157,7 +158,7 @@ def passk_flops(models: dict, entry: dict, cfg: dict) -> float:
     """N samples of every problem the stage measures: the model's own sets (a second draw: edge alone) and
     `eval.problems` of each (248 of 1,000 in the confirmatory design)."""
     m = models[entry["task"]]
-    return sum(m.group(p, r, cfg["eval"]["passk_N"]) for role in entry.get("sets", cfg["sets"])
+    return sum(m.group(p, r, cfg["eval"]["passk_N"]) for role in entry.get("sets") or cfg["sets"]
                for p, r in problems(entry["task"], role, cfg["eval"].get("problems")))
 
 

@@ -70,6 +70,14 @@ def test_a_passk_stage_counts_its_own_sets_and_the_problems_it_measures(monkeypa
     # a second draw measures edge alone; with no subset, every problem
     assert D.passk_flops({"hop": m}, {"task": "hop", "sets": ["edge"]}, cfg) == 248 * 488
     assert D.passk_flops({"hop": m}, {"task": "hop"}, {**cfg, "eval": {"passk_N": 3}}) == 3 * 1000 * 488
+    assert D.passk_flops({"hop": m}, {"task": "hop", "sets": []}, cfg) == 3 * 248 * 488  # []: every set
+
+
+def test_the_problems_of_a_passk_stage_are_the_subset_it_measures(monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # data/*.jsonl, as the script reads them
+    whole, part = D.problems("hop", "in"), D.problems("hop", "in", 248)
+    # hop `in` holds 8 (n, k) cells of 125 problems: 31 of each, the first in file order
+    assert len(whole) == 1000 and len(part) == 248 and set(part) <= set(whole)
 
 
 def test_timeline_reads_ran_stages_and_sums_each_parts_wall_clock(tmp_path):

@@ -926,5 +926,8 @@ def test_a_hacking_gap_the_same_on_every_seed_is_not_testable_not_equivalent():
     # the confirmatory run's true + len_pen: 0 up to the history's 6 significant digits
     residue = {**flat, "lo": -3.939e-07, "hi": 1.439e-07, "net": -1.25e-07}
     assert hacking.gap_text("true + len_pen", residue, 0.01)[0] == "constant"
+    # a gap the same on every seed but not 0 (a verifier fully hacked on every seed) keeps its sign
+    hacked = {**flat, "lo": 1.0, "hi": 1.0, "net": 1.0, "penalty": 0.0}
+    assert hacking.gap_text("orm", hacked, 0.01)[0] == "up"
     small = {**moving, "lo": -0.004, "hi": 0.003, "net": -0.0005}  # varies, inside ±0.01: equivalent
     assert hacking.gap_text("orm", small, 0.01)[0] == "equivalent"

@@ -230,18 +230,25 @@ def gap(arm: list[Run]) -> dict:
             "mde": stats.mde(iv.se, iv.df) if iv and iv.se > 0 else None}
 
 
+# The history keeps 6 significant digits ('.6g'), so a net gap rebuilt from it (proxy − true + len_pen x length)
+# carries rounding of about 1e-6 per step: an interval narrower than this, around a gap this small, is that rounding.
+RECORDED = 1e-4
+
+
 def gap_text(label: str, g: dict, equivalence: float) -> tuple[str, str]:
     """(what the net gap's interval supports, 'label +0.049 [-0.1, 0.2]')."""
     if g["lo"] is None:
         return "one seed", f"{label} {g['net']:+.3f}"
-    # a gap the same on every seed (0 by construction when the proxy is the true reward plus the penalty, up
-    # to the history's 6 significant digits) has no variance: not testable, not "equivalent"
-    k = CONSTANT if g["hi"] - g["lo"] <= RECORDED else kind(g["lo"], g["hi"], equivalence)
+    # a gap the same on every seed has no interval to judge (as `wording.of`): 0 (the true reward plus its
+    # penalty, by construction) is not testable, not "equivalent"; any other keeps its sign
+    if g["hi"] - g["lo"] <= RECORDED:
+        k = CONSTANT if abs(g["net"]) <= RECORDED else UP if g["net"] > 0 else DOWN
+    else:
+        k = kind(g["lo"], g["hi"], equivalence)
     mde = f", MDE {g['mde']:.3g}" if k == NONE and g.get("mde") is not None else ""  # what seeds could resolve
     return k, f"{label} {stats.fmt_ci(g['net'], g['lo'], g['hi'], sign=True, bounds=stats.SHARE_DIFF)}{mde}"
 
 
-RECORDED = 1e-5  # rewards in [-1, 1] kept to 6 significant digits ('.6g'): a narrower spread is their rounding
 GAP_WORDS = {UP: "proxy above true in", DOWN: "proxy below true in", "one seed": "one seed (no interval):"}
 
 

@@ -126,8 +126,8 @@ CLAIMS_INTRO = (
     "claim sets its own), both Holm-adjusted once per distinct testable comparison. Reproduced (or contradicted) only "
     "when that adjusted p is below 0.05 in the claimed (or the other) direction: the adjusted interval then lies "
     "beyond the region. Not testable here by a rule fixed before the run (no variance, a ceiling, chance, the "
-    "mechanism absent); underpowered at N seeds when undecided without 80% power; otherwise not reproduced "
-    "(equivalent, or no difference shown, with that power). The answer-only column is the same "
+    "mechanism absent); underpowered at N seeds when undecided without 80% power; not reproduced when equivalent, "
+    "or when, with that power, no effect beyond the region is shown. The answer-only column is the same "
     "comparison judged by the answer alone (a guess passes it), for reading only. The last column gives the primary "
     "comparison's MDE (80% power, unadjusted) with its seeds per arm, and the seeds per arm that would bring it to "
     "the target ({target:g} unless the claim sets its own), projected from its run term (docs/studies.md). Every "
@@ -290,9 +290,9 @@ def front_page(cfg: Config, manifests: list[dict], exact: dict | None) -> str:
              "interval, the run as the unit. The adjusted intervals, MDEs and the tasks side by side: "
              + link("claims.md") + ".")
     legend = ("Seeds; power: the runs the comparison used, of those registered, and this run's power to find "
-              "`power_for` (0.10 unless the claim sets its own) at Holm's level: a low power beside a decided verdict "
-              "means the effect found lies far beyond it. Not reproduced: equivalent, or no difference shown, with "
-              "that power.")
+              f"`power_for` ({Claim.power_for:.2f} unless the claim sets its own) at Holm's level: a low power "
+              "beside a decided verdict means the effect found lies far beyond it. Not reproduced: equivalent; or, "
+              "with that power, no effect beyond the region shown.")
     table = md_rows(verdict_rows(cfg, answers_by_study(manifests), exact))
     return "\n".join(["# Results", "", GENERATED, "", "## Verdicts", "", intro, "", legend, "", table]
                      + [front_section(m) for m in manifests])
