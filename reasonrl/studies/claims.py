@@ -74,6 +74,7 @@ class Claim:
 
 REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not reproduced", "contradicted",
                                                           "not testable here")
+UNDERPOWERED = "underpowered"  # its verdict names the seeds: "underpowered at 5 seeds"
 EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
 HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sampling, so no interval to adjust
@@ -228,7 +229,7 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
             elif -eq <= lo and hi <= eq:
                 row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
             elif power < stats.POWER:
-                row["verdict"] = f"underpowered at {n_seeds(ans['seeds'])}"
+                row["verdict"] = f"{UNDERPOWERED} at {n_seeds(ans['seeds'])}"
                 row["why"] = (f"power {power:.2f} < {stats.POWER:g} to find {c.power_for:g} beyond ±{eq:g} at "
                               f"{n_seeds(ans['seeds'])}" + needs_text(row, ans))
             elif lo > 0 or hi < 0:
@@ -237,15 +238,20 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
             else:
                 row["verdict"] = NOT_REPRODUCED
                 mde = stats.fmt_mde(comparison(ans))
-                adjusted = stats.fmt_effect(dataclasses.replace(comparison(ans), ci_lo=lo, ci_hi=hi), bounds(ans))
                 # the table beside it shows the unadjusted interval, which may exclude 0: say which one covers it
-                row["why"] = f"no detectable difference after Holm's adjustment ({adjusted}; unadjusted MDE {mde})"
+                row["why"] = (f"no detectable difference after Holm's adjustment ({adjusted_effect(ans, lo, hi)}; "
+                              f"unadjusted MDE {mde})")
     return rows
 
 
 def bounds(ans: dict) -> tuple[float, float] | None:
     """The range an answer's printed interval is cut to (answers written before it was recorded: a share's)."""
     return ans.get("bounds", stats.SHARE_DIFF)
+
+
+def adjusted_effect(ans: dict, lo: float, hi: float) -> str:
+    """The answer's effect with its Holm-adjusted interval [lo, hi], printed as its unadjusted one is."""
+    return stats.fmt_effect(dataclasses.replace(comparison(ans), ci_lo=lo, ci_hi=hi), bounds(ans))
 
 
 def result_text(row: dict) -> str:
@@ -258,8 +264,7 @@ def result_text(row: dict) -> str:
                       bounds(ans))
     if "lo" not in row:
         return text
-    adjusted = stats.fmt_effect(dataclasses.replace(cmp, ci_lo=row["lo"], ci_hi=row["hi"]), bounds(ans))
-    return (f"{text}; Holm-adjusted: {adjusted} at "
+    return (f"{text}; Holm-adjusted: {adjusted_effect(ans, row['lo'], row['hi'])} at "
             f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
 
 

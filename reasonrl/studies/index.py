@@ -17,6 +17,7 @@ from ..io import read_json, write_text
 from .claims import (
     EXACT_CLAIM,
     STUDIES,
+    UNDERPOWERED,
     Claim,
     by_task_cell,
     effect_text,
@@ -174,7 +175,7 @@ def direction(ans: dict | None) -> int:
 
 def verdict_kind(verdict: str) -> str:
     """The verdict without its seed count: "underpowered at 8 seeds" and "... at 5 seeds" are one verdict."""
-    return verdict.split(" at ")[0]
+    return UNDERPOWERED if verdict.startswith(UNDERPOWERED) else verdict
 
 
 def by_task_table(cfg: Config, manifests: list[dict]) -> str:
