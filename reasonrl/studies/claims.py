@@ -126,7 +126,7 @@ def no_room(claim: Claim, answer: dict, equivalence: float) -> str | None:
     if room > equivalence:
         return None
     return (f"at the ceiling: the arm to beat is at {start:.3f}, leaving {room:.3f} of room, within the "
-            f"±{equivalence:g} equivalence region")
+            f"{fmt_margin(equivalence)} equivalence region")
 
 
 def at_chance(answer: dict, equivalence: float) -> str | None:
@@ -135,7 +135,12 @@ def at_chance(answer: dict, equivalence: float) -> str | None:
     chance = answer.get("chance")
     if chance is None or max(abs(answer["a"] - chance), abs(answer["b"] - chance)) > equivalence:
         return None
-    return f"at chance: both arms within ±{equivalence:g} of the guess floor {chance:.3f}"
+    return f"at chance: both arms within {fmt_margin(equivalence)} of the guess floor {chance:.3f}"
+
+
+def fmt_margin(eq: float) -> str:
+    """An equivalence region as printed: 3 significant digits (a relative one, 5% of 8.61486, is not known to 6)."""
+    return f"±{eq:.3g}"
 
 
 def margin(claim: Claim, answer: dict | None, equivalence: float) -> float:
@@ -175,6 +180,16 @@ def needs_text(row: dict, ans: dict) -> str:
     if ans["seeds"] < 2:
         return " (one seed measures no run term to project from)"
     return f" (needs {row['needs']} for {stats.POWER:g})" if row["needs"] else " (not within 400 seeds)"
+
+
+def unadjusted_side(ans: dict, expect: int, lo: float, hi: float) -> str:
+    """Where the unadjusted interval beside an undecided verdict excludes 0, which way, and whether the
+    Holm-adjusted one [lo, hi] does too: a reader sees the unadjusted one in the table."""
+    if ans["ci_lo"] <= 0 <= ans["ci_hi"]:
+        return ""
+    side = "in" if (1 if ans["ci_lo"] > 0 else -1) == expect else "against"
+    adjusted = "the Holm-adjusted one does not" if lo <= 0 <= hi else "so does the Holm-adjusted one"
+    return f"; the unadjusted interval excludes 0, {side} the claimed direction; {adjusted}"
 
 
 def n_seeds(n: int) -> str:
@@ -225,16 +240,18 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
             if p_adj < alpha:
                 row["verdict"] = REPRODUCED if sign == c.expect else CONTRADICTED
                 side = "in" if sign == c.expect else "against"
-                row["why"] = f"Holm-adjusted interval beyond ±{eq:g}, {side} the claimed direction"
+                row["why"] = f"Holm-adjusted interval beyond {fmt_margin(eq)}, {side} the claimed direction"
             elif -eq <= lo and hi <= eq:
-                row["verdict"], row["why"] = NOT_REPRODUCED, f"equivalent within ±{eq:g} (Holm-adjusted interval)"
+                row["verdict"] = NOT_REPRODUCED
+                row["why"] = f"equivalent within {fmt_margin(eq)} (Holm-adjusted interval)"
             elif power < stats.POWER:
                 row["verdict"] = f"{UNDERPOWERED} at {n_seeds(ans['seeds'])}"
-                row["why"] = (f"power {power:.2f} < {stats.POWER:g} to find {c.power_for:g} beyond ±{eq:g} at "
-                              f"{n_seeds(ans['seeds'])}" + needs_text(row, ans))
+                row["why"] = (f"power {power:.2f} < {stats.POWER:g} to find {c.power_for:g} beyond {fmt_margin(eq)} at "
+                              f"{n_seeds(ans['seeds'])}" + needs_text(row, ans)
+                              + unadjusted_side(ans, c.expect, lo, hi))
             elif lo > 0 or hi < 0:
                 row["verdict"] = NOT_REPRODUCED
-                row["why"] = f"a difference, but not shown beyond ±{eq:g} after Holm's adjustment"
+                row["why"] = f"a difference, but not shown beyond {fmt_margin(eq)} after Holm's adjustment"
             else:
                 row["verdict"] = NOT_REPRODUCED
                 mde = stats.fmt_mde(comparison(ans))
@@ -264,8 +281,9 @@ def result_text(row: dict) -> str:
                       bounds(ans))
     if "lo" not in row:
         return text
-    return (f"{text}; Holm-adjusted: {adjusted_effect(ans, row['lo'], row['hi'])} at "
-            f"{row['level']:.2%} confidence, p (beyond ±{row['equivalence']:g}) = {row['p_holm']:.3g}")
+    # the first wording reads the unadjusted interval, which may say more than the verdict (read off the adjusted one)
+    return (f"unadjusted: {text}; Holm-adjusted: {adjusted_effect(ans, row['lo'], row['hi'])} at "
+            f"{row['level']:.2%} confidence, p (beyond {fmt_margin(row['equivalence'])}) = {row['p_holm']:.3g}")
 
 
 def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
@@ -279,8 +297,10 @@ def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
     best = min(kls.values())
     # exact expectations, no sampling noise between reruns: a tolerance, not an interval
     verdict = HOLDS_EXACTLY if best < EXACT_TOLERANCE else "does not hold exactly"
-    return result, verdict, (f"exact (enumerated) expectations, no sampling: outside the Holm family; "
-                             f"reached when KL < {EXACT_TOLERANCE}")
+    reached = ", ".join(k for k, v in kls.items() if v < EXACT_TOLERANCE) or "none of them"
+    # the KL is computed exactly over the enumerated responses; the training that led there samples (one run each)
+    return result, verdict, (f"KL computed exactly over every response, one training run per estimator: outside "
+                             f"the Holm family; KL < {EXACT_TOLERANCE} reached by {reached}")
 
 
 def by_task_cell(row: dict) -> str:
