@@ -122,7 +122,8 @@ def const(v: float) -> list[float]:
 
 def test_methods_curves(caught):
     cfg = methods.Config(base="cot", runs={"sft": ["s0", "s1"], "grpo": ["g0", "g1"]})
-    runs = {"s0": make_run("s0", 0.0, {"method": "sft", "seed": 0}), "s1": make_run("s1", 0.02, {"method": "sft"}),
+    runs = {"s0": make_run("s0", 0.0, {"method": "sft", "seed": 0}),
+            "s1": make_run("s1", 0.02, {"method": "sft", "seed": 2}),
             "g0": make_run("g0", 0.1), "g1": make_run("g1", 0.12, {"seed": 1})}
     methods.curves_figure(cfg, runs, Path("curves.png"))
     acc, reward, entropy, length = panels(caught["curves.png"])
@@ -137,7 +138,7 @@ def test_methods_curves(caught):
         "accuracy (fraction correct)", "mean reward per sample (0–1)", "entropy (nats per token)",
         "characters per response"]
     assert {ax.get_xlabel() for ax in (acc, reward, entropy, length)} == {common.STEP}
-    assert "seeds 0, 1" in caught["curves.png"]._suptitle.get_text()
+    assert "over seeds (sft 0, 2; grpo 0, 1)" in caught["curves.png"]._suptitle.get_text()  # each method's own
 
 
 def test_failure_figure_stacks_the_shares(caught):
@@ -284,7 +285,7 @@ def test_hacking_reward_figure(caught):
                           "true reward": (list(STEPS), const(0.11)),
                           "greedy accuracy on the validation set (eval)": (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
     assert len(ax.collections) == 0  # one seed: no band
-    assert ax.get_ylabel() == "reward per sample (batch mean)"
+    assert ax.get_ylabel() == "reward (batch mean); ▲: accuracy"
     title = caught["reward_orm.png"]._suptitle.get_text()
     assert "Reward orm, runs h0" in title and "reward orm, guard True, len_pen 0.01" in title
 
@@ -459,7 +460,7 @@ def test_passk_figure(caught):
             for s in ("n12", "n8")}
     passk.passk_figure(cfg, data, ["n12", "n8"], cis, cmps, Path("passk.png"))
     a, b, da, db = panels(caught["passk.png"])
-    guess = "random guess 1 − (1 − 1/n)^k"
+    guess = "random guess 1 − (1 − 1/n)^k, answer only"
     assert series(a) == {"base (1 seed)": ([1, 2, 4], pytest.approx(MEANS["base"]["n12"])),
                          "grpo (1 seed)": ([1, 2, 4], pytest.approx(MEANS["grpo"]["n12"])),
                          "sft (2 seeds)": ([1, 2, 4], pytest.approx(MEANS["sft"]["n12"])),
@@ -523,7 +524,7 @@ def test_passk_figure_gives_each_task_its_rows_and_its_base(caught):
     assert "sft (2 seeds)" in series(axes[4]) and "grpo (1 seed)" not in series(axes[4])
     assert series(axes[6]) == {}  # chain has no arm beside its base
     assert [t.get_text() for t in caught["passk.png"].legends[0].get_texts()][:3] == [
-        "base (1 seed)", "grpo (1 seed)", "random guess 1 − (1 − 1/n)^k"]
+        "base (1 seed)", "grpo (1 seed)", "random guess 1 − (1 − 1/n)^k, answer only"]
 
 
 def test_passk_arm_styles_are_unique_across_tasks_and_bases_are_black():
@@ -660,6 +661,14 @@ def test_the_stability_map_cuts_each_interval_at_the_accuracy_range(caught):
     assert texts == ["0.013\n[0.000, 0.049]", "0.999\n[0.997, 1.000]"]
     colorbar = caught["ab/stability.png"].axes[1]  # the scale names the compared measure
     assert colorbar.get_ylabel() == "final verified sampled accuracy (pass@1 at T = 1)"
+    assert not colorbar.get_lines() and "random guess" not in caught["ab/stability.png"].axes[0].get_title()
+    # with the test set's guess floor: dotted across the colour bar where it falls on the scale, named in the title
+    for guess, drawn, where in ((0.0625, [0.0625], "dotted on the colour bar"), (0.001, [], "outside the scale")):
+        cells = {("GRPO", "1e-4"): iv(0.999, 0.997, 1.001), ("RLOO", "1e-4"): iv(0.013, 0, 0.05)}
+        ablations.stability_figure(st, cells, [], Path("ab/stability.png"), "sampled", guess)
+        fig = caught["ab/stability.png"]
+        assert [line.get_ydata()[0] for line in fig.axes[1].get_lines()] == drawn
+        assert fig.axes[0].get_title().endswith(f"\nrandom guess {guess:.3f}, answer only: {where}")
 
 
 def test_a_per_step_curve_stops_where_its_first_seed_stopped(caught):
@@ -791,7 +800,7 @@ def test_headline_draws_chance_where_it_falls_on_the_axis_and_names_it_elsewhere
                     {("chain", "edge"): 1 / 7, ("hop", "in"): 0.134})
     chain, hop = panels(caught["before_after.png"])
     assert guess_lines(chain) == [pytest.approx(1 / 7)]
-    assert not guess_lines(hop) and "random guess 0.134: below the axis" in hop.get_title()
+    assert not guess_lines(hop) and "random guess 0.134, answer only: below the axis" in hop.get_title()
     # hop's axis is fitted to 0.98-1.0: its label says so; a small difference is not drawn as a large one silently
     assert hop.get_ylim()[0] > 0 and "fitted y-axis" in hop.get_ylabel()
 

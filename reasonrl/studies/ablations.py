@@ -156,9 +156,10 @@ def stability_answers(cfg: Config, root: Path, runs: dict[str, Run]) -> tuple[li
     return answers, {key: arm_interval(a) for key, a in arms.items()}
 
 
-def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path, measure: str) -> None:
+def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path, measure: str,
+                     guess: float | None = None) -> None:
     """Heatmap of final accuracy (variants x lrs), each cell with its 95% CI; ▲/▼: the paired interval
-    against the reference variant at that lr excludes 0 (above / below)."""
+    against the reference variant at that lr excludes 0 (above / below); the guess floor marked on the colour bar."""
     variants, lrs = list(st.variants), st.lrs
     mark = {(x.b.split(" @ lr ")[0], x.b.split(" @ lr ")[1]): {1: "▲", -1: "▼", 0: ""}[x.side] for x in answers}
     grid = np.array([[ivs[v, lr].mean for lr in lrs] for v in variants])
@@ -176,7 +177,13 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
     ax.set(xlabel="learning rate", ylabel="variant",
            title=f"{st.title}\n(mean over seeds and problems [95% CI, cut at 0 and 1];\n"
                  f"▲/▼: differs from {variants[0]} at that lr)")
-    fig.colorbar(im, ax=ax, label=f"final {MEASURES[measure]}")
+    bar = fig.colorbar(im, ax=ax, label=f"final {MEASURES[measure]}")
+    if guess is not None:  # a heatmap has no y-axis of accuracy to draw it on: its colour bar has
+        shown = grid.min() <= guess <= grid.max()
+        if shown:
+            bar.ax.axhline(guess, color="w", ls=":", lw=2)
+        ax.set_title(ax.get_title() + f"\nrandom guess {guess:.3f}, answer only"
+                     + (": dotted on the colour bar" if shown else ": outside the scale"))
     fig.tight_layout()
     save_figure(fig, path)
 
@@ -348,7 +355,9 @@ def report(cfg: Config, root: Path) -> None:
                      "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))
     if cfg.stability:
         answers["stability"], st_ivs = stability_answers(cfg, root, runs)
-        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png", cfg.measure)
+        first = runs[next(iter(next(iter(cfg.stability.variants.values())).values()))[0]]  # the test set's guess
+        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png", cfg.measure,
+                         first.metrics[cfg.set]["random_baseline"]["1"])
         parts.append(md_table(pd.DataFrame(stability_rows(cfg.stability, st_ivs, answers["stability"])),
                               f"Stability map: {cfg.stability.title}",
                               "Each variant against the first at the same learning rate, paired by seed and problem."))

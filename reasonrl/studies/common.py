@@ -162,8 +162,7 @@ def describe(run: Run, keys: Iterable[str]) -> str:
 
 def mean_sd(values: Iterable[float], fmt: str = ".3f") -> str:
     """'m ± sd' (sample standard deviation; one value gives just the value)."""
-    s = pd.Series(list(values), dtype=float)
-    return f"{s.mean():{fmt}}" if len(s) < 2 else f"{s.mean():{fmt}} ± {s.std():{fmt}}"
+    return f"{(s := pd.Series(list(values), dtype=float)).mean():{fmt}}" + (f" ± {s.std():{fmt}}" if len(s) > 1 else "")
 
 
 def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:
@@ -335,7 +334,8 @@ def answers_table(answers: list[Answer], title: str, what: str) -> str:
              "b − a [95% CI]": stats.fmt_effect(x.cmp, x.bounds),
              "MDE": stats.fmt_mde(x.cmp), "df": f"{x.cmp.df:g}", "seeds": x.cmp.seeds,
              "problems": x.cmp.problems, "answer": x.text, "file": f"answers/{x.pair}.json"}
-            | ({"answer-only a → b": f"{x.answer_only.a:.3f} → {x.answer_only.b:.3f}"} if x.answer_only else {})
+            | ({"answer-only a → b, b − a [95% CI]": f"{x.answer_only.a:.3f} → {x.answer_only.b:.3f}, "
+                f"{stats.fmt_effect(x.answer_only, x.bounds)}"} if x.answer_only else {})
             for x in answers]
     eq = answers[0].equivalence if answers else stats.EQUIVALENCE
     return md_table(pd.DataFrame(rows), title,

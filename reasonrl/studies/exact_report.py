@@ -19,6 +19,8 @@ from .common import Manifest, manifest_path, save_figure  # noqa: E402
 
 ESTIMATOR_NAMES = {"none": "none (plain REINFORCE)", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
 SHORT_NAMES = {"none": "none", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
+# one colour per estimator in every figure (matplotlib's first three for the training curves' three)
+COLORS = {"none": "tab:blue", "rloo": "tab:orange", "grpo": "tab:green", "mean": "tab:gray"}
 MODE_NAMES = {"reward_k1": "KL in reward (k1)", "loss_k3": "KL in loss (k3)"}
 POLICY_NAMES = {"optimal": "analytic π*", "k3 fixed point": "k3-in-loss fixed point (exact, unbiased estimator)"}
 
@@ -60,7 +62,7 @@ def gradient_quality(res: study.Results, path: Path) -> str:
     titles = {"|mean gradient| / |exact|": "length of the mean estimate\n(1: as long as exact; not a bias test)",
               "mean cosine to exact": "mean cosine of one estimate to exact\n(per batch: noise and bias together)"}
     for ax, col in zip(axes, df.columns[1:]):
-        ax.bar(short, df[col], color=["tab:gray", "tab:blue", "tab:green", "tab:orange"][: len(df)])
+        ax.bar(short, df[col], color=[COLORS[k] for k in gq.estimators])
         ax.set(title=titles.get(col, col), xlabel="advantage estimator", ylabel=col)
     axes[2].axhline(1.0, color="k", lw=0.8, ls="--", label="same length as exact (= 1)")
     axes[2].set_ylim(0, 1.35)
@@ -79,8 +81,8 @@ def training(res: study.Results, path: Path) -> str:
     tr = res.training
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4))
     for name, curve in tr.curves.items():
-        ax1.plot(curve.step, curve.J, marker=".", label=ESTIMATOR_NAMES[name])
-        ax2.plot(curve.step, curve.kl_opt, marker=".", label=ESTIMATOR_NAMES[name])
+        ax1.plot(curve.step, curve.J, marker=".", label=ESTIMATOR_NAMES[name], color=COLORS[name])
+        ax2.plot(curve.step, curve.kl_opt, marker=".", label=ESTIMATOR_NAMES[name], color=COLORS[name])
     ax1.axhline(tr.J_opt, color="k", ls="--", lw=0.8, label="J(π*), analytic optimum")
     ax1.axhline(tr.J_ref, color="gray", ls=":", lw=0.8, label="J(π_ref)")
     ax1.set(title="Exact objective J during training", xlabel="step", ylabel="J = E[r] − β KL(π‖π_ref)")

@@ -185,8 +185,8 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
         for end in ends:
             if p.stop and end and end[0] < last:
                 ax.plot([end[0]], [end[1]], marker="x", ms=10, mew=2.5, color=end[2], ls="none")
-                ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(4, 6),
-                            fontsize=8, color=end[2])
+                ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(6, 14),
+                            fontsize=8, color=end[2], bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 1})
         guide_lines(ax, p)
         # a long panel title runs into its neighbour's: broken into lines of the panel's width
         head = "\n".join(textwrap.wrap(p.title, int(size[0] * 11)) + ([f"(×: {p.stop})"] if p.stop else []))
@@ -215,8 +215,10 @@ def guide_lines(ax, p: Panel) -> None:
 
 
 def guess_line(ax, guess: float, label: str | None = None) -> None:
-    """The random-guess accuracy as a dotted line, the same on every figure."""
-    ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=label or f"random guess ({guess:.3f})")
+    """The random-guess accuracy as a dotted line, the same on every figure: a guessed answer comes with no
+    verified trace, so the floor is the answer-only one."""
+    label = label or f"random guess ({guess:.3f}, answer only; verifies 0)"
+    ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=label)
 
 
 def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:

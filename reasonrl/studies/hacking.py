@@ -147,7 +147,7 @@ def shared_ylim(arms: list[list[Run]]) -> tuple[float, float]:
 def reward_figure(label: str, arm: list[Run], path: Path, ylim: tuple[float, float] | None = None,
                   guess: float | None = None) -> None:
     job = arm[0].job
-    panel_figure([Panel(f"Proxy (training) reward vs true reward ({SEED_RANGE})", "reward per sample (batch mean)",
+    panel_figure([Panel(f"Proxy (training) reward vs true reward ({SEED_RANGE})", "reward (batch mean); ▲: accuracy",
                         reward_curves(arm), guess=guess, ylim=ylim)],
                  f"Reward {label}, runs {', '.join(r.name for r in arm)}\n"
                  + ", ".join(f"{k} {job[k]}" for k in SETTINGS) + f"; mean over seeds, {SEED_RANGE}; {SMOOTH_NOTE}",

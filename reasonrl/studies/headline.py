@@ -149,9 +149,9 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
         guess = (chance or {}).get((task, set_name))
         title = f"{task}, {set_name}: {MEASURES[measure]}"
         if guess is not None and bottom <= guess <= top:
-            guess_line(ax, guess, "random guess")
+            guess_line(ax, guess, "random guess, answer only")
         elif guess is not None:  # a floor far below would squash the differences the panel is about
-            title += f"\n(random guess {guess:.3f}: below the axis)"
+            title += f"\n(random guess {guess:.3f}, answer only: below the axis)"
         # an axis fitted to the data magnifies small differences: the label says so
         ylabel = "accuracy (fraction correct)" + ("; fitted y-axis, not from 0" if bottom > 0 else "")
         ax.set(title=title, xticks=x, xticklabels=labels, xlabel="starting base", ylabel=ylabel,

@@ -114,7 +114,8 @@ def curves_figure(cfg: Config, runs: dict, path: Path, guess: float | None = Non
                          for r in rs], colors[m], **cut)
                 for m, rs in cfg.runs.items() if not (sampled_only and runs[rs[0]].job["method"] == "sft")]
 
-    seeds = sorted({runs[r].job["seed"] for r in all_runs(cfg)})
+    seeds = "; ".join(f"{m} " + ", ".join(map(str, sorted({runs[r].job["seed"] for r in rs})))
+                      for m, rs in cfg.runs.items())
     panel_figure([
         Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)",
               curves(evaluated, "acc"), guess=guess),
@@ -124,7 +125,7 @@ def curves_figure(cfg: Config, runs: dict, path: Path, guess: float | None = Non
               curves(smoothed, "rollout/entropy")),
         Panel("Response length (SFT: of the gold traces)", "characters per response",
               curves(smoothed, "rollout/length")),
-    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and 95% CI over seeds {', '.join(map(str, seeds))}"
+    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and 95% CI over seeds ({seeds})"
        f" ({SMOOTH_NOTE})", path)
 
 
@@ -174,8 +175,8 @@ def report(cfg: Config, root: Path) -> None:
     # the bars are greedy outcome types, judged by the answer: their error bars are answer-only greedy intervals
     greedy = study_answers(replace(cfg, measure="correct_answer"), root, runs)[1]
     ci = {before: greedy[base_label]} | {f"after {m} (mean of {len(rs)})": greedy[m] for m, rs in cfg.runs.items()}
-    failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the correct "
-                   "share)", out / "failure_mix.png", ci, cfg.set)
+    failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the failure "
+                   "share, 1 − correct)", out / "failure_mix.png", ci, cfg.set)
     iv = ivs[base_label]
     first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_share(iv)}
     table = pd.DataFrame([first] + [method_row(cfg, m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
@@ -215,6 +216,6 @@ def manifest(cfg: Config, runs: dict, metrics: dict, answers: list[Answer]) -> M
         [("methods/curves.png", f"Accuracy, true reward, entropy and length against step per method (mean and "
           f"95% CI over seeds; {SMOOTH_NOTE}); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
          ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method, with the "
-          f"95% CI of the correct share; correct share base {metrics['base']['failure_mix']['correct']:.2f} → "
-          f"{correct}.")],
+          f"95% CI of the failure share (1 − correct); correct share base "
+          f"{metrics['base']['failure_mix']['correct']:.2f} → {correct}.")],
         ["methods/table.md"], manifest_answers(answers))

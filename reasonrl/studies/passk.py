@@ -233,12 +233,12 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
     hi = min(1.0, max([iv.hi for label in arms for iv in cis[s][label]] + ys))
     pad = max(0.002, 0.08 * (hi - lo))
     shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
-    guess = "random guess 1 − (1 − 1/n)^k" + ("" if len(shown) == len(ks) else
+    guess = "random guess 1 − (1 − 1/n)^k, answer only" + ("" if len(shown) == len(ks) else
                                                f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
     ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", lw=2, label=guess)
     # the region under the guess, shaded: an arm inside it does no better than guessing k times
     ax.fill_between([k for k, _ in shown], lo - pad, [y for _, y in shown], color="0.5", alpha=0.12, lw=0,
-                    hatch="..", label="at or below random guess")
+                    hatch="..", label="at or below an answer-only guess")
     info = base_data(cfg, data, task)["sets"][s]
     for a in (ax, diff_ax):
         a.set_xscale("log", base=2)
@@ -393,8 +393,8 @@ def summary(cfg: Config, data: dict, rows: list[dict], s: str, kmax: str) -> str
     parts = []
     for task in cfg.tasks():
         _, guess = curve(base_data(cfg, data, task), s, "random_baseline")
-        parts.append(f"{task} (random guess {guess[0]:.3f} / {guess[-1]:.3f}): " + ", ".join(
+        parts.append(f"{task} (random guess {guess[0]:.3f} / {guess[-1]:.3f} answer-only, 0 verified): " + ", ".join(
             f"{r['arm'].removeprefix(task + ' ')} {r['pass@1 [95% CI]'].split(' ')[0]} / {r[kmax].split(' ')[0]}"
             for r in rows if r["set"] == s and r["task"] == task))
-    return (f"pass@1 / {kmax.split(' ')[0]} on {s}, mean over seeds (intervals, sets, every k: details). "
+    return (f"Verified pass@1 / {kmax.split(' ')[0]} on {s}, mean over seeds (intervals, sets, every k: details). "
             + "; ".join(parts) + ".")

@@ -259,10 +259,10 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
         err = error_bars(ys, *zip(*ends))
         ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label, yerr=err,
                capsize=2, error_kw={"elinewidth": 0.8})
-        for x, y, share in zip(xs, ys, shares):
+        for x, y, share, (_, top) in zip(xs, ys, shares, ends):
             note = "n/a" if y is None else f"<{RARE:.0%}" if share < RARE else None
-            if note:
-                ax.text(x, (y or 0) + 0.02, note, rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+            if note:  # above the whisker too, so the two never cross
+                ax.text(x, max(y or 0, top or 0) + 0.02, note, rotation=90, ha="center", va="bottom", size=7, c="0.4")
     if guess is not None:
         guess_line(ax, guess)
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
