@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from reasonrl.studies import index
@@ -69,8 +70,26 @@ def test_committed_front_page_opens_with_the_verdicts_and_keeps_within_its_limit
         assert (ROOT / index.details_path(study)).exists()
 
 
-def test_readme_links_resolve():
-    readme = (ROOT / "README.md").read_text()
-    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
-        if not target.startswith("http"):
-            assert (ROOT / target).exists(), target
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives a markdown file's headings: lower case, punctuation but `-` and `_` dropped,
+    spaces as `-` (a repeated heading's -1, -2 suffixes are not needed by any link here)."""
+    heads = re.findall(r"^#+ (.+)$", path.read_text(), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+def test_github_anchors_by_hand(tmp_path):
+    (page := tmp_path / "p.md").write_text("## Experiments: `reasonrl exp run`\n### Same numbers: what is guaranteed\n")
+    assert anchors(page) == {"experiments-reasonrl-exp-run", "same-numbers-what-is-guaranteed"}
+
+
+@pytest.mark.parametrize("page", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))])
+def test_links_resolve_with_their_anchors(page):
+    """Every relative link of the README and docs/ names a file that exists and, where it has one, a heading of it."""
+    source = ROOT / page
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", source.read_text()):
+        if target.startswith(("http", "mailto:")):
+            continue
+        path = (source.parent / target).resolve() if target else source
+        assert path.exists(), (page, target)
+        if anchor and path.suffix == ".md":
+            assert anchor in anchors(path), (page, target, anchor)

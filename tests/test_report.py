@@ -21,7 +21,7 @@ from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
 from reasonrl.studies import PasskModel, ablations, common, hacking, headline, index, methods, passk, zero
-from reasonrl.studies.claims import needs_text
+from reasonrl.studies.claims import fmt_margin, needs_text, unadjusted_side
 from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,8 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     write_outcomes(root, common.run_outcomes_path(name), correct)
     write_json(root / common.run_metrics_path(name), {"N": 4, "edge": {
         "greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix, "sampled_acc": sampled_share(correct),
-        "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3}})
+        "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3,
+        "random_baseline": {"1": 0.0625}}})
 
 
 PROBLEMS = 200  # problems of the hand-built outcome files
@@ -597,16 +598,31 @@ def test_claims_verdicts_by_hand():
     assert needs_text({"needs": None}, spread) == " (not within 400 seeds)"
     assert needs_text({"needs": None}, {**spread, "seeds": 1}).startswith(" (one seed")
     assert needs_text({}, {"seeds": 5}) == ""
+    # an undecided verdict says which way its unadjusted interval (the table's) points, and whether Holm's does
+    assert unadjusted_side({"ci_lo": -0.262, "ci_hi": -0.051}, 1, -0.336, 0.023) == (
+        "; the unadjusted interval excludes 0, against the claimed direction; the Holm-adjusted one does not")
+    assert unadjusted_side({"ci_lo": 0.097, "ci_hi": 0.493}, 1, 0.004, 0.6) == (
+        "; the unadjusted interval excludes 0, in the claimed direction; so does the Holm-adjusted one")
+    assert unadjusted_side({"ci_lo": 0.01, "ci_hi": 0.2}, -1, -0.1, 0.3).endswith("against the claimed direction; "
+                                                                                  "the Holm-adjusted one does not")
+    assert unadjusted_side({"ci_lo": -0.1, "ci_hi": 0.2}, 1, -0.3, 0.4) == ""
     # excludes 0 at its adjusted level ([0.010, 0.030]) but Holm did not show it beyond +-0.01; powered
     assert rows["middle"]["power"] > 0.99 and rows["middle"]["lo"] > 0 and verdict["middle"] == (
         "not reproduced", "a difference, but not shown beyond ±0.01 after Holm's adjustment")
     # the result is worded with the claim's own region: the length claim with +-0.5, not the study's 0.01
-    assert index.result_text(rows["length"]).startswith("B > A by 2.850 [")
+    # the wording before "Holm-adjusted" reads the unadjusted interval, and says so
+    assert index.result_text(rows["length"]).startswith("unadjusted: B > A by 2.850 [")
     assert "p (beyond ±0.5)" in index.result_text(rows["length"])
+    # a margin prints at 3 significant digits (a relative one is 5% of a measured value)
+    assert (fmt_margin(0.430743), fmt_margin(0.00151656), fmt_margin(0.01)) == (
+        "±0.431", "±0.00152", "±0.01")
     assert index.seeds_power(rows["wide"]) == f"5; {wide_power:.2f}" and index.seeds_power(rows["flat"]) == "—"
     assert index.seeds_power({**rows["wide"], "claim": claim("wide", seeds=9)}) == f"5 of 9; {wide_power:.2f}"
-    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1] == "holds exactly"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.001, "final_kl_opt_none": 0.3})[1:] == (
+        "holds exactly", "KL computed exactly over every response, one training run per estimator: outside the Holm "
+        "family; KL < 0.01 reached by rloo")
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
+    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[2].endswith("reached by none of them")
     assert index.exact_claim(None)[1] == "not testable here"
     # one arm at chance and the other far above it: a test like any other
     lifts = index.judge_all({"lifts": claim("lifts")}, {"ablations": {"lifts": ans(0.3, 0.02, a=0.0625,
