@@ -264,6 +264,11 @@ def test_zero_think_vs_direct_figure(caught):
     notes = sorted(t.get_text() for t in ax.texts)
     # n/a: think0's thinking before, think2's direct after; <1%: think0's thinking after (0.5% of responses)
     assert notes == ["<1%", "n/a", "n/a"]
+    # a note sits 0.02 above its bar's whisker, not on it: think0's thinking after (0.5) with a CI up to 0.9
+    prof["think0"]["after"]["acc_think_ci"] = [0.1, 0.9]
+    zero.think_vs_direct_figure(cfg, prof, Path("think_vs_direct.png"))
+    rare = next(t for t in caught["think_vs_direct.png"].axes[0].texts if t.get_text() == "<1%")
+    assert rare.get_position()[1] == pytest.approx(0.92)
     assert ax.get_ylabel() == "accuracy (fraction correct)"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["base think0", "base think2"]
     assert ax.get_xlabel() == "starting base" and ax.get_ylim() == pytest.approx((0, 1.05))
@@ -733,6 +738,16 @@ def test_the_random_guess_and_the_gold_length_come_from_the_task(tmp_path):
     from reasonrl.pipeline import ROLES, data_path
 
     assert all(floors.eval_set(t, r) == data_path(t, r) for t in ("hop", "chain") for r in ROLES)
+
+
+def test_the_guess_floor_is_named_answer_only():
+    """A guessed answer comes with no verified trace: the floor names the measure it bounds."""
+    fig, ax = plt.subplots()
+    figures.guess_line(ax, 0.125)
+    figures.guess_line(ax, 0.25, "random guess, answer only")
+    assert [line.get_label() for line in ax.get_lines()] == ["random guess (0.125, answer only; verifies 0)",
+                                                             "random guess, answer only"]
+    plt.close(fig)
 
 
 def guess_lines(ax) -> list[float]:

@@ -78,8 +78,9 @@ def anchors(path: Path) -> set[str]:
 
 
 def test_github_anchors_by_hand(tmp_path):
-    (page := tmp_path / "p.md").write_text("## Experiments: `reasonrl exp run`\n### Same numbers: what is guaranteed\n")
-    assert anchors(page) == {"experiments-reasonrl-exp-run", "same-numbers-what-is-guaranteed"}
+    (page := tmp_path / "p.md").write_text("## Experiments: `reasonrl exp run`\n### Same numbers: what is guaranteed\n"
+                                           "## methods — SFT vs RFT\n")
+    assert anchors(page) == {"experiments-reasonrl-exp-run", "same-numbers-what-is-guaranteed", "methods--sft-vs-rft"}
 
 
 @pytest.mark.parametrize("page", ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))])

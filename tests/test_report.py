@@ -535,8 +535,8 @@ def test_claims_verdicts_by_hand():
         return index.Claim("P", primary, "ablations", primary, expect, **kw)
 
     answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "shared": ans(0.2, 0.02), "tiny": ans(0.004, 0.0005),
-               "wide": ans(0.05, 0.04), "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
-               "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1),
+               "wide": ans(0.05, 0.04, ci_lo=-0.061, ci_hi=0.161), "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
+               "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1, ci_lo=0.944, ci_hi=4.756),
                "middle": ans(0.02, 0.0025), "same": ans(0.0, 0.0), "edge": ans(0.002, 0.002, a=0.75),
                "guess": ans(0.005, 0.002, a=0.0625, chance=0.0625), "off": ans(0.2, 0.02, clip=0.0004),
                "on": ans(0.2, 0.02, clip=0.05)}
@@ -593,6 +593,11 @@ def test_claims_verdicts_by_hand():
     assert verdict["wide"][0] == "underpowered at 5 seeds"
     assert verdict["wide"][1].startswith(f"power {wide_power:.2f} < 0.8 to find 0.1 beyond ±0.01 at 5 seeds")
     assert verdict["length"][0] == "underpowered at 2 seeds"  # p 0.041 unadjusted; power for 1.0 beyond ±0.5 small
+    # length's unadjusted 2.85 -+ t_0.975(1) x 0.15 = [0.944, 4.756] excludes 0, its adjusted interval does not;
+    # wide's 0.05 -+ t_0.975(4) x 0.04 = [-0.061, 0.161] covers 0, so its reason says nothing of a direction
+    assert verdict["length"][1].endswith(
+        "; the unadjusted interval excludes 0, in the claimed direction; the Holm-adjusted one does not")
+    assert "unadjusted" not in verdict["wide"][1]
     spread = {"run_sd": 0.3, "seeds": 5}
     assert needs_text({"needs": 12}, spread) == " (needs 12 for 0.8)"
     assert needs_text({"needs": None}, spread) == " (not within 400 seeds)"
@@ -622,7 +627,8 @@ def test_claims_verdicts_by_hand():
         "holds exactly", "KL computed exactly over every response, one training run per estimator: outside the Holm "
         "family; KL < 0.01 reached by rloo")
     assert index.exact_claim({"final_kl_opt_rloo": 0.2})[1] == "does not hold exactly"
-    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[2].endswith("reached by none of them")
+    assert index.exact_claim({"final_kl_opt_rloo": 0.2})[2].endswith("reached by no estimator")
+    assert index.exact_claim({"final_kl_opt_none": 0.005})[2].endswith("reached by plain REINFORCE")
     assert index.exact_claim(None)[1] == "not testable here"
     # one arm at chance and the other far above it: a test like any other
     lifts = index.judge_all({"lifts": claim("lifts")}, {"ablations": {"lifts": ans(0.3, 0.02, a=0.0625,

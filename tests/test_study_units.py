@@ -9,7 +9,7 @@ import pytest
 from reasonrl import stats
 from reasonrl.config import ConfigError
 from reasonrl.studies import PasskModel, passk, zero
-from reasonrl.studies.common import Run, evals_frame
+from reasonrl.studies.common import Answer, Run, answers_table, evals_frame
 
 
 def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
@@ -331,3 +331,13 @@ def test_passk_summary_sets_each_task_beside_its_random_guess():
     assert passk.summary(CFG, DATA, rows, "hard", "pass@4 [95% CI]") == (
         "Verified pass@1 / pass@4 on hard, mean over seeds (intervals, sets, every k: details). hop (random guess "
         "0.100 / 0.340 answer-only, 0 verified): base 0.312 / 0.750, RL 0.469 / 0.500.")
+
+
+def test_answers_table_shows_the_answer_only_effect_with_its_interval():
+    verified = stats.Comparison(0.723, 0.716, -0.007, -0.187, 0.172, 0.065, 4, 0.9, 0.24, 5, 1000)
+    answer_only = stats.Comparison(0.785, 0.870, 0.086, 0.004, 0.168, 0.03, 4, 0.04, 0.1, 5, 1000)
+    table = answers_table([Answer("chain_edge", "base", "GRPO", verified, answer_only=answer_only),
+                           Answer("hop_edge", "base", "GRPO", verified)], "Pooled", "What.")
+    rows = [line for line in table.splitlines() if line.startswith("| GRPO vs base")]
+    assert "| 0.785 → 0.870, +0.086 [0.004, 0.168]" in rows[0]  # not the verified -0.007
+    assert "0.785" not in rows[1]  # an answer without an answer-only comparison leaves the cell empty

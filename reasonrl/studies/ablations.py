@@ -179,7 +179,7 @@ def stability_figure(st: Stability, ivs: dict, answers: list[Answer], path: Path
                  f"▲/▼: differs from {variants[0]} at that lr)")
     bar = fig.colorbar(im, ax=ax, label=f"final {MEASURES[measure]}")
     if guess is not None:  # a heatmap has no y-axis of accuracy to draw it on: its colour bar has
-        shown = grid.min() <= guess <= grid.max()
+        shown = im.norm.vmin <= guess <= im.norm.vmax  # the bar's own range (a flat grid's is widened)
         if shown:
             bar.ax.axhline(guess, color="w", ls=":", lw=2)
         ax.set_title(ax.get_title() + f"\nrandom guess {guess:.3f}, answer only"

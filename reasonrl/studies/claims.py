@@ -77,7 +77,8 @@ REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not rep
 UNDERPOWERED = "underpowered"  # its verdict names the seeds: "underpowered at 5 seeds"
 EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
-HOLDS_EXACTLY = "holds exactly"  # the exact toy: enumerated expectations, no sampling, so no interval to adjust
+HOLDS_EXACTLY = "holds exactly"  # the exact toy: its KL is enumerated, not estimated, so there is no interval to adjust
+EXACT_NAMES = {"none": "plain REINFORCE"}  # the estimator `none` (no baseline): "reached by none" would read as no one
 
 
 def comparison(answer: dict) -> stats.Comparison:
@@ -278,7 +279,7 @@ def result_text(row: dict) -> str:
         return "—"
     cmp = comparison(ans)
     text = stats.word(cmp, ans.get("a_label", "a"), ans.get("b_label", "b"), row["equivalence"],
-                      bounds(ans))
+                      bounds(ans)).replace(f"±{row['equivalence']:g}", fmt_margin(row["equivalence"]))
     if "lo" not in row:
         return text
     # the first wording reads the unadjusted interval, which may say more than the verdict (read off the adjusted one)
@@ -295,10 +296,10 @@ def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
         return "—", NOT_TESTABLE, "the exact toy's metrics hold no final KL(π‖π*)"
     result = "final KL(π‖π*): " + ", ".join(f"{k} {v:.3g}" for k, v in kls.items())
     best = min(kls.values())
-    # exact expectations, no sampling noise between reruns: a tolerance, not an interval
+    # the KL is enumerated over every response, so no measurement noise: a tolerance, not an interval; the training
+    # that led there samples its gradients (one run per estimator), which the reason says
     verdict = HOLDS_EXACTLY if best < EXACT_TOLERANCE else "does not hold exactly"
-    reached = ", ".join(k for k, v in kls.items() if v < EXACT_TOLERANCE) or "none of them"
-    # the KL is computed exactly over the enumerated responses; the training that led there samples (one run each)
+    reached = ", ".join(EXACT_NAMES.get(k, k) for k, v in kls.items() if v < EXACT_TOLERANCE) or "no estimator"
     return result, verdict, (f"KL computed exactly over every response, one training run per estimator: outside "
                              f"the Holm family; KL < {EXACT_TOLERANCE} reached by {reached}")
 

@@ -46,7 +46,6 @@ TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of i
 
 
 # ----------------------------------------------------------------------------- where outputs live
-
 # `folder` is where the stages write: reports/, or reports/headline/ for the headline chain
 
 def history_path(run: str, folder: str = "reports") -> str:
@@ -162,7 +161,8 @@ def describe(run: Run, keys: Iterable[str]) -> str:
 
 def mean_sd(values: Iterable[float], fmt: str = ".3f") -> str:
     """'m ± sd' (sample standard deviation; one value gives just the value)."""
-    return f"{(s := pd.Series(list(values), dtype=float)).mean():{fmt}}" + (f" ± {s.std():{fmt}}" if len(s) > 1 else "")
+    s = pd.Series(list(values), dtype=float)
+    return f"{s.mean():{fmt}}" if len(s) < 2 else f"{s.mean():{fmt}} ± {s.std():{fmt}}"
 
 
 def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:

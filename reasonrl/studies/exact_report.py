@@ -147,8 +147,8 @@ def kl_placement(res: study.Results, path: Path) -> str:
     for name, curve in kp.curves.items():
         est, mode = name.split(" ")
         ls, label = "-" if mode == "reward_k1" else "--", f"{ESTIMATOR_NAMES[est]}, {MODE_NAMES[mode]}"
-        ax1.plot(curve.step, curve.kl_opt, ls=ls, marker=".", label=label)
-        ax2.plot(curve.step, curve.kl_fp, ls=ls, marker=".", label=label)
+        ax1.plot(curve.step, curve.kl_opt, ls=ls, marker=".", label=label, color=COLORS[est])
+        ax2.plot(curve.step, curve.kl_fp, ls=ls, marker=".", label=label, color=COLORS[est])
     ax1.axhline(fp.kl_opt, color="k", lw=0.8, ls=":", label="k3 fixed point")
     ax1.set(yscale="log", title="Distance to the analytic optimum π*", xlabel="step", ylabel="KL(π ‖ π*)")
     ax2.set(yscale="log", title="Distance to the k3-in-loss fixed point π_k3", xlabel="step",

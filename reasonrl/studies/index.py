@@ -114,7 +114,7 @@ def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metric
     result, verdict, why = exact_claim(exact_metrics)
     rows.append({"claim": f"{EXACT_CLAIM[0]}: {EXACT_CLAIM[1]}", "task": "—", "effect [95% CI]": result,
                  "Holm p": "—", "seeds; power": "—", "verdict": verdict,
-                 "reason": "exact expectations, outside the Holm family"})
+                 "reason": why})
     return rows
 
 

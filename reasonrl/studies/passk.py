@@ -236,7 +236,7 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
     guess = "random guess 1 − (1 − 1/n)^k, answer only" + ("" if len(shown) == len(ks) else
                                                f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
     ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", lw=2, label=guess)
-    # the region under the guess, shaded: an arm inside it does no better than guessing k times
+    # under the guess, shaded: an arm inside it does no better than k guessed answers would, counted by the answer
     ax.fill_between([k for k, _ in shown], lo - pad, [y for _, y in shown], color="0.5", alpha=0.12, lw=0,
                     hatch="..", label="at or below an answer-only guess")
     info = base_data(cfg, data, task)["sets"][s]
