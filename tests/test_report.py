@@ -535,7 +535,8 @@ def test_claims_verdicts_by_hand():
         return index.Claim("P", primary, "ablations", primary, expect, **kw)
 
     answers = {"up": ans(0.2, 0.02), "down": ans(-0.2, 0.02), "shared": ans(0.2, 0.02), "tiny": ans(0.004, 0.0005),
-               "wide": ans(0.05, 0.04, ci_lo=-0.061, ci_hi=0.161), "top": ans(0.002, 0.002, a=0.995), "top_down": ans(-0.3, 0.02, a=0.995),
+               "wide": ans(0.05, 0.04, ci_lo=-0.061, ci_hi=0.161), "top": ans(0.002, 0.002, a=0.995),
+               "top_down": ans(-0.3, 0.02, a=0.995),
                "flat": ans(0.0, 0.0, a=1.0, constant=1.0), "length": ans(2.85, 0.15, df=1, ci_lo=0.944, ci_hi=4.756),
                "middle": ans(0.02, 0.0025), "same": ans(0.0, 0.0), "edge": ans(0.002, 0.002, a=0.75),
                "guess": ans(0.005, 0.002, a=0.0625, chance=0.0625), "off": ans(0.2, 0.02, clip=0.0004),
