@@ -329,8 +329,8 @@ def test_passk_summary_sets_each_task_beside_its_random_guess():
                             answer_ends(CFG, DATA, ["hard", "easy"]))
     # pass@1 / pass@4 on hard: base 0.3125 / 0.75, RL 0.46875 / 0.5; the guess curve's ends 0.1 / 0.34
     assert passk.summary(CFG, DATA, rows, "hard", "pass@4 [95% CI]") == (
-        "Verified pass@1 / pass@4 on hard, mean over seeds (intervals, sets, every k: details). hop (random guess "
-        "0.100 / 0.340 answer-only, 0 verified): base 0.312 / 0.750, RL 0.469 / 0.500.")
+        "Verified pass@1 / pass@4 on hard, seed means (a guess verifies 0). hop (answer-only guess 0.100 / 0.340): "
+        "base 0.312 / 0.750, RL 0.469 / 0.500.")
 
 
 def test_answers_table_shows_the_answer_only_effect_with_its_interval():
