@@ -105,6 +105,9 @@ class Stability:
     def lrs(self) -> list[str]:
         return list(next(iter(self.variants.values())))
 
+    def runs(self) -> list[str]:  # variant by variant, learning rate by learning rate
+        return [r for cells in self.variants.values() for rs in cells.values() for r in rs]
+
 
 @dataclass
 class Config:
@@ -125,7 +128,7 @@ class Config:
 def all_runs(cfg: Config) -> list[str]:
     runs = [r for g in cfg.groups.values() for rs in g.runs.values() for r in rs]
     if cfg.stability:
-        runs += [r for cells in cfg.stability.variants.values() for rs in cells.values() for r in rs]
+        runs += cfg.stability.runs()
     return list(dict.fromkeys(runs))
 
 
@@ -355,9 +358,8 @@ def report(cfg: Config, root: Path) -> None:
                      "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))
     if cfg.stability:
         answers["stability"], st_ivs = stability_answers(cfg, root, runs)
-        first = runs[next(iter(next(iter(cfg.stability.variants.values())).values()))[0]]  # the test set's guess
-        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png", cfg.measure,
-                         first.metrics[cfg.set]["random_baseline"]["1"])
+        guess = runs[cfg.stability.runs()[0]].metrics[cfg.set]["random_baseline"]["1"]  # the test set's
+        stability_figure(cfg.stability, st_ivs, answers["stability"], out / "stability.png", cfg.measure, guess)
         parts.append(md_table(pd.DataFrame(stability_rows(cfg.stability, st_ivs, answers["stability"])),
                               f"Stability map: {cfg.stability.title}",
                               "Each variant against the first at the same learning rate, paired by seed and problem."))
