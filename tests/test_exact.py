@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -251,6 +252,24 @@ def test_config_rejects_unknown_keys_and_bad_values():
 TINY = {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "batch": 16, "steps": 20,
         "log_every": 10, "table_steps": [10, 20], "fixed_point_steps": 20, "sweep_betas": [1.0, 0.3],
         "frontier_betas": [1.0, 0.5]}
+
+
+def test_gradient_quality_measures_and_their_intervals_by_hand():
+    # three estimates against the exact gradient (1, 0): cosines 1, 0, 1/sqrt(2); squared errors 0, 2, 1
+    gs = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+    q = X.quality_of(gs, torch.tensor([1.0, 0.0], dtype=torch.float64), np.random.default_rng(0))
+    assert q.cosine == pytest.approx((1 + 0.5 ** 0.5) / 3)
+    assert (q.rel_mse, q.norm_ratio) == (pytest.approx(1.0), pytest.approx((8 / 9) ** 0.5))
+    half = 4.302652729911275 / 3 ** 0.5  # t(0.975, 2 df) times the standard error of (0, 2, 1), sd 1
+    assert q.rel_mse_ci == pytest.approx([1 - half, 1 + half])
+    sd_cos = float(np.std([1, 0, 0.5 ** 0.5], ddof=1))
+    assert q.cosine_ci == pytest.approx([q.cosine - 4.302652729911275 * sd_cos / 3 ** 0.5,
+                                         q.cosine + 4.302652729911275 * sd_cos / 3 ** 0.5])
+    # a bootstrap: around the point, inside what a resample can reach, from (1/3, 2/3) to (1, 1)
+    lo, hi = q.norm_ratio_ci
+    assert (5 / 9) ** 0.5 - 1e-9 <= lo < q.norm_ratio < hi <= 2 ** 0.5 + 1e-9
+    again = X.quality_of(gs, torch.tensor([1.0, 0.0], dtype=torch.float64), np.random.default_rng(0))
+    assert again.norm_ratio_ci == q.norm_ratio_ci  # the generator passed in fixes the resamples
 
 
 def test_results_round_trip_and_the_report_writes_its_outputs(tmp_path):

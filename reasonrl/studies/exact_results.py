@@ -51,6 +51,9 @@ class Quality:
     cosine: float  # mean cosine of an estimate to the exact gradient
     rel_mse: float  # mean |g - ∇J|² / |∇J|²
     norm_ratio: float  # |mean estimate| / |∇J|
+    cosine_ci: list[float]  # 95% intervals [lo, hi] over the trials (Monte Carlo error)
+    rel_mse_ci: list[float]
+    norm_ratio_ci: list[float]
 
 
 @dataclass
