@@ -63,6 +63,12 @@ def read_answer(reports: Path, study: str, primary: str) -> dict | None:
     return read_json(path) if path.exists() else None
 
 
+def not_computed(reports: Path, study: str, primary: str) -> str | None:
+    """Why the study wrote no answer file for `primary` (its manifest's `not_computed`), None if it gave none."""
+    path = reports / study / "manifest.json"
+    return read_json(path).get("not_computed", {}).get(primary) if path.exists() else None
+
+
 def rows(cfg: index.Config, reports: Path, target: float, most: int,
          problems: list[int] | None = None) -> tuple[list[dict], int]:
     testable = []
@@ -70,7 +76,7 @@ def rows(cfg: index.Config, reports: Path, target: float, most: int,
         for task, primary in c.primaries().items():
             ans = read_answer(reports, c.study, primary)
             eq = margin(c, ans, cfg.equivalence)
-            why = untestable(c, ans, primary, eq)
+            why = untestable(c, ans, primary, eq, None if ans else not_computed(reports, c.study, primary))
             testable.append((cid, task, c, ans, eq, why, primary))
     m = len({(c.study, c.primaries()[task], eq) for cid, task, c, ans, eq, why, _ in testable if why is None})
     alpha = (1 - stats.CONFIDENCE) / max(m, 1)

@@ -121,10 +121,14 @@ def test_power_rows_count_each_distinct_comparison_once_and_skip_the_untestable(
     for name, a in {"shared": ans(0.2, 0.1), "top": ans(0.0, 0.1, a=1.0)}.items():
         write_json(tmp_path / "passk" / "answers" / f"{name}.json", a)
     claims = {"up": index.Claim("P", "c", "passk", "shared", 1), "down": index.Claim("P", "c", "passk", "shared", -1),
-              "top": index.Claim("P", "c", "passk", "top", 1), "gone": index.Claim("P", "c", "passk", "gone", 1)}
+              "top": index.Claim("P", "c", "passk", "top", 1), "gone": index.Claim("P", "c", "passk", "gone", 1),
+              "lost": index.Claim("P", "c", "passk", "lost", 1)}
+    write_json(tmp_path / "passk" / "manifest.json", {"not_computed": {"lost": "no problem left unsolved"}})
     table, m = power.rows(index.Config(claims=claims), tmp_path, 0.8, 400)
-    assert m == 1 and [r["claim"] for r in table] == ["up", "down", "top", "gone"]
-    assert table[2]["not testable"].startswith("at the ceiling") and "was not computed" in table[3]["not testable"]
+    assert m == 1 and [r["claim"] for r in table] == ["up", "down", "top", "gone", "lost"]
+    assert table[2]["not testable"].startswith("at the ceiling")
+    assert table[3]["not testable"].endswith("was not computed (no such arms in this run)")
+    assert table[4]["not testable"].endswith("was not computed (no problem left unsolved)")  # the study's reason
     # m = 1: alpha 0.05; run sd 0.1, no problem term: the first n whose power for 0.1 beyond 0.01 reaches 0.8
     n = table[0]["seeds for power_for"]
     assert table[1]["seeds for power_for"] == n
