@@ -282,6 +282,9 @@ def test_results_round_trip_and_the_report_writes_its_outputs(tmp_path):
         assert (tmp_path / path).stat().st_size > 0, path
     written = {p.name for p in (tmp_path / X.OUT).iterdir()}
     assert written == {Path(p).name for p in exact_report.outputs(cfg)} | {"results.json"}
+    for line in (tmp_path / X.OUT / "gradient_quality.md").read_text().splitlines():
+        if line.startswith("| estimator"):  # a pipe inside a cell would split it: four columns, five pipes
+            assert line.count("|") == 5, line
     man = read_json(tmp_path / "reports/exact/manifest.json")
     assert [f["file"] for f in man["figures"]] == [f"exact/{n}.png" for n in X.FIGURES]
     gold = next(r.gold for r in res.sweep.rows if r.policy == "RL" and r.beta == 0.3)

@@ -54,12 +54,12 @@ def frame(rows: list) -> pd.DataFrame:
 def gradient_quality(res: study.Results, path: Path) -> str:
     gq = res.gradient_quality
     cols = {"mean cosine to exact": ("cosine", "cosine_ci"), "relative MSE": ("rel_mse", "rel_mse_ci"),
-            "|mean gradient| / |exact|": ("norm_ratio", "norm_ratio_ci")}
+            "‖mean gradient‖ / ‖exact‖": ("norm_ratio", "norm_ratio_ci")}
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     short = [SHORT_NAMES[k] for k in gq.estimators]
     # a norm ratio of 1 says the mean estimate is as long as the exact gradient, not that it points the same
     # way (no bias measure is in the results): the panel names what it measures
-    titles = {"|mean gradient| / |exact|": "length of the mean estimate\n(1: as long as exact; not a bias test)",
+    titles = {"‖mean gradient‖ / ‖exact‖": "length of the mean estimate\n(1: as long as exact; not a bias test)",
               "mean cosine to exact": "mean cosine of one estimate to exact\n(per batch: noise and bias together)"}
     for ax, (col, (value, ci)) in zip(axes, cols.items()):
         lo, hi = zip(*(getattr(q, ci) for q in gq.estimators.values()))
