@@ -97,7 +97,9 @@ class Case:
     drop: str = ""  # a file to delete before the command
 
     def shown(self) -> str:
-        parts = [f"`{k}: {yaml.safe_dump(v, default_flow_style=True).strip().removesuffix('...').strip()}`"
+        # one line however long: a line break would end the row of docs/errors.md's table
+        flow = {"default_flow_style": True, "width": float("inf")}
+        parts = [f"`{k}: {yaml.safe_dump(v, **flow).strip().removesuffix('...').strip()}`"
                  for k, v in self.set.items()]
         if self.make:
             parts.append(f"{self.make[0]} {self.make[1].__doc__}")
@@ -369,4 +371,5 @@ if __name__ == "__main__":  # the table of docs/errors.md
             proc, _, _ = run_case(case, base, Path(tmp) / f"c{i}")
             line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"(exit {proc.returncode})"
             code = f"`` {line} ``" if "`" in line else f"`{line}`"  # a message may quote a command
-            print(f"| {case.name}: {case.shown()} | {code} |")
+            cells = (f"{case.name}: {case.shown()}", code)
+            print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")  # a pipe in a cell would split it
