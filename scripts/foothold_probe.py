@@ -5,8 +5,10 @@ never on test sets) the sampled pass@1 on val_edge and pass@1 / pass@256 on val_
 answer-only and trace-verified (the answer right and every trace step right).
 
     python scripts/foothold_probe.py task=chain seed=0 [steps=500] [n=4,8] [k_max=6] [max_len=160]
-        [share=0.005 beyond=8,9 beyond_k=7 [beyond_kmin=7]] [edge_count=200] [far_count=60] [edge_N=16]
+        [share=0.005 beyond=8,9 beyond_k=7 [beyond_kmin=7] [window=W]] [edge_count=200] [far_count=60] [edge_N=16]
         [cells=10:6,12:6 [cell_count=100]] [device=cuda]
+
+`window`: the exposure in the first W steps only (default: every step).
 
 `cells`: candidate edge cells (n:k) beyond the validation sets, on fresh problems (seed 9100, which no test or
 validation set of the pipeline uses), sampled pass@1 with edge_N samples each.
@@ -16,6 +18,7 @@ each knob."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import sys
@@ -28,7 +31,7 @@ from reasonrl import numerics
 from reasonrl.evaluate import pass_at_k, sample_set
 from reasonrl.io import read_jsonl
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.pretrain import PhaseConfig, make_pairs, masked_loss, optimize
+from reasonrl.pretrain import Exposure, PhaseConfig, make_pairs, masked_loss, optimize
 from reasonrl.tasks import get_task
 from reasonrl.tasks.base import verified
 from reasonrl.tokens import encode_pairs
@@ -60,13 +63,18 @@ def main(kv: dict[str, str]) -> None:
     rng = random.Random(cfg.seed)
     t0 = time.time()
 
+    # window=W: the exposure only in the first W steps, then none (does a foothold fade by degrees?)
+    window, plain = int(kv.get("window", steps)), dataclasses.replace(cfg, exposure=Exposure())
+
     def loss_at(step: int) -> torch.Tensor:
-        return masked_loss(model, *encode_pairs(make_pairs(rng, cfg.batch_size, task, cfg, 1.0), device))
+        c = cfg if step < window else plain
+        return masked_loss(model, *encode_pairs(make_pairs(rng, c.batch_size, task, c, 1.0), device))
 
     optimize(model, cfg, loss_at, f"{task.name} s{seed}")
     model.eval()
     head = {"device": device, "task": task.name, "seed": seed, "steps": steps, "k_max": k_max, "share": exposure.share,
-            "beyond": kv.get("beyond"), "beyond_k": kv.get("beyond_k"), "train_seconds": round(time.time() - t0)}
+            "beyond": kv.get("beyond"), "beyond_k": kv.get("beyond_k"), "window": window,
+            "train_seconds": round(time.time() - t0)}
     pick = random.Random(9200)  # one rng for both sets: the val_far subsample depends on edge_count, so keep it
     # to repeat a recorded line
     for role, count, N, ks in (("val_edge", int(kv.get("edge_count", 200)), int(kv.get("edge_N", 16)), [1]),
