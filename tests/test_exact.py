@@ -255,21 +255,16 @@ TINY = {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "ba
 
 
 def test_gradient_quality_measures_and_their_intervals_by_hand():
-    # three estimates against the exact gradient (1, 0): cosines 1, 0, 1/sqrt(2); squared errors 0, 2, 1
+    # three estimates against the exact gradient (2, 0), |∇J|² = 4: cosines 1, 0, 1/sqrt(2); squared errors
+    # 1, 5, 2 (relative 1/4, 5/4, 1/2); components along ∇J <g, ∇J> / 4 = 1/2, 0, 1/2
     gs = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
-    q = X.quality_of(gs, torch.tensor([1.0, 0.0], dtype=torch.float64), np.random.default_rng(0))
-    assert q.cosine == pytest.approx((1 + 0.5 ** 0.5) / 3)
-    assert (q.rel_mse, q.norm_ratio) == (pytest.approx(1.0), pytest.approx((8 / 9) ** 0.5))
-    half = 4.302652729911275 / 3 ** 0.5  # t(0.975, 2 df) times the standard error of (0, 2, 1), sd 1
-    assert q.rel_mse_ci == pytest.approx([1 - half, 1 + half])
-    sd_cos = float(np.std([1, 0, 0.5 ** 0.5], ddof=1))
-    assert q.cosine_ci == pytest.approx([q.cosine - 4.302652729911275 * sd_cos / 3 ** 0.5,
-                                         q.cosine + 4.302652729911275 * sd_cos / 3 ** 0.5])
-    # a bootstrap: around the point, inside what a resample can reach, from (1/3, 2/3) to (1, 1)
-    lo, hi = q.norm_ratio_ci
-    assert (5 / 9) ** 0.5 - 1e-9 <= lo < q.norm_ratio < hi <= 2 ** 0.5 + 1e-9
-    again = X.quality_of(gs, torch.tensor([1.0, 0.0], dtype=torch.float64), np.random.default_rng(0))
-    assert again.norm_ratio_ci == q.norm_ratio_ci  # the generator passed in fixes the resamples
+    q = X.quality_of(gs, torch.tensor([2.0, 0.0], dtype=torch.float64))
+    t = 4.302652729911275  # the 0.975 quantile of t with 2 df; each interval: mean ± t sd / sqrt(3)
+    for got, ci, xs in ((q.cosine, q.cosine_ci, [1, 0, 0.5 ** 0.5]), (q.rel_mse, q.rel_mse_ci, [0.25, 1.25, 0.5]),
+                        (q.along, q.along_ci, [0.5, 0, 0.5])):
+        half = t * float(np.std(xs, ddof=1)) / 3 ** 0.5
+        assert got == pytest.approx(sum(xs) / 3) and ci == pytest.approx([sum(xs) / 3 - half, sum(xs) / 3 + half])
+    assert (q.rel_mse, q.along) == (pytest.approx(2 / 3), pytest.approx(1 / 3))
 
 
 def test_results_round_trip_and_the_report_writes_its_outputs(tmp_path):

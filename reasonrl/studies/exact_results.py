@@ -48,12 +48,13 @@ class WorldSummary:
 
 @dataclass
 class Quality:
-    cosine: float  # mean cosine of an estimate to the exact gradient
-    rel_mse: float  # mean |g - ∇J|² / |∇J|²
-    norm_ratio: float  # |mean estimate| / |∇J|
-    cosine_ci: list[float]  # 95% intervals [lo, hi] over the trials (Monte Carlo error)
+    """Means over the trials, each with its 95% interval [lo, hi] (Monte Carlo error)."""
+    cosine: float  # cosine of an estimate to the exact gradient
+    cosine_ci: list[float]
+    rel_mse: float  # |g - ∇J|² / |∇J|²
     rel_mse_ci: list[float]
-    norm_ratio_ci: list[float]
+    along: float  # <g, ∇J> / |∇J|²: the estimate's component along ∇J in its units (1: unbiased along it)
+    along_ci: list[float]
 
 
 @dataclass
