@@ -73,8 +73,8 @@ def main(kv: dict[str, str]) -> None:
     optimize(model, cfg, loss_at, f"{task.name} s{seed}")
     model.eval()
     head = {"device": device, "task": task.name, "seed": seed, "steps": steps, "k_max": k_max, "share": exposure.share,
-            "beyond": kv.get("beyond"), "beyond_k": kv.get("beyond_k"), "window": window,
-            "train_seconds": round(time.time() - t0)}
+            "beyond": kv.get("beyond"), "beyond_kmin": kv.get("beyond_kmin"), "beyond_k": kv.get("beyond_k"),
+            "window": window, "train_seconds": round(time.time() - t0)}
     pick = random.Random(9200)  # one rng for both sets: the val_far subsample depends on edge_count, so keep it
     # to repeat a recorded line
     for role, count, N, ks in (("val_edge", int(kv.get("edge_count", 200)), int(kv.get("edge_N", 16)), [1]),
