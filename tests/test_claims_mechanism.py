@@ -14,7 +14,10 @@ from reasonrl import stats
 from reasonrl.config import ConfigError
 from reasonrl.io import read_json
 from reasonrl.studies import ANSWER_EXTRA, ablations, claims, hacking, index
-from reasonrl.studies.common import Answer, Run, answer_path, manifest_answers, run_outcomes_path, write_answers
+from reasonrl.studies.answers import Answer, write_answers
+from reasonrl.studies.manifest import manifest_answers
+from reasonrl.studies.paths import answer_path, run_outcomes_path
+from reasonrl.studies.runs import Run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import power  # noqa: E402

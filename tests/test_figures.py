@@ -27,7 +27,7 @@ from reasonrl.stats import Comparison, Interval  # noqa: E402
 from reasonrl.studies import (  # noqa: E402
     PasskModel,
     ablations,
-    common,
+    answers,
     figures,
     floors,
     hacking,
@@ -36,7 +36,7 @@ from reasonrl.studies import (  # noqa: E402
     passk,
     zero,
 )
-from reasonrl.studies.common import Run, evals_frame  # noqa: E402
+from reasonrl.studies.runs import Run, evals_frame  # noqa: E402
 
 STEPS = np.arange(1, 21)  # 20 training steps
 EVAL_STEPS = [0, 10, 20]
@@ -60,7 +60,7 @@ def make_run(name: str, shift: float, job: dict | None = None, evals: list[dict]
 def caught(monkeypatch):
     """The figures passed to save_figure, by file name; closed at the end."""
     figs: dict[str, plt.Figure] = {}
-    for mod in (common, figures, methods, zero, hacking, ablations, passk, headline):
+    for mod in (figures, methods, zero, hacking, ablations, passk, headline):
         if hasattr(mod, "save_figure"):
             # keyed by folder and name: the methods and hacking studies both write failure_mix.png
             monkeypatch.setattr(mod, "save_figure",
@@ -137,14 +137,14 @@ def test_methods_curves(caught):
     assert [ax.get_ylabel() for ax in (acc, reward, entropy, length)] == [
         "accuracy (fraction correct)", "mean reward per sample (0–1)", "entropy (nats per token)",
         "characters per response"]
-    assert {ax.get_xlabel() for ax in (acc, reward, entropy, length)} == {common.STEP}
+    assert {ax.get_xlabel() for ax in (acc, reward, entropy, length)} == {figures.STEP}
     assert "over seeds (sft 0, 2; grpo 0, 1)" in caught["curves.png"]._suptitle.get_text()  # each method's own
 
 
 def test_failure_figure_stacks_the_shares(caught):
     mixes = {"before": {"correct": 0.5, "lookup": 0.25, "malformed": 0.25},
              "after": {"correct": 0.75, "lookup": 0.125, "malformed": 0.125}}
-    common.failure_figure(mixes, "Outcome types", Path("failure_mix.png"))
+    figures.failure_figure(mixes, "Outcome types", Path("failure_mix.png"))
     (ax,) = caught["failure_mix.png"].axes
     assert len(ax.containers) == 2  # one bar series per failure type; `correct` is the rest of the bar
     by_type = {c.get_label(): c for c in ax.containers if isinstance(c, BarContainer)}
@@ -161,7 +161,7 @@ def test_failure_figure_fits_shares_near_the_ceiling(caught):
     # 99% correct: on a 0-1 axis the failure types would be invisible; the axis fits them and their CI
     mixes = {"base": {"correct": 0.99, "lookup": 0.006, "early": 0.004}}
     ci = {"base": Interval(0.99, 0.985, 0.995, 0.0025, 4)}
-    common.failure_figure(mixes, "Near the ceiling", Path("ceiling.png"), ci)
+    figures.failure_figure(mixes, "Near the ceiling", Path("ceiling.png"), ci)
     (ax,) = caught["ceiling.png"].axes
     assert ax.get_xlim() == pytest.approx((0, 0.015 * 1.12))  # the CI's upper end of the failure share
     (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
@@ -340,7 +340,7 @@ def test_training_bands_of_the_methods_and_zero_figures_stay_in_each_records_ran
 
 def test_failure_interval_is_cut_at_the_shares_range(caught):
     mixes = {"split": {"correct": 0.3, "lookup": 0.7}}
-    common.failure_figure(mixes, "Split", Path("split.png"), {"split": Interval(0.3, -0.5, 1.1, 0.3, 2)})
+    figures.failure_figure(mixes, "Split", Path("split.png"), {"split": Interval(0.3, -0.5, 1.1, 0.3, 2)})
     (ax,) = caught["split.png"].axes
     (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
     (segment,) = bars.lines[2][0].get_segments()
@@ -349,7 +349,7 @@ def test_failure_interval_is_cut_at_the_shares_range(caught):
 
 
 def test_headline_bars_are_cut_at_one_and_each_gain_sits_above_both_bars(caught):
-    from reasonrl.studies.common import Answer
+    from reasonrl.studies.answers import Answer
 
     def cmp(a, b):
         return Comparison(a, b, b - a, b - a - 0.01, b - a + 0.01, 0.005, 4, 0.01, 0.02, 1, 100)
@@ -458,7 +458,7 @@ def test_passk_figure(caught):
     cis = {s: {arm: [Iv(m, m - 0.05 * (i + 1), m + 0.01 * (i + 1)) for i, m in enumerate(ms[s])]
                for arm, ms in MEANS.items()} for s in ("n12", "n8")}
     # paired differences given by hand too: the bottom row draws each method's effect and its interval
-    cmps = {s: {arm: [common.Answer(f"{arm}_{s}_{k}", "base", arm,
+    cmps = {s: {arm: [answers.Answer(f"{arm}_{s}_{k}", "base", arm,
                                     Comparison(0.5, 0.5, e, e - 0.02, e + 0.03, 0.01, 3, 0.05, 0.01, 4, 4))
                       for k, e in zip((1, 2, 4), effects)]
                 for arm, effects in (("grpo", (0.11, 0.12, -0.13)), ("sft", (0.21, -0.22, 0.23)))}
@@ -802,7 +802,7 @@ def test_accuracy_panels_draw_the_random_guess(caught):
 
 
 def test_headline_draws_chance_where_it_falls_on_the_axis_and_names_it_elsewhere(caught):
-    from reasonrl.studies.common import Answer
+    from reasonrl.studies.answers import Answer
 
     cmp = Comparison(0.12, 0.15, 0.03, 0.01, 0.05, 0.01, 4, 0.01, 0.02, 1, 100)
     iv = Interval(0.13, 0.1, 0.16, 0.01, 99)

@@ -21,7 +21,7 @@ from torch import nn
 import reasonrl.evaluate as ev
 from reasonrl.stats import Comparison, word
 from reasonrl.studies import PasskModel, hacking, methods, passk, zero
-from reasonrl.studies.common import Answer
+from reasonrl.studies.answers import Answer
 from reasonrl.tasks import STOI, get_task, trace_of, vocab_size
 from reasonrl.tasks.hop import build_problem
 

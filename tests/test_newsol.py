@@ -13,7 +13,7 @@ from scipy import stats as sps
 from reasonrl.config import ConfigError, from_dict
 from reasonrl.io import read_json, write_json
 from reasonrl.studies import PasskModel, claims, draw_seed, index, newsol, passk, passk_eval
-from reasonrl.studies.common import answer_path
+from reasonrl.studies.paths import answer_path
 
 ROOT = Path(__file__).resolve().parents[1]
 Shares = newsol.Shares

@@ -20,7 +20,24 @@ from reasonrl.evaluate import outcomes_csv
 from reasonrl.io import read_json, write_json, write_text
 from reasonrl.rl.job import Job
 from reasonrl.rl.run import history_csv, summary
-from reasonrl.studies import PasskModel, ablations, common, hacking, headline, index, methods, passk, zero
+from reasonrl.studies import (
+    PasskModel,
+    ablations,
+    answers,
+    figures,
+    hacking,
+    headline,
+    index,
+    manifest,
+    markdown,
+    methods,
+    pair_name,
+    passk,
+    paths,
+    runs,
+    slug,
+    zero,
+)
 from reasonrl.studies.claims import fmt_margin, needs_text, unadjusted_side
 from reasonrl.studies.stage import load_config
 
@@ -67,12 +84,12 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     if fooled:
         hist["examples"] = [{"step": 1, "fooled": []}, {"step": steps, "fooled": [
             {"prompt": "a>b,b>c,c>a?a2=", "gold": "bc|c$", "response": "bb|b$", "proxy": 0.95}] * fooled}]
-    write_text(root / common.history_path(name), history_csv(hist))
-    write_json(root / common.summary_path(name), summary(j, hist))
+    write_text(root / paths.history_path(name), history_csv(hist))
+    write_json(root / paths.summary_path(name), summary(j, hist))
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
-    write_outcomes(root, common.run_outcomes_path(name), correct)
-    write_json(root / common.run_metrics_path(name), {"N": 4, "edge": {
+    write_outcomes(root, paths.run_outcomes_path(name), correct)
+    write_json(root / paths.run_metrics_path(name), {"N": 4, "edge": {
         "greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix, "sampled_acc": sampled_share(correct),
         "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3,
         "random_baseline": {"1": 0.0625}}})
@@ -120,12 +137,12 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
     j = Job(init=f"base_{base}", seed=100, eval="val_edge")
     hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
             "seconds": 1.0}
-    write_json(root / common.summary_path(run, headline.OUT), summary(j, hist))
-    write_json(root / common.run_metrics_path(run, headline.OUT), {"N": 4, "edge": {"greedy": {"acc": after},
+    write_json(root / paths.summary_path(run, headline.OUT), summary(j, hist))
+    write_json(root / paths.run_metrics_path(run, headline.OUT), {"N": 4, "edge": {"greedy": {"acc": after},
                                                                                   "random_baseline": {"1": 0.0625}}})
-    write_outcomes(root, common.run_outcomes_path(run, headline.OUT), after)
+    write_outcomes(root, paths.run_outcomes_path(run, headline.OUT), after)
     if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
-        write_outcomes(root, common.outcomes_path(f"base_{base}"), before)
+        write_outcomes(root, paths.outcomes_path(f"base_{base}"), before)
 
 
 CONFIGS = {
@@ -170,9 +187,9 @@ def build_studies(root: Path, steps: int = 60) -> None:
     for name in ("hop_val_edge", "hop_think"):
         (root / "data").mkdir(parents=True, exist_ok=True)
         (root / "data" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    write_json(root / common.base_metrics_path("cot"), {"N": 4, "edge": {
+    write_json(root / paths.base_metrics_path("cot"), {"N": 4, "edge": {
         "greedy": {"acc": 0.4, "by_k": {}}, "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}}})
-    write_outcomes(root, common.outcomes_path("base_cot"), 0.4)
+    write_outcomes(root, paths.outcomes_path("base_cot"), 0.4)
     for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
         fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
     for name, a in (("grpo_a", 0.7), ("grpo_b", 0.8), ("grpo_c", 0.9), ("a_nostd", 0.72), ("a_mu2", 0.6),
@@ -199,7 +216,7 @@ def build_studies(root: Path, steps: int = 60) -> None:
     for (run, base), acc in zip(CONFIGS["headline"].runs.items(), (0.4, 0.5, 0.6)):
         fake_headline(root, run, base, acc, acc + 0.1)
     # the exact toy's manifest and metrics (its report needs the exact stage's results: tests/test_exact.py)
-    common.Manifest("exact", "The exact toy", "Does RL reach π*?", "yes", ["β = 1"],
+    manifest.Manifest("exact", "The exact toy", "Does RL reach π*?", "yes", ["β = 1"],
                     [("exact/beta_sweep.png", "gold reward of the RL policy: β=3 -0.195, β=0.3 -0.5.")],
                     ["exact/beta_sweep.md"]).write(root)
     write_json(root / index.EXACT_METRICS, {"final_kl_opt_rloo": 0.004, "final_kl_opt_grpo": 0.03})
@@ -219,13 +236,13 @@ def studies(tmp_path_factory) -> Path:
 def test_band_stats_aligns_on_step_and_smooths_centred():
     a = pd.Series([0.0, 1.0, 2.0, 3.0], index=[1, 2, 3, 4])
     b = pd.Series([2.0, 2.0, 2.0], index=[2, 3, 4])
-    st = common.band_stats([a, b])
+    st = figures.band_stats([a, b])
     assert st.loc[1].tolist() == [0.0, 0.0, 0.0, 1]  # only a has step 1: no interval, one seed
     # two seeds 1 and 2: mean 1.5, se 0.5, t_0.975 with 1 df = 12.7062
     assert st.loc[2].tolist() == pytest.approx([1.5, 1.5 - 6.35310, 1.5 + 6.35310, 2], abs=1e-4)
     assert st.loc[4, "mean"] == 2.5
     zigzag = pd.Series([0.0, 3.0, 0.0, 3.0, 0.0], index=[1, 2, 3, 4, 5])
-    sm = common.band_stats([zigzag], smooth=3)
+    sm = figures.band_stats([zigzag], smooth=3)
     assert sm["mean"].tolist() == pytest.approx([0.0, 1.0, 2.0, 1.0, 0.0])  # centred window of 3, the ends raw
 
 
@@ -238,7 +255,7 @@ def test_a_bounded_interval_holds_its_mean_and_draws_as_error_bars():
     from reasonrl.studies.figures import Curve, band
 
     past = [pd.Series([1.2, 0.9], index=[0, 10]), pd.Series([1.2, 0.7], index=[0, 10])]  # step 0: mean 1.2 > 1
-    st = common.band_stats(past, bounds=(0.0, 1.0))
+    st = figures.band_stats(past, bounds=(0.0, 1.0))
     assert st.loc[0].tolist() == [1.2, 1.2, 1.2, 2]  # hi, cut at the bound 1, held at the mean
     assert st.loc[10, "hi"] == 1.0 and st.loc[10, "lo"] == 0.0  # a t-interval of two seeds, cut both ways
     fig, ax = plt.subplots()
@@ -248,17 +265,17 @@ def test_a_bounded_interval_holds_its_mean_and_draws_as_error_bars():
 
 def test_tail_mean_mean_sd_and_mix():
     s = pd.Series(np.arange(1.0, 21.0))
-    assert common.tail_mean(s) == 19.5  # last 10% = last 2 of 20
-    assert common.tail_mean(pd.Series([3.0])) == 3.0
-    assert common.mean_sd([0.5, 0.7]) == "0.600 ± 0.141"  # sample sd sqrt(0.02)
-    assert common.mean_sd([0.5]) == "0.500"
-    assert common.mean_mix([{"correct": 0.2, "lookup": 0.8}, {"correct": 0.6, "lookup": 0.4}]) == pytest.approx(
+    assert runs.tail_mean(s) == 19.5  # last 10% = last 2 of 20
+    assert runs.tail_mean(pd.Series([3.0])) == 3.0
+    assert runs.mean_sd([0.5, 0.7]) == "0.600 ± 0.141"  # sample sd sqrt(0.02)
+    assert runs.mean_sd([0.5]) == "0.500"
+    assert runs.mean_mix([{"correct": 0.2, "lookup": 0.8}, {"correct": 0.6, "lookup": 0.4}]) == pytest.approx(
         {"correct": 0.4, "lookup": 0.6})
 
 
 def test_code_cells_escape_pipes_for_markdown_tables():
-    assert common.code("bcd|d$") == "`bcd\\|d$`"
-    table = common.md_table(pd.DataFrame({"response": [common.code("ab|b$")], "x": [1.0]}), "t")
+    assert markdown.code("bcd|d$") == "`bcd\\|d$`"
+    table = markdown.md_table(pd.DataFrame({"response": [markdown.code("ab|b$")], "x": [1.0]}), "t")
     assert table.splitlines()[-1].count(" | ") == 1  # one column separator, the pipe in the cell escaped
 
 
@@ -274,7 +291,7 @@ def test_crossings_by_hand():
 
 
 def test_zero_verdicts_by_hand():
-    from reasonrl.studies.common import Answer
+    from reasonrl.studies.answers import Answer
 
     cfg = zero.Config(runs={"x": "y"}, present=0.01, rise=0.05)
 
@@ -413,7 +430,7 @@ def test_ablations_compare_with_the_group_reference(studies):
 def test_index_shows_a_figure_per_study_and_its_details_list_every_figure_and_table(studies):
     text = (studies / index.INDEX).read_text()
     for study in ("methods", "passk", "zero", "hacking", "ablations"):
-        man = read_json(studies / common.manifest_path(study))
+        man = read_json(studies / paths.manifest_path(study))
         details = (studies / index.details_path(study)).read_text()
         assert f"[Details]({study}/details.md)" in text and f"# {man['title']}: details" in details
         key = man["key_figure"] or man["figures"][0]["file"]
@@ -429,7 +446,7 @@ def test_index_shows_a_figure_per_study_and_its_details_list_every_figure_and_ta
         assert all(f"- {r}" in details for r in man["runs"])
     assert "[exact/beta_sweep.png](beta_sweep.png)" in (studies / index.details_path("exact")).read_text()
     assert "β=0.3 -0.5" in text  # the toy's answer is short enough to be its own paragraph
-    assert len(read_json(studies / common.manifest_path("hacking"))["figures"]) == 4 + 2
+    assert len(read_json(studies / paths.manifest_path("hacking"))["figures"]) == 4 + 2
     claims = (studies / index.CLAIMS).read_text()
     rows = {line.split(" | ")[1]: line for line in claims.splitlines() if line.startswith("| ") and " | " in line}
     # two seeds per arm: per-seed differences 3 and 2.7, t-interval with 1 df [0.94, 4.76] (p 0.033), Holm x 3;
@@ -491,7 +508,7 @@ def test_studies_know_the_sets_the_eval_stage_writes():
     tree = ast.parse((ROOT / "stages/eval.py").read_text())
     sets = next(ast.literal_eval(n.value) for n in tree.body
                 if isinstance(n, ast.Assign) and [t.id for t in n.targets] == ["SETS"])
-    assert tuple(sets) == common.EVAL_SETS
+    assert tuple(sets) == answers.EVAL_SETS
     stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["eval"]["do"]
     assert {d for d in stage_files(stage, "deps") if d.startswith("data/")} == {
         f"data/${{item.task}}_{s}.jsonl" for s in sets}
@@ -743,17 +760,17 @@ def sps_t_sf(x: float, df: int) -> float:
 
 
 def test_slug_and_pair_names():
-    assert common.slug("random, μ = 2") == "random_mu_2" and common.slug("orm + guard") == "orm_guard"
-    assert common.pair_name("base", "GRPO", "edge", "k001") == "grpo_vs_base_edge_k001"
+    assert slug("random, μ = 2") == "random_mu_2" and slug("orm + guard") == "orm_guard"
+    assert pair_name("base", "GRPO", "edge", "k001") == "grpo_vs_base_edge_k001"
     with pytest.raises(ValueError, match="ASCII"):
-        common.slug("—")
+        slug("—")
 
 
 def test_band_is_a_t_interval_over_seeds():
     # five seeds at 0, 1, 2, 3, 4 at every step: mean 2, sd 1.5811, se 0.7071, t_0.975 with 4 df = 2.7764:
     # [0.0367, 3.9633]; where a seed stops (step 4: three seeds 0, 1, 2) the interval uses those left
     series = [pd.Series([float(v)] * (3 if v > 2 else 4), index=[1, 2, 3, 4][: 3 if v > 2 else 4]) for v in range(5)]
-    st = common.band_stats(series)
+    st = figures.band_stats(series)
     assert st["mean"].tolist() == [2.0] * 3 + [1.0]
     assert st.loc[1, "lo"] == pytest.approx(0.0367, abs=1e-4) and st.loc[1, "hi"] == pytest.approx(3.9633, abs=1e-4)
     assert st.loc[4, "n"] == 3 and st.loc[4, "hi"] == pytest.approx(1 + 4.3027 * (1 / 3 ** 0.5), abs=1e-3)
@@ -766,23 +783,23 @@ def test_arms_pair_by_seed_and_problem(tmp_path):
         write_text(tmp_path / f"{name}.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": c,
                                                              "correct_answer": 1, "outcome": "x"}
                                                             for k, c in zip(keys, right)]))
-    base = common.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "edge")
-    arm = common.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "edge")
-    other = common.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "edge")
-    xa, xb = common.paired_matrices(base, arm)  # the seedless base repeats for both seeds
+    base = answers.arm_outcomes(tmp_path, "base", {None: "b.csv"}, "edge")
+    arm = answers.arm_outcomes(tmp_path, "arm", {0: "s0.csv", 1: "s1.csv"}, "edge")
+    other = answers.arm_outcomes(tmp_path, "other", {1: "t1.csv", 2: "t2.csv"}, "edge")
+    xa, xb = answers.paired_matrices(base, arm)  # the seedless base repeats for both seeds
     assert xa.tolist() == [[1, 0, 0, 0]] * 2 and xb.tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
-    xa, xb = common.paired_matrices(arm, other)  # only seed 1 is shared
+    xa, xb = answers.paired_matrices(arm, other)  # only seed 1 is shared
     assert xa.tolist() == [[1, 1, 1, 0]] and xb.tolist() == [[0, 0, 0, 0]]
-    assert common.compare(base, arm).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
-    lone = common.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "edge")
+    assert answers.compare(base, arm).effect == pytest.approx(0.375)  # (0.5 + 0.75) / 2 - 0.25
+    lone = answers.arm_outcomes(tmp_path, "lone", {5: "t2.csv"}, "edge")
     with pytest.raises(ValueError, match="share no seed"):
-        common.paired_matrices(arm, lone)
+        answers.paired_matrices(arm, lone)
     with pytest.raises(KeyError, match="no outcomes on set 'in'"):
-        common.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "in")
+        answers.arm_outcomes(tmp_path, "x", {0: "s0.csv"}, "in")
     write_text(tmp_path / "odd.csv", outcomes_csv([{"set": "edge", "problem": k, "k": 3, "correct": 1,
                                                     "correct_answer": 1, "outcome": "x"} for k in reversed(keys)]))
     with pytest.raises(ValueError, match="problems differ"):
-        common.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "edge")
+        answers.arm_outcomes(tmp_path, "x", {0: "s0.csv", 1: "odd.csv"}, "edge")
 
 
 def test_index_reads_the_exact_stage_metrics_file():
@@ -794,21 +811,21 @@ def test_index_reads_the_exact_stage_metrics_file():
 def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
     # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
-    greedy = read_json(studies / common.answer_path("headline", "headline_vs_base_hop_edge_correct"))
+    greedy = read_json(studies / paths.answer_path("headline", "headline_vs_base_hop_edge_correct"))
     assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
     assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
-    samp = read_json(studies / common.answer_path("headline", "headline_vs_base_hop_edge_sampled"))
+    samp = read_json(studies / paths.answer_path("headline", "headline_vs_base_hop_edge_sampled"))
     assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
     assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
         "headline_vs_base_hop_edge_correct.json",
         "headline_vs_base_hop_edge_sampled.json"]  # per-base answers: manifest only
-    m = read_json(studies / common.manifest_path("headline"))
+    m = read_json(studies / paths.manifest_path("headline"))
     per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
     assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_edge_sampled", "hl_b_vs_base_cot_b_edge_sampled",
                                                  "hl_c_vs_base_cot_c_edge_sampled"]
     assert all(a["effect"] == pytest.approx(0.05) and a["seeds"] == 1 for a in per_base[:3])
     assert "on every base" in m["answer"]
-    metrics = read_json(studies / common.study_metrics_path("headline"))
+    metrics = read_json(studies / paths.study_metrics_path("headline"))
     assert metrics["hop_edge_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
 
 
@@ -864,10 +881,10 @@ def test_the_claims_in_params_name_answers_the_committed_reports_have():
     current = yaml.safe_load((ROOT / "params.yaml").read_text())
     for cid, c in cfg.claims.items():
         for task, primary in c.primaries().items():
-            if (ROOT / common.answer_path(c.study, primary)).exists():
+            if (ROOT / paths.answer_path(c.study, primary)).exists():
                 continue
             # the study wrote none and said why (newsol: fewer than two seeds with unsolved problems)
-            manifest = ROOT / common.manifest_path(c.study)
+            manifest = ROOT / paths.manifest_path(c.study)
             if read_json(manifest).get("not_computed", {}).get(primary):
                 continue
             # a claim pre-registered for the next run (zhang_new: its second draws) has no answer yet, and may

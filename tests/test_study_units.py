@@ -9,7 +9,8 @@ import pytest
 from reasonrl import stats
 from reasonrl.config import ConfigError
 from reasonrl.studies import PasskModel, passk, zero
-from reasonrl.studies.common import Answer, Run, answers_table, evals_frame
+from reasonrl.studies.answers import Answer, answers_table
+from reasonrl.studies.runs import Run, evals_frame
 
 
 def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
@@ -304,7 +305,7 @@ def test_passk_compares_each_arm_with_its_own_tasks_base():
 
 def test_ablations_summary_words_only_the_directed_comparisons_and_counts_the_rest():
     from reasonrl.studies import ablations
-    from reasonrl.studies.common import Answer
+    from reasonrl.studies.answers import Answer
 
     def answer(pair, a, b, effect, lo, hi):  # a paired comparison by hand: seeds 3, problems 8
         return Answer(pair, a, b, stats.Comparison(0.5, 0.5 + effect, effect, lo, hi, 0.01, 2, 0.05, 0.04, 3, 8))

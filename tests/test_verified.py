@@ -14,7 +14,7 @@ import pytest
 import reasonrl.evaluate as ev
 from reasonrl.evaluate import answer_only, baseline_curve, check_verified, pass_at_k, pass_curve_of
 from reasonrl.io import write_text
-from reasonrl.studies import PasskModel, common, passk
+from reasonrl.studies import PasskModel, answers, manifest, passk
 from reasonrl.tasks import get_task, names, trace_of
 from reasonrl.tasks.base import verified
 from reasonrl.tasks.hop import build_problem
@@ -123,10 +123,10 @@ def test_verified_never_exceeds_answer_only_guards():
     check_verified([0, 1, 2], [0, 1, 3])
     with pytest.raises(ValueError, match="verified correctness exceeds answer-only"):
         check_verified([0, 2], [1, 1])
-    arm = common.ArmOutcomes("x", {0: np.array([1.0, 0.0])}, ["p", "q"])
-    common.with_answer(arm, common.ArmOutcomes("x", {0: np.array([1.0, 1.0])}, ["p", "q"]))
+    arm = answers.ArmOutcomes("x", {0: np.array([1.0, 0.0])}, ["p", "q"])
+    answers.with_answer(arm, answers.ArmOutcomes("x", {0: np.array([1.0, 1.0])}, ["p", "q"]))
     with pytest.raises(ValueError, match="arm 'x': a verified outcome exceeds its answer-only one"):
-        common.with_answer(arm, common.ArmOutcomes("x", {0: np.array([0.0, 1.0])}, ["p", "q"]))
+        answers.with_answer(arm, answers.ArmOutcomes("x", {0: np.array([0.0, 1.0])}, ["p", "q"]))
 
 
 def test_outcome_files_carry_answer_only_arms_and_answers(tmp_path: Path):
@@ -137,14 +137,14 @@ def test_outcome_files_carry_answer_only_arms_and_answers(tmp_path: Path):
 
     outcomes("a.csv", [1, 0, 0, 0], [1, 1, 0, 0])
     outcomes("b.csv", [1, 1, 0, 0], [1, 1, 1, 1])
-    a = common.arm_outcomes(tmp_path, "a", {None: "a.csv"}, "edge")
-    b = common.arm_outcomes(tmp_path, "b", {None: "b.csv"}, "edge", "sampled")
+    a = answers.arm_outcomes(tmp_path, "a", {None: "a.csv"}, "edge")
+    b = answers.arm_outcomes(tmp_path, "b", {None: "b.csv"}, "edge", "sampled")
     assert a.by_seed[None].tolist() == [1, 0, 0, 0] and a.answer.by_seed[None].tolist() == [1, 1, 0, 0]
     assert b.answer.by_seed[None].tolist() == [0.5] * 4 and b.answer.answer is None
-    x = common.Answer.of("b_vs_a", "a", "b", a, common.arm_outcomes(tmp_path, "b", {None: "b.csv"}, "edge"), 0.01)
+    x = answers.Answer.of("b_vs_a", "a", "b", a, answers.arm_outcomes(tmp_path, "b", {None: "b.csv"}, "edge"), 0.01)
     assert (x.cmp.a, x.cmp.b, x.answer_only.a, x.answer_only.b) == (0.25, 0.5, 0.5, 1.0)
-    (m,) = common.manifest_answers([x])
+    (m,) = manifest.manifest_answers([x])
     assert (m["a"], m["b"], m["answer_only"]["a"], m["answer_only"]["b"]) == (0.25, 0.5, 0.5, 1.0)
     outcomes("bad.csv", [1, 1, 0, 0], [1, 0, 0, 0])
     with pytest.raises(ValueError, match="a verified outcome exceeds its answer-only one"):
-        common.arm_outcomes(tmp_path, "bad", {None: "bad.csv"}, "edge")
+        answers.arm_outcomes(tmp_path, "bad", {None: "bad.csv"}, "edge")

@@ -1,7 +1,9 @@
 """The studies: each answers one research question from the outputs of its RL runs.
 
-One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `index`, all built on
-`common`. A study module has the same shape everywhere:
+One module per study (`methods`, `passk`, `zero`, `hacking`, `ablations`) plus `index`, built on the shared
+pieces by concept: `paths` (where outputs live), `runs` (a run's outputs loaded), `answers` (arms, paired
+comparisons, answer files), `markdown`, `manifest`, `figures` and `wording`.
+A study module has the same shape everywhere:
 
 - `SECTION` and `Config`: its params section and the dataclass it loads into;
 - `inputs(cfg)` / `outputs(cfg)`: the files it reads and writes, relative to the repository root (the
@@ -25,7 +27,7 @@ def passk_data_path(label: str) -> str:
     return f"{PASSK_DATA}/{label}.json"
 
 
-# The numbers an answer may carry beside its comparison (common.Answer.extra: written into its answer file and the
+# The numbers an answer may carry beside its comparison (answers.Answer.extra: written into its answer file and the
 # manifest), so that a claim's `mechanism` (claims.no_mechanism) can ask whether the mechanism acted in the runs
 # behind it. Each is computed from the runs' training histories (reports/rl/<run>.csv) by studies/mechanisms.py.
 ANSWER_EXTRA = {

@@ -19,45 +19,26 @@ from ..config import check
 from ..io import write_json
 from ..plotdata import undefined
 from ..stats import SHARE, fmt_ci, fmt_effect, fmt_mde, fmt_share
-from . import wording
-from .common import (
+from . import pair_name, slug, wording
+from .answers import (
     MEASURES,
-    RANGES,
     Answer,
-    Manifest,
-    Panel,
-    Run,
-    answers_dir,
     answers_table,
     arm_interval,
-    as_runs,
     check_measure,
     common_seeds,
     compare,
-    describe,
-    eval_column,
-    evaluated,
-    load_runs,
-    manifest_answers,
-    manifest_path,
-    md_table,
-    pair_name,
-    palette,
-    panel_figure,
     run_arm,
-    run_inputs,
-    save_figure,
     scalar_arm,
-    slug,
-    smoothed,
-    study_metrics_path,
-    tail_mean,
     write_answers,
-    write_markdown,
 )
-from .figures import SMOOTH_NOTE
+from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, palette, panel_figure, save_figure, smoothed
 from .floors import chance, eval_set, gold_length
+from .manifest import Manifest, manifest_answers
+from .markdown import md_table, write_markdown
 from .mechanisms import ablation_extra
+from .paths import answers_dir, manifest_path, run_inputs, study_metrics_path
+from .runs import Run, as_runs, describe, eval_column, load_runs, tail_mean
 
 SECTION = "studies.ablations"
 GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess

@@ -15,7 +15,9 @@ import pandas as pd  # noqa: E402
 
 from ..io import read_json, write_text  # noqa: E402
 from . import exact as study  # noqa: E402
-from .common import Manifest, manifest_path, save_figure  # noqa: E402
+from .figures import save_figure  # noqa: E402
+from .manifest import Manifest  # noqa: E402
+from .paths import manifest_path  # noqa: E402
 
 ESTIMATOR_NAMES = {"none": "none (plain REINFORCE)", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
 SHORT_NAMES = {"none": "none", "mean": "batch mean", "rloo": "RLOO", "grpo": "GRPO"}
@@ -43,7 +45,7 @@ def load_results(path: str | Path) -> study.Results:
 
 
 def table(df: pd.DataFrame, title: str, note: str) -> str:
-    # four significant digits: the KLs to pi* span 1e-6 to 1, which common.md_table's 3 decimals would hide
+    # four significant digits: the KLs to pi* span 1e-6 to 1, which markdown.md_table's 3 decimals would hide
     return f"### {title}\n\n{df.to_markdown(index=False, floatfmt='.4g')}\n\n{note}\n"
 
 

@@ -23,45 +23,26 @@ from .. import stats
 from ..config import check
 from ..io import read_json, write_json
 from ..stats import fmt_share
-from .common import (
+from . import pair_name, slug
+from .answers import Answer, answers_table, arm_interval, arm_outcomes, check_measure, run_arm, write_answers
+from .figures import (
     RANGES,
-    Answer,
-    Manifest,
+    SEED_RANGE,
+    SMOOTH_NOTE,
     Panel,
-    Run,
-    answers_dir,
-    answers_table,
-    arm_interval,
-    arm_outcomes,
-    as_runs,
-    base_metrics_path,
-    check_measure,
-    code,
-    describe,
-    eval_column,
+    band_stats,
     evaluated,
     failure_figure,
-    load_runs,
-    manifest_answers,
-    manifest_path,
-    md_table,
-    outcomes_path,
-    pair_name,
     palette,
     panel_figure,
-    run_arm,
-    run_inputs,
-    seed_count,
-    slug,
     smoothed,
-    study_metrics_path,
-    tail_mean,
-    write_answers,
-    write_markdown,
 )
-from .figures import SEED_RANGE, SMOOTH_NOTE, band_stats
 from .floors import chance, eval_set
+from .manifest import Manifest, manifest_answers
+from .markdown import code, md_table, write_markdown
 from .mechanisms import arm_mean, clip_extra, run_clip
+from .paths import answers_dir, base_metrics_path, manifest_path, outcomes_path, run_inputs, study_metrics_path
+from .runs import Run, as_runs, describe, eval_column, load_runs, seed_count, tail_mean
 from .wording import CONSTANT, DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"

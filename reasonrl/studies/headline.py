@@ -19,29 +19,20 @@ import pandas as pd
 from ..config import check
 from ..io import read_json, write_json
 from ..stats import fmt_ci
-from .common import (
-    MEASURES,
-    Answer,
-    Manifest,
+from . import pair_name
+from .answers import MEASURES, Answer, answers_table, arm_interval, arm_outcomes, check_measure, write_answers
+from .figures import guess_line, save_figure
+from .manifest import Manifest, manifest_answers
+from .markdown import md_table, write_markdown
+from .paths import (
     answers_dir,
-    answers_table,
-    arm_interval,
-    arm_outcomes,
-    check_measure,
-    manifest_answers,
     manifest_path,
-    md_table,
     outcomes_path,
-    pair_name,
     run_metrics_path,
     run_outcomes_path,
-    save_figure,
     study_metrics_path,
     summary_path,
-    write_answers,
-    write_markdown,
 )
-from .figures import guess_line
 
 SECTION = "studies.headline"
 OUT = "reports/headline"

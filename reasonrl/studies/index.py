@@ -26,7 +26,7 @@ from .claims import (
     result_text,
     seeds_text,
 )
-from .common import manifest_path, study_metrics_path
+from .paths import manifest_path, study_metrics_path
 
 INDEX = "reports/index.md"
 CLAIMS = "reports/claims.md"

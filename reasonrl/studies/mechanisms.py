@@ -1,4 +1,4 @@
-"""The numbers a compared pair carries beside its effect (`common.Answer.extra`, the keys of
+"""The numbers a compared pair carries beside its effect (`answers.Answer.extra`, the keys of
 `reasonrl.studies.ANSWER_EXTRA`): whether a claim's mechanism acted in the runs behind the comparison
 (`claims.no_mechanism`), read from each run's training history (reports/rl/<run>.csv, one row per step).
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .common import Run
+from .runs import Run
 
 CLIP = "losses/clip_frac"  # share of the step's response tokens whose ratio the clip cut, mean over its updates
 GRAD = "losses/grad_norm"  # the step's gradient norm before clipping (0: the step updated nothing)

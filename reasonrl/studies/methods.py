@@ -15,42 +15,14 @@ import pandas as pd
 from ..config import check
 from ..io import read_json, write_json
 from ..stats import SHARE, fmt_ci, fmt_share
-from .common import (
-    MEASURES,
-    RANGES,
-    Answer,
-    Manifest,
-    Panel,
-    answers_dir,
-    answers_table,
-    arm_interval,
-    arm_outcomes,
-    as_runs,
-    base_metrics_path,
-    check_measure,
-    eval_column,
-    evaluated,
-    failure_figure,
-    load_runs,
-    manifest_answers,
-    manifest_path,
-    md_table,
-    mean_mix,
-    mean_sd,
-    outcomes_path,
-    pair_name,
-    palette,
-    panel_figure,
-    run_arm,
-    run_inputs,
-    smoothed,
-    study_metrics_path,
-    tail_mean,
-    write_answers,
-    write_markdown,
-)
-from .figures import SMOOTH_NOTE
+from . import pair_name
+from .answers import MEASURES, Answer, answers_table, arm_interval, arm_outcomes, check_measure, run_arm, write_answers
+from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, failure_figure, palette, panel_figure, smoothed
 from .floors import chance, eval_set
+from .manifest import Manifest, manifest_answers
+from .markdown import md_table, write_markdown
+from .paths import answers_dir, base_metrics_path, manifest_path, outcomes_path, run_inputs, study_metrics_path
+from .runs import as_runs, eval_column, load_runs, mean_mix, mean_sd, tail_mean
 
 SECTION = "studies.methods"
 GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess

@@ -35,7 +35,8 @@ from .. import stats
 from ..config import check
 from . import pair_name
 from . import passk_data_path as data_path
-from .common import Answer, md_table
+from .answers import Answer
+from .markdown import md_table
 
 SUFFIX = "new"  # the answer file <arm>_vs_<base>_<set>_new.json
 

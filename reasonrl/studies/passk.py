@@ -23,25 +23,12 @@ from ..io import read_json, write_json
 from ..metrics import pass_at_k
 from . import PasskModel, newsol, pair_name
 from . import passk_data_path as data_path
-from .common import (
-    Answer,
-    ArmOutcomes,
-    Manifest,
-    answers_dir,
-    answers_table,
-    arm_interval,
-    legend_below,
-    manifest_answers,
-    manifest_path,
-    md_table,
-    save_figure,
-    seed_count,
-    study_metrics_path,
-    with_answer,
-    write_answers,
-    write_markdown,
-)
-from .figures import arm_styles, error_bars
+from .answers import Answer, ArmOutcomes, answers_table, arm_interval, with_answer, write_answers
+from .figures import arm_styles, error_bars, legend_below, save_figure
+from .manifest import Manifest, manifest_answers
+from .markdown import md_table, write_markdown
+from .paths import answers_dir, manifest_path, study_metrics_path
+from .runs import seed_count
 
 SECTION = "passk"
 OUT = "reports/passk"

@@ -1,5 +1,6 @@
 """The entry of every report stage: its config from params (with studies.equivalence), then the report.
-Apart from the studies' shared pieces (common.py), so that those carry no stage plumbing."""
+Apart from the studies' shared pieces (paths, runs, answers, markdown, manifest), so that those carry no
+stage plumbing."""
 
 from __future__ import annotations
 

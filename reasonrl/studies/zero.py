@@ -25,36 +25,27 @@ from .. import stats
 from ..config import check
 from ..io import write_json
 from ..stats import fmt_effect
-from .common import (
+from . import pair_name, slug
+from .answers import Answer, answers_table, write_answers
+from .figures import (
     RANGES,
-    Answer,
-    Manifest,
+    SMOOTH_NOTE,
     Panel,
-    Run,
-    answers_dir,
-    answers_table,
-    as_runs,
-    describe,
-    eval_column,
+    error_bars,
     evaluated,
+    guess_line,
     legend_below,
-    load_runs,
-    manifest_answers,
-    manifest_path,
-    md_table,
-    pair_name,
     palette,
     panel_figure,
-    run_inputs,
     save_figure,
-    slug,
+    share_ylim,
     smoothed,
-    study_metrics_path,
-    write_answers,
-    write_markdown,
 )
-from .figures import SMOOTH_NOTE, error_bars, guess_line, share_ylim
 from .floors import chance, eval_set
+from .manifest import Manifest, manifest_answers
+from .markdown import md_table, write_markdown
+from .paths import answers_dir, manifest_path, run_inputs, study_metrics_path
+from .runs import Run, as_runs, describe, eval_column, load_runs
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
 SECTION = "studies.zero"

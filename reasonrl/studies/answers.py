@@ -1,181 +1,26 @@
-"""Shared pieces of the study reports: where a run's outputs live and how to load them, band plots,
-failure-mix bars, markdown tables, and the manifest each study leaves for the index."""
+"""Arms of per-problem outcomes, their paired comparisons, and the answer files and tables a study writes
+from them (one `Answer` per compared pair)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from .. import stats  # noqa: E402
-from ..config import check  # noqa: E402
-from ..io import read_json, write_json, write_text  # noqa: E402
-from . import ANSWER_EXTRA, pair_name, slug  # noqa: E402, F401  pair_name, slug: the study modules name answer files by them
-from .figures import (  # noqa: E402, F401  re-exported: the study modules take their figure helpers from here
-    FAILURE_COLORS,
-    RANGES,
-    SMOOTH,
-    STEP,
-    Curve,
-    Panel,
-    band,
-    band_stats,
-    evaluated,
-    failure_bars,
-    failure_figure,
-    legend_below,
-    palette,
-    panel_figure,
-    save_figure,
-    smoothed,
-)
+from .. import stats
+from ..config import check
+from ..io import write_json
+from . import ANSWER_EXTRA
+from .markdown import md_table
+from .paths import answer_path, run_outcomes_path
 
 # an arm's per-problem outcome (a column of outcomes_<checkpoint>.csv): the greedy answer, or the share of N samples
 # at T = 1, verified (answer and trace right: reasonrl/evaluate.py); `<m>_answer`: by the answer alone
 EVAL_SETS = ("in", "edge", "far")  # the test sets (roles) stages/eval.py writes outcomes for
 MEASURES = {"correct": "verified greedy accuracy", "sampled": "verified sampled accuracy (pass@1 at T = 1)",
             "correct_answer": "answer-only greedy accuracy", "sampled_answer": "answer-only sampled accuracy"}
-TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
-
-
-# ----------------------------------------------------------------------------- where outputs live
-# `folder` is where the stages write: reports/, or reports/headline/ for the headline chain
-
-def history_path(run: str, folder: str = "reports") -> str:
-    return f"{folder}/rl/{run}.csv"
-
-
-def summary_path(run: str, folder: str = "reports") -> str:
-    return f"{folder}/rl/{run}.json"
-
-
-def run_metrics_path(run: str, folder: str = "reports") -> str:
-    return f"{folder}/eval/rl_{run}.json"
-
-
-def base_metrics_path(base: str) -> str:
-    return f"reports/eval/base_{base}.json"
-
-
-def study_metrics_path(study: str) -> str:
-    return f"reports/metrics/{study}.json"
-
-
-def manifest_path(study: str) -> str:
-    return f"reports/{study}/manifest.json"
-
-
-def outcomes_path(checkpoint: str, folder: str = "reports") -> str:
-    """Per-problem greedy outcomes of a checkpoint (models/<checkpoint>.pt), written by its eval stage."""
-    return f"{folder}/eval/outcomes_{checkpoint}.csv"
-
-
-def run_outcomes_path(run: str, folder: str = "reports") -> str:
-    return outcomes_path(f"rl_{run}", folder)
-
-
-def answers_dir(study: str) -> str:
-    """The study's answer files, one flat JSON per compared pair (a DVC metrics directory)."""
-    return f"reports/{study}/answers"
-
-
-def answer_path(study: str, pair: str) -> str:
-    return f"{answers_dir(study)}/{pair}.json"
-
-
-def run_inputs(runs: Iterable[str], metrics: bool = True) -> list[str]:
-    """The files `load_run` reads for each run, in order, without repeats (with `metrics`, also the
-    eval stage's per-problem outcomes)."""
-    out: list[str] = []
-    for run in runs:
-        extra = (run_metrics_path(run), run_outcomes_path(run)) if metrics else ()
-        for path in (history_path(run), summary_path(run)) + extra:
-            if path not in out:
-                out.append(path)
-    return out
-
-
-# ----------------------------------------------------------------------------- loading
-
-@dataclass
-class Run:
-    name: str
-    history: pd.DataFrame  # one row per step, indexed by step; columns as in the RL record
-    evals: pd.DataFrame  # one row per in-training evaluation, indexed by step; nested keys joined by "."
-    summary: dict  # reports/rl/<run>.json
-    metrics: dict | None  # reports/eval/rl_<run>.json (the eval@ stage), when asked for
-
-    @property
-    def job(self) -> dict:
-        return self.summary["job"]
-
-
-def evals_frame(evals: list[dict]) -> pd.DataFrame:
-    """In-training evaluations as a frame indexed by step ({"by_k": {"3": x}} -> column "by_k.3", for a task
-    whose difficulty is k)."""
-    if not evals:
-        return pd.DataFrame(index=pd.Index([], name="step"))
-    return pd.json_normalize(evals, sep=".").set_index("step").sort_index()
-
-
-def load_run(root: Path, name: str, metrics: bool = True) -> Run:
-    history = pd.read_csv(root / history_path(name)).set_index("step").sort_index()
-    summary = read_json(root / summary_path(name))
-    return Run(name=name, history=history, evals=evals_frame(summary["evals"]), summary=summary,
-               metrics=read_json(root / run_metrics_path(name)) if metrics else None)
-
-
-def load_runs(root: Path, names: Iterable[str], metrics: bool = True) -> dict[str, Run]:
-    return {name: load_run(root, name, metrics) for name in dict.fromkeys(names)}
-
-
-def tail_mean(series: pd.Series, frac: float = TAIL) -> float:
-    """Mean of the last `frac` of a per-step series (at least its last value)."""
-    return float(series.iloc[-max(1, math.ceil(len(series) * frac)):].mean())
-
-
-def eval_column(run: Run, column: str) -> pd.Series:
-    if column not in run.evals:
-        raise KeyError(f"{summary_path(run.name)}: the run's evaluations have no {column!r} "
-                       f"(its eval is {run.job.get('eval')!r}); give the run the eval this study needs")
-    return run.evals[column]
-
-
-def seed_count(n: int) -> str:
-    return f"{n} seed" + ("s" if n != 1 else "")
-
-
-def describe(run: Run, keys: Iterable[str]) -> str:
-    """'name (key value, key value)' from the run's job, for tables and the index."""
-    return f"{run.name} (" + ", ".join(f"{k} {run.job[k]}" for k in keys) + ")"
-
-
-# ----------------------------------------------------------------------------- numbers
-
-def mean_sd(values: Iterable[float], fmt: str = ".3f") -> str:
-    """'m ± sd' (sample standard deviation; one value gives just the value)."""
-    s = pd.Series(list(values), dtype=float)
-    return f"{s.mean():{fmt}}" if len(s) < 2 else f"{s.mean():{fmt}} ± {s.std():{fmt}}"
-
-
-def mean_mix(mixes: list[dict[str, float]]) -> dict[str, float]:
-    """The outcome-type shares averaged over several evaluations (types in the first one's order)."""
-    return {t: sum(m[t] for m in mixes) / len(mixes) for t in mixes[0]}
-
-
-# ----------------------------------------------------------------------------- arms and paired answers
-
-
-def as_runs(value: str | list[str]) -> list[str]:
-    """An arm named by one run or by a list of runs (one per seed)."""
-    return [value] if isinstance(value, str) else list(value)
 
 
 @dataclass
@@ -344,57 +189,3 @@ def answers_table(answers: list[Answer], title: str, what: str) -> str:
                     "(reasonrl.stats, docs/studies.md). MDE: the effect this design detects with 80% power, "
                     f"(t_0.975 + t_0.8) × se; — where nothing varies. Equivalent: the interval inside ±{eq:g}. "
                     "Exploratory: not adjusted for multiplicity (the claims in reports/index.md are).")
-
-
-# ----------------------------------------------------------------------------- tables and manifest
-
-def code(text: str) -> str:
-    """Text as a markdown code span that is safe inside a table cell (| escaped, backticks dropped)."""
-    return "`" + str(text).replace("`", "'").replace("|", "\\|") + "`"
-
-
-def cell(value) -> str:
-    """A table cell: floats with 3 decimals (small ones in scientific notation), a missing value empty,
-    anything else as written."""
-    if not isinstance(value, float):
-        return str(value)
-    return "" if math.isnan(value) else f"{value:.2e}" if 0 < abs(value) < 0.01 else f"{value:.3f}"
-
-
-def md_table(df: pd.DataFrame, title: str, note: str = "") -> str:
-    """A markdown table under a heading, cells formatted here (no parsing of "+0.020"), numeric ones right-aligned."""
-    align = ["right" if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) else "left"
-             for c in df]
-    body = df.map(cell).to_markdown(index=False, disable_numparse=True, colalign=align)
-    return f"### {title}\n\n{body}\n" + (f"\n{note}\n" if note else "")
-
-
-def write_markdown(path: Path, title: str, intro: str, parts: list[str]) -> None:
-    write_text(path, f"## {title}\n\n{intro}\n\n" + "\n".join(parts))
-
-
-@dataclass
-class Manifest:
-    """What a study produced, for the index: figure paths are relative to reports/."""
-
-    study: str
-    title: str
-    question: str
-    answer: str  # one line with the key numbers
-    runs: list[str]  # run descriptions (name and the settings the study varies)
-    figures: list[tuple[str, str]] = field(default_factory=list)  # (path, one sentence with the key number)
-    tables: list[str] = field(default_factory=list)
-    answers: list[dict] = field(default_factory=list)  # {"pair", "text", **Comparison.to_json()} per answer
-    summary: str = ""  # the front page's paragraph where `answer` is longer (cut at a clause to 80 words there)
-    key_figure: str = ""  # the figure the front page shows; "" for the first
-    not_computed: dict[str, str] = field(default_factory=dict)  # answer file (pair) -> why the study wrote none
-
-    def write(self, root: Path) -> None:
-        write_json(root / manifest_path(self.study),
-                   asdict(self) | {"figures": [{"file": f, "caption": c} for f, c in self.figures]})
-
-
-def manifest_answers(answers: list[Answer]) -> list[dict]:
-    return [{"pair": x.pair, "text": x.text, "a_label": x.a, "b_label": x.b, "equivalence": x.equivalence,
-             "bounds": x.bounds, "constant": x.cmp.constant, **x.cmp.to_json(), **x.extra,
-             "answer_only": x.answer_only.to_json() if x.answer_only else None} for x in answers]
