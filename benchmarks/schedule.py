@@ -11,26 +11,13 @@ Prints the makespan and when each result (a report, or a stage nothing waits for
 from __future__ import annotations
 
 import argparse
-import contextlib
 import heapq
 import sys
 from pathlib import Path
 
+from reasonrl.runner import dvc_adapter
 from reasonrl.runner.plan import Schedule
 from reasonrl.runner.progress import expected_seconds, fmt_duration
-
-
-def dag(repo: str) -> dict[str, list[str]]:
-    """Every stage of the pipeline -> its upstream stages, in `dvc repro`'s order (as plan._dvc_stages, without
-    asking which stages changed)."""
-    from dvc.dvcfile import PROJECT_FILE
-    from dvc.repo import Repo
-    from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
-
-    with contextlib.chdir(repo), Repo(repo) as dvc_repo:
-        graph = get_active_graph(dvc_repo.index.graph)
-        return {s.addressing: [u.addressing for u in graph.successors(s)]
-                for s in plan_repro(graph, collect_stages(dvc_repo, [PROJECT_FILE]))}
 
 
 class DvcOrder(Schedule):
@@ -61,7 +48,7 @@ def main() -> int:
     ap.add_argument("--repo", default=".")
     args = ap.parse_args()
     root = str(Path(args.repo).resolve())
-    plan = dag(root)
+    plan = dvc_adapter.pipeline_order(root)  # as plan._dvc_stages, without asking which stages changed
     seconds = expected_seconds(root, {stage: (str(Path(root, "dvc.lock")), stage) for stage in plan})
     print(f"{len(plan)} stages, {fmt_duration(sum(seconds.values()))} of stage time, -j {args.jobs}")
     for name, kind in (("Schedule (reports first, then the critical path)", Schedule), ("DVC's order", DvcOrder)):

@@ -31,6 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from reasonrl.runner import dvc_adapter
+
 LOCK = "dvc.lock"
 CODE = ("reasonrl/", "stages/")
 
@@ -55,12 +57,8 @@ def comments(files: list[str], rev: str) -> int:
 
 
 def deps() -> int:
-    from dvc.repo import Repo
-
-    with Repo(".") as repo:
-        declared = {s.addressing: sorted(d.def_path for d in s.deps
-                                         if not hasattr(d, "params") and d.def_path.startswith(CODE))
-                    for s in repo.index.stages}
+    declared = {stage: sorted(p for p in paths if p.startswith(CODE))
+                for stage, paths in dvc_adapter.stage_deps(".").items()}
 
     def update(stage: str, old: list[dict]) -> list[dict]:
         kept = [d for d in old if not d["path"].startswith(CODE)]
@@ -79,17 +77,13 @@ def pruned(stages: dict, defined: set[str]) -> tuple[dict, list[str]]:
 
 
 def prune(dry: bool = False) -> int:
-    from dvc.repo import Repo
-    from dvc.utils.serialize import dump_yaml, load_yaml
-
-    with Repo(".") as repo:
-        defined = {s.addressing for s in repo.index.stages}
-    lock = load_yaml(LOCK)
+    defined = set(dvc_adapter.stage_deps("."))
+    lock = dvc_adapter.load_yaml_file(LOCK)
     kept, orphans = pruned(lock["stages"], defined)
     dropped = sorted(set(lock["stages"]) - set(kept))
     if not dry:
         lock["stages"] = kept
-        dump_yaml(LOCK, lock)
+        dvc_adapter.dump_yaml_file(LOCK, lock)
     verb = "would be dropped" if dry else "dropped"
     print(f"{len(dropped)} stages {verb} from {LOCK}: {', '.join(dropped) or 'none'}", file=sys.stderr)
     if orphans:
@@ -98,15 +92,13 @@ def prune(dry: bool = False) -> int:
 
 
 def rewrite(update) -> int:
-    from dvc.utils.serialize import dump_yaml, load_yaml
-
-    lock = load_yaml(LOCK)
+    lock = dvc_adapter.load_yaml_file(LOCK)
     count = 0
     for stage, entry in lock["stages"].items():
         new = update(stage, entry["deps"])
         count += new != entry["deps"]
         entry["deps"] = new
-    dump_yaml(LOCK, lock)
+    dvc_adapter.dump_yaml_file(LOCK, lock)
     print(f"{count} stages' deps updated in {LOCK}")
     return 0
 

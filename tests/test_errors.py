@@ -81,6 +81,12 @@ def _copy(path: Path) -> None:
     path.write_bytes((path.parent / "base_cot.pt").read_bytes())
 
 
+def _dvc_9(path: Path) -> None:
+    """the metadata of a dvc 9.9.9, first on the import path"""
+    path.parent.mkdir(parents=True)
+    path.write_text("Metadata-Version: 2.1\nName: dvc\nVersion: 9.9.9\n")
+
+
 def _short_chain(path: Path) -> None:
     """a chain model of 64 positions"""
     model = TinyReasoner(ModelConfig(**{**TINY_MODEL, "max_len": 64}, task="chain"), torch.Generator().manual_seed(0))
@@ -216,6 +222,10 @@ CASES = [
          r"^models/base_cot_s1\.pt: checkpoint not found \(run `dvc repro base@cot_s1`"),
     Case("train --set init near a verifier's name", (*TRAIN, "--set", "init=verfier_orm"),  # never a policy
          r"^models/verfier_orm\.pt: checkpoint not found", make=("models/verifier_orm.pt", _copy)),
+    # `python -m` puts the working directory first on the import path, so the metadata found for dvc is this one
+    Case("an untested DVC", ("-m", "reasonrl.runner.cli", "repro"), r"^dvc 9\.9\.9: `reasonrl repro` is tested "
+         r"against dvc [\d.]+ only: .*or run plain `dvc repro`, which always works",
+         make=("dvc-9.9.9.dist-info/METADATA", _dvc_9)),
 ]
 
 

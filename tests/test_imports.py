@@ -125,8 +125,8 @@ def test_an_edit_to_the_supervised_trainer_reruns_no_evaluation():
 # the science (numerics.machine for its log line, errors for the console script's one-line errors).
 
 RUNNER = "reasonrl.runner"
-RUNNER_MODULES = ("cli", "experiment", "lockfile", "malloc", "parallel", "params_lookup", "plan", "progress",
-                  "warm", "zygotes")  # issue 52
+RUNNER_MODULES = ("cli", "dvc_adapter", "experiment", "lockfile", "malloc", "parallel", "params_lookup", "plan",
+                  "progress", "warm", "zygotes")  # issue 52; dvc_adapter issue 71
 
 
 def science_files() -> list[Path]:

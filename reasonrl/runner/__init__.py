@@ -17,4 +17,6 @@ Each module against what DVC 3.67, Dask and the stdlib already do; its docstring
 - experiment: `dvc exp run -S`'s overrides and `dvc exp save`, DVC's own, around the parallel run (the smoke chain's
   experiment 0.81 of `dvc exp run`'s time); values spliced in place where DVC's writer would rewrite params.yaml.
 - cli: argparse, importing only the chosen command.
+- dvc_adapter: every use of DVC's Python code, each entry point saying what it relies on, tested against the pinned
+  DVC; another version stops `reasonrl repro` and `reasonrl exp run` at their start (issue 71).
 """

@@ -21,15 +21,13 @@ wrote, as `dvc exp run` does; `--dry` lists what would rerun and puts the params
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from ..errors import ReasonrlError, suggest
-from . import lockfile, parallel
+from . import dvc_adapter, lockfile, parallel
 from .plan import Plan, stale_plan
 
 
@@ -48,11 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dvc.repo import Repo
-
+    dvc_adapter.check_version("exp run")
     if args.jobs < 1:
         raise ReasonrlError("-j", "must be at least 1")
-    root = Repo.find_root(args.repo)
+    root = dvc_adapter.find_root(args.repo)
     overrides = checked_overrides(root, args.set_param)
     check_name(root, args.name, args.force)
     before = {path: (Path(root) / path).read_bytes() for path in overrides}
@@ -79,23 +76,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> Plan:
-    from dvc.exceptions import DvcException
-
     try:
         return stale_plan(args.repo, args.targets)
-    except DvcException as exc:
+    except dvc_adapter.dvc_error() as exc:
         raise ReasonrlError("targets", str(exc), "params files put back; nothing ran") from exc
 
 
 def checked_overrides(root: str, sets: list[str]) -> dict[str, list[str]]:
     """params file (relative to root) -> its overrides, as `dvc exp run -S` groups them, each one parsed and tried
     on a copy of its file by DVC's own code; a ReasonrlError naming the -S and the key otherwise."""
-    from dvc.exceptions import InvalidArgumentError
-    from dvc.utils.cli_parse import to_path_overrides
-    from dvc.utils.hydra import apply_overrides, to_hydra_overrides
     from hydra.errors import OverrideParseException
 
-    by_file = to_path_overrides(sets)
+    refused = dvc_adapter.invalid_argument_error()
+    by_file = dvc_adapter.path_overrides(sets)
     with tempfile.TemporaryDirectory() as tmp:
         for path, overrides in by_file.items():
             real = Path(root) / path
@@ -107,7 +100,7 @@ def checked_overrides(root: str, sets: list[str]) -> dict[str, list[str]]:
             for text in overrides:
                 where = f"-S {text}" if path == "params.yaml" else f"-S {path}:{text}"
                 try:
-                    parsed, = to_hydra_overrides([text])
+                    parsed, = dvc_adapter.hydra_overrides([text])
                 except OverrideParseException as exc:
                     raise ReasonrlError(where, "not an override", "write key=value, +key=value or ~key, as for "
                                         "`dvc exp run -S`") from exc
@@ -118,16 +111,14 @@ def checked_overrides(root: str, sets: list[str]) -> dict[str, list[str]]:
                 if not key:
                     raise ReasonrlError(where, "no key before '='")
                 try:
-                    apply_overrides(copy, [text])
-                except InvalidArgumentError as exc:
+                    dvc_adapter.apply_overrides(copy, [text])
+                except refused as exc:
                     raise _key_error(where, key, path, real, parsed, exc.__cause__) from exc
     return by_file
 
 
 def _key_error(where: str, key: str, path: str, real: Path, parsed, cause) -> ReasonrlError:
-    from dvc.utils.serialize import LOADERS
-
-    keys = _dotted(LOADERS[real.suffix.lower()](str(real)))
+    keys = _dotted(dvc_adapter.load_params(real))
     if parsed.is_add():
         return ReasonrlError(where, f"{path} already has {key!r}", f"set it without the '+': -S {key}=...")
     if key not in keys:
@@ -149,21 +140,13 @@ def check_name(root: str, name: str | None, force: bool) -> None:
     """The checks `exp save` makes of a name, made before the run rather than after it."""
     if not name:
         return
-    from dvc.exceptions import InvalidArgumentError
-    from dvc.repo import Repo
-    from dvc.repo.experiments.refs import ExpRefInfo
-    from dvc.repo.experiments.utils import check_ref_format
-
-    with Repo(root) as repo:
-        ref = ExpRefInfo(repo.scm.get_rev(), name)
-        try:
-            check_ref_format(repo.scm, ref)
-        except InvalidArgumentError as exc:
-            raise ReasonrlError(f"--name {name}", "not a valid experiment name", "git's ref-name rules, no '/'") \
-                from exc
-        if repo.scm.get_ref(str(ref)) and not force:
-            raise ReasonrlError(f"--name {name}", "an experiment of this commit has that name",
-                                "choose another, or -f to replace it")
+    try:
+        taken = dvc_adapter.experiment_name_taken(root, name)
+    except dvc_adapter.invalid_argument_error() as exc:
+        raise ReasonrlError(f"--name {name}", "not a valid experiment name", "git's ref-name rules, no '/'") from exc
+    if taken and not force:
+        raise ReasonrlError(f"--name {name}", "an experiment of this commit has that name",
+                            "choose another, or -f to replace it")
 
 
 def write_overrides(root: str, overrides: dict[str, list[str]]) -> None:
@@ -177,15 +160,13 @@ def write_overrides(root: str, overrides: dict[str, list[str]]) -> None:
     must read as DVC's result (DVC's parser) and change nothing else for PyYAML. Otherwise DVC's own text is
     written, provided PyYAML reads no other change into it, and an error is raised if it would.
     """
-    from dvc.utils.hydra import apply_overrides
-
     for path, texts in overrides.items():
         real = Path(root) / path
         old = real.read_text(encoding="utf-8")
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / real.name
             copy.write_text(old, encoding="utf-8")
-            apply_overrides(copy, texts)
+            dvc_adapter.apply_overrides(copy, texts)
             dvcs = copy.read_text(encoding="utf-8")
         if real.suffix.lower() not in (".yaml", ".yml"):
             real.write_text(dvcs, encoding="utf-8")
@@ -203,9 +184,7 @@ def write_overrides(root: str, overrides: dict[str, list[str]]) -> None:
 
 
 def _dvc_read(text: str):
-    from dvc.utils.serialize._yaml import parse_yaml
-
-    return parse_yaml(text, "params")
+    return dvc_adapter.parse_yaml(text, "params")
 
 
 def _py_read(text: str):
@@ -292,18 +271,8 @@ def put_back(root: str, before: dict[str, bytes]) -> None:
 
 def save(root: str, plan: Plan, name: str | None, force: bool, message: str | None) -> str:
     """`dvc exp save` of the stages that ran (all of them if none ran, which then changes nothing); the name."""
-    from dvc.repo import Repo
-    from dvc.stage.utils import _get_stage_files
-
     lockfile.install()
-    with contextlib.chdir(root), Repo(root) as repo:
-        stages = [stage for name_ in plan.stages for stage in repo.stage.collect(name_)]
-        paths = {os.path.normpath(p) for stage in stages for p in _get_stage_files(stage)}
-        untracked = [f for f in repo.scm.untracked_files()
-                     if any(f == p or f.startswith(p + os.sep) for p in paths)]
-        rev = repo.experiments.save(targets=list(plan.stages) or None, name=name, force=force,
-                                    include_untracked=untracked, message=message)
-        return repo.experiments.get_exact_name([rev])[rev] or rev[:7]
+    return dvc_adapter.save_experiment(root, list(plan.stages), name, force, message)
 
 
 def _say(msg: str) -> None:

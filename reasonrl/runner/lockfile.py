@@ -30,9 +30,9 @@ marks what it wrote. Any other text (an edit by hand, a full dump, a failed entr
 DVC's error. DVC's lookup of each param key in that parse is sped up too, by `params_lookup`.
 
 Lock files are written by `modify_lock`; params files and lock files are read through the kept parse;
-dvc.yaml goes through DVC unchanged. `dvc` itself is
-pinned (pyproject.toml); `install` imports the DVC internals it relies on first, so a DVC that moved them
-fails at once with an ImportError rather than writing a different lock.
+dvc.yaml goes through DVC unchanged. What it uses of DVC goes through runner.dvc_adapter, against the pinned
+DVC; `install` imports the DVC internals it relies on first, so a DVC that moved them fails at once with an
+ImportError rather than writing a different lock.
 
 What it buys (docs/performance.md): a forced `repro -s report_exact` took 12.31 and 12.21 s through DVC's own
 update, 7.18 and 6.90 s through this one (5.3 s per stage, spent holding DVC's repo lock); the kept parse saves
@@ -55,7 +55,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from reasonrl.io import atomic_path
-from reasonrl.runner import params_lookup
+from reasonrl.runner import dvc_adapter, params_lookup
 
 _ANCHOR = re.compile(r"&id\d+")
 PARSED = "reasonrl-lock.pickle"  # in the repository's .dvc/tmp: (SHA-256 of a lock's text, DVC's parse of it)
@@ -81,7 +81,8 @@ def _parsers() -> str:
     anew); read once per process."""
     from importlib.metadata import version
 
-    return ",".join(f"{p}={version(p)}" for p in ("dvc", "ruamel.yaml", "voluptuous"))
+    versions = {"dvc": dvc_adapter.installed_version(), **{p: version(p) for p in ("ruamel.yaml", "voluptuous")}}
+    return ",".join(f"{p}={v}" for p, v in versions.items())
 
 
 @functools.lru_cache(maxsize=4)
@@ -133,12 +134,11 @@ def _entries_valid(before: dict, after: dict) -> bool:
     """Whether the stage entries `after` changed or added against `before` pass DVC's schema for lock entries
     (the lock schema checks each entry on its own, so with the rest unchanged these decide the whole)."""
     import voluptuous as vol
-    from dvc.schema import LOCKFILE_STAGES_SCHEMA
 
     old = before.get("stages") or {}
     changed = {k: v for k, v in (after.get("stages") or {}).items() if k not in old or old[k] != v}
     try:
-        vol.Schema(LOCKFILE_STAGES_SCHEMA)(changed)
+        vol.Schema(dvc_adapter.lock_entries_schema())(changed)
     except vol.Invalid:
         return False
     return True
@@ -146,8 +146,6 @@ def _entries_valid(before: dict, after: dict) -> bool:
 
 def parse_kept(text: str, path: str) -> dict:
     """DVC's parse of a file's text: the kept one when it is of this very text, else DVC's parser's."""
-    from dvc.utils.serialize._yaml import parse_yaml
-
     kept = _parsed_path(path)
     if kept is not None:
         with contextlib.suppress(Exception):  # unreadable or torn: parse as DVC does
@@ -155,7 +153,7 @@ def parse_kept(text: str, path: str) -> dict:
                 key, data = pickle.load(f)
             if key == _key(text):
                 return data
-    data = parse_yaml(text, path)
+    data = dvc_adapter.parse_yaml(text, path)
     _store(path, text, data)
     return data
 
@@ -163,18 +161,14 @@ def parse_kept(text: str, path: str) -> dict:
 def _workspace(fs: Any) -> bool:
     """Whether DVC reads through the workspace's own files (not a git revision's or DVC's cache view: those
     declare protocol "local" too), the only files whose parse is kept beside them."""
-    from dvc.fs import LocalFileSystem
-
-    return fs is None or isinstance(fs, LocalFileSystem)
+    return fs is None or dvc_adapter.is_local_fs(fs)
 
 
 def _emit(name: str, entry: Any) -> str | None:
     """`entry`'s block as DVC's dumper writes it under `stages:` (None where it would use an anchor, whose
     numbering depends on the rest of the file)."""
-    from dvc.utils.serialize._yaml import _dump
-
     buf = io.StringIO()
-    _dump({"stages": {name: entry}}, buf)
+    dvc_adapter.dump_yaml({"stages": {name: entry}}, buf)
     block = buf.getvalue().split("\n", 1)[1]
     return None if _ANCHOR.search(block) else block
 
@@ -223,8 +217,6 @@ def splice(text: str, before: dict, after: dict) -> str | None:
 @contextlib.contextmanager
 def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
     """DVC's `modify_yaml` for a lock file: the same data in, the same bytes out, without the round trip."""
-    from dvc.utils.serialize._yaml import _dump
-
     open_fn = fs.open if fs else open
     exists = fs.exists(os.fspath(path)) if fs else os.path.exists(path)
     text = ""
@@ -239,7 +231,7 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
     new_text = spliced = splice(text, before, data) if text else None
     if new_text is None:
         buf = io.StringIO()
-        _dump(data, buf)
+        dvc_adapter.dump_yaml(data, buf)
         new_text = buf.getvalue()
     with open_fn(path, "w+", encoding="utf-8") as fd:
         fd.write(new_text)
@@ -251,40 +243,32 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
 
 def dvc_parse(text: str, path: str) -> Any:
     """DVC's own reading of a YAML file it wrote (YAML 1.2: `3e-06` is a number, not PyYAML's string)."""
-    from dvc.utils.serialize._yaml import parse_yaml
-
-    return parse_yaml(text, path)
+    return dvc_adapter.parse_yaml(text, path)
 
 
 def load_yaml(path: str, fs: Any = None, **kwargs: Any) -> Any:
     """DVC's `load_yaml` of a params file (or dvc.yaml's `vars`): its reading and errors, with the kept parse
     for a local file."""
-    from dvc.utils.serialize._common import _load_data
-
     local = _workspace(fs)
-    return _load_data(path, parser=parse_kept if local else dvc_parse, fs=fs, **kwargs)
+    return dvc_adapter.load_data(path, parser=parse_kept if local else dvc_parse, fs=fs, **kwargs)
 
 
 def install() -> None:
     """Make DVC update lock files with `modify_lock`, read lock and params files through `parse_kept` (dvc.yaml
     keeps DVC's own path) and check a lock text against its schema once, for the rest of the process (inside
     `reading()` too)."""
-    import dvc.dvcfile as dvcfile
-    import dvc.utils.serialize as serialize
-    import dvc.utils.strictyaml as strictyaml
-    from dvc.utils.serialize._common import _load_data  # noqa: F401  (fails loudly if they move)
-    from dvc.utils.serialize._yaml import _dump, parse_yaml  # noqa: F401
-
+    dvc_adapter.check_lock_internals()  # fails loudly if they moved
     params_lookup.patch(installed=True)
-    if not getattr(strictyaml.parse_yaml, "__installed__", False):  # reading()'s reader would be put back
-        plain = getattr(strictyaml.parse_yaml, "__wrapped__", strictyaml.parse_yaml)
-        strictyaml.parse_yaml = _kept_reader(plain, installed=True)
-    if not getattr(strictyaml.validate, "__installed__", False):
-        plain = getattr(strictyaml.validate, "__wrapped__", strictyaml.validate)
-        strictyaml.validate = _checked_once(plain, installed=True)
+    reader = dvc_adapter.LOCK_READER.get()
+    if not getattr(reader, "__installed__", False):  # reading()'s reader would be put back
+        dvc_adapter.LOCK_READER.set(_kept_reader(getattr(reader, "__wrapped__", reader), installed=True))
+    check = dvc_adapter.SCHEMA_CHECK.get()
+    if not getattr(check, "__installed__", False):
+        dvc_adapter.SCHEMA_CHECK.set(_checked_once(getattr(check, "__wrapped__", check), installed=True))
+    loaders = dvc_adapter.PARAMS_LOADERS.get()
     for suffix in (".yaml", ".yml"):  # the params files' loader (a defaultdict whose default is YAML)
-        serialize.LOADERS[suffix] = load_yaml
-    original = dvcfile.modify_yaml
+        loaders[suffix] = load_yaml
+    original = dvc_adapter.YAML_WRITER.get()
     if getattr(original, "__wrapped_by_reasonrl__", False):
         return
 
@@ -294,7 +278,7 @@ def install() -> None:
         return original(path, fs=fs)
 
     modify_yaml.__wrapped_by_reasonrl__ = True  # type: ignore[attr-defined]
-    dvcfile.modify_yaml = modify_yaml
+    dvc_adapter.YAML_WRITER.set(modify_yaml)
 
 
 @contextlib.contextmanager
@@ -306,35 +290,35 @@ def reading() -> Iterator[None]:
     called inside: only the outermost one that patched puts back, and only what is still its own. The lock's
     schema check (`_checked_once`) and the params lookup (`params_lookup.param_get`) are patched and put back the
     same way."""
-    import dvc.utils.serialize as serialize
-    import dvc.utils.strictyaml as strictyaml
-
+    reader, checker = dvc_adapter.LOCK_READER, dvc_adapter.SCHEMA_CHECK
     with _reading_lock:
-        parse = strictyaml.parse_yaml
-        loaders = {suffix: serialize.LOADERS.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
+        table = dvc_adapter.PARAMS_LOADERS.get()
+        parse = reader.get()
+        loaders = {suffix: table.get(suffix) for suffix in (".yaml", ".yml")}  # .get: a defaultdict
         mine = None if getattr(parse, "__kept__", False) else _kept_reader(parse)
-        check = strictyaml.validate
+        check = checker.get()
         my_check = None if getattr(check, "__kept__", False) else _checked_once(check)
         lookup = params_lookup.patch()
         if mine is not None:
-            strictyaml.parse_yaml = mine
-            serialize.LOADERS.update({suffix: load_yaml for suffix in loaders})
+            reader.set(mine)
+            table.update({suffix: load_yaml for suffix in loaders})
         if my_check is not None:
-            strictyaml.validate = my_check
+            checker.set(my_check)
     try:
         yield
     finally:
         with _reading_lock:
             params_lookup.unpatch(lookup)
-            if my_check is not None and strictyaml.validate is my_check:
-                strictyaml.validate = check
-            if mine is not None and strictyaml.parse_yaml is mine:
-                strictyaml.parse_yaml = parse
+            if my_check is not None and checker.get() is my_check:
+                checker.set(check)
+            if mine is not None and reader.get() is mine:
+                reader.set(parse)
+                table = dvc_adapter.PARAMS_LOADERS.get()
                 for suffix, loader in loaders.items():
                     if loader is None:  # served by the default until now
-                        serialize.LOADERS.pop(suffix, None)
+                        table.pop(suffix, None)
                     else:
-                        serialize.LOADERS[suffix] = loader
+                        table[suffix] = loader
 
 
 _reading_lock = threading.Lock()
@@ -355,9 +339,8 @@ def _checked_once(original: Any, installed: bool = False) -> Any:
     """strictyaml.load's `validate`, skipped for the lock text last known to pass DVC's lock schema (`known_valid`;
     load ignores what it returns), and marking a lock text that passes."""
     def validate(data, schema, text=None, path=None, rev=None):
-        from dvc.dvcfile import Lockfile
-
-        lock = schema is Lockfile.SCHEMA and text is not None and path is not None and type(data) is dict  # safe
+        lock = (schema is dvc_adapter.lock_schema() and text is not None and path is not None
+                and type(data) is dict)  # safe
         if lock and known_valid(path, text):
             return data
         out = original(data, schema, text=text, path=path, rev=rev)

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import machine
-from . import malloc
+from . import dvc_adapter, malloc
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
 from .progress import Progress, expected_seconds, fmt_duration
 
@@ -57,7 +57,7 @@ NANNY_VARS = ("MALLOC_TRIM_THRESHOLD_",)
 # with the faster dvc.lock update of reasonrl.runner.lockfile (same bytes, 5 s less per stage at this DAG's size).
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
              "import reasonrl.runner.lockfile; reasonrl.runner.lockfile.install(); "
-             "from dvc.cli import main; sys.exit(main(sys.argv[1:]))")
+             "from reasonrl.runner.dvc_adapter import cli_main; sys.exit(cli_main(sys.argv[1:]))")
 # The same, forked from a warm interpreter (reasonrl.runner.warm), whose stage command is forked from it in turn.
 _WARM = "import reasonrl.runner.warm; reasonrl.runner.warm.install(); "
 
@@ -84,14 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `reasonrl exp`'s, made once
-    from dvc.exceptions import DvcException
-
+    if plan is None:  # `reasonrl exp run` checked at its own start
+        dvc_adapter.check_version("repro")
     if args.jobs < 1:
         _log("error: -j must be at least 1")
         return 2
     try:
         plan = plan or stale_plan(args.repo, args.targets)
-    except DvcException as exc:
+    except dvc_adapter.dvc_error() as exc:
         _log(f"error: {exc}")
         return 2
     if not plan.stages:

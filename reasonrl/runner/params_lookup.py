@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import dvc_adapter
+
 _GLOB = frozenset("*?[")  # fnmatch's special characters: a key holding one is a pattern, left to dpath
 _MISSING = object()
 DEPTH = 100  # levels of a params file walked by `param_get`; deeper ones go to dpath (none is near it)
@@ -93,18 +95,16 @@ class DpathProxy:
 def patch(installed: bool = False) -> DpathProxy | None:
     """DVC's params reader (`read_param_file`) looks keys up through `param_get`: the proxy put in place, or
     None where one was there already (kept for good from now on if `installed`)."""
-    import dvc.dependency.param as param
-
-    if isinstance(param.dpath, DpathProxy):
-        param.dpath.installed |= installed
+    current = dvc_adapter.PARAMS_DPATH.get()
+    if isinstance(current, DpathProxy):
+        current.installed |= installed
         return None
-    param.dpath = DpathProxy(param.dpath, installed)
-    return param.dpath
+    proxy = DpathProxy(current, installed)
+    dvc_adapter.PARAMS_DPATH.set(proxy)
+    return proxy
 
 
 def unpatch(proxy: DpathProxy | None) -> None:
     """Put dpath back where `proxy` is still in place and no `install` has claimed it."""
-    import dvc.dependency.param as param
-
-    if proxy is not None and param.dpath is proxy and not proxy.installed:
-        param.dpath = proxy._module
+    if proxy is not None and dvc_adapter.PARAMS_DPATH.get() is proxy and not proxy.installed:
+        dvc_adapter.PARAMS_DPATH.set(proxy._module)

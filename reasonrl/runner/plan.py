@@ -1,7 +1,7 @@
 """What `reasonrl repro` runs, in which order, and what each stage did — from DVC's own view.
 
 - `stale_plan`: the stale stages the targets need, in `dvc repro`'s own order (DVC's `plan_repro`), from
-  `_dvc_stages`, the one place that uses DVC's Python API (DVC documents no public planner;
+  `_dvc_stages`, DVC's view as plain data (runner.dvc_adapter's `planned_stages`: DVC documents no public planner;
   tests/test_parallel.py pins what it returns). `dvc repro` finds a stage stale only when it reaches it, after
   its upstream reran; a runner that starts stages side by side must know the whole stale closure first.
 - `Schedule`: among the ready stages, which to start next (reports first, then the critical path). What it buys,
@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import dvc_adapter
+
 REPORT_PREFIX = "report"  # a stage named report... (the project's report_<study>) is a result
 
 
@@ -38,56 +40,16 @@ class Plan:
 
 def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tuple[str, list[str], bool, str]]]:
     """What DVC knows, as plain data: (root, run-cache directory, [(stage, upstream stages, changed,
-    dvc.yaml path)] for every stage the targets need, upstream first).
-
-    The only use of DVC's Python API (`Repo.index.graph` and the planning `dvc repro` does with it,
-    `collect_stages`, `get_active_graph` and `plan_repro`; `Stage.changed`, `repo.stage_cache`): DVC documents
-    no public planner. tests/test_parallel.py pins what it returns. The order is `dvc repro`'s own, and as
-    there the stages upstream of a frozen stage are not needed.
+    dvc.yaml path)] for every stage the targets need, upstream first), DVC's lock and params files read through
+    the kept parse meanwhile (runner.lockfile). The order is `dvc repro`'s own, and as there the stages upstream
+    of a frozen stage are not needed (runner.dvc_adapter's `planned_stages`; tests/test_parallel.py pins it).
     """
-    from dvc.dvcfile import PROJECT_FILE
-    from dvc.repo import Repo
-    from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
-
     from .lockfile import reading
 
-    root = Repo.find_root(repo)
-    with reading(), contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock, _rwlocks_unwatched(dvc_repo):
-        graph = get_active_graph(dvc_repo.index.graph)  # edges: stage -> upstream stage; none out of a frozen one
-        order = plan_repro(graph, collect_stages(dvc_repo, targets or [PROJECT_FILE]))  # upstream first
-        stages = [(s.addressing, [u.addressing for u in graph.successors(s)], s.changed(), str(s.dvcfile.path))
-                  for s in order]
-        return root, str(dvc_repo.stage_cache.cache_dir), stages
-
-
-@contextlib.contextmanager
-def _rwlocks_unwatched(dvc_repo: object) -> object:
-    """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and rewritten on entry to and exit
-    from each rwlocked call, `Stage.changed` and the checks inside it: 8.5 s of a 36 s planner pass at 439
-    stages) skipped for the pass, where that is exactly DVC's behaviour. An entry is only ever added under the
-    repo lock (`rwlocked` asserts it), which the planner holds throughout, so no path can become held for
-    writing during the pass; entries dropped meanwhile (a command ending) cannot refuse a read. With no path
-    held for writing at the start, then, no read here is refused, and the read locks the planner would take
-    and drop are seen by no other process. Any write entry (another command's, live or not), or a file that DVC's
-    schema refuses: DVC's own rwlock, its errors and its clean-up."""
-    import json
-
-    import dvc.rwlock as rwlock
-
-    try:
-        with open(os.path.join(dvc_repo.tmp_dir, rwlock.RWLOCK_FILE), encoding="utf-8") as f:
-            held = rwlock.SCHEMA(json.load(f))["write"]
-    except FileNotFoundError:
-        held = None
-    except Exception:  # noqa: BLE001  (unreadable or off its schema: DVC's own reading says what is wrong)
-        held = True
-    original = rwlock.rwlock
-    if not held:
-        rwlock.rwlock = lambda *args, **kwargs: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        rwlock.rwlock = original
+    root = dvc_adapter.find_root(repo)
+    with reading():
+        run_cache, stages = dvc_adapter.planned_stages(root, targets)
+    return root, run_cache, stages
 
 
 def stale_plan(repo: str | None, targets: list[str]) -> Plan:
@@ -170,8 +132,6 @@ def read_lock_entry(path: str, key: str) -> dict | None:
     """The stage's entry in dvc.lock (None if it has none). DVC rewrites dvc.lock in place when any
     stage finishes, so the file is read until two reads agree; the text is parsed once per version
     (reasonrl.runner.lockfile.parse_kept: the lock's kept parse)."""
-    from dvc.utils.serialize._yaml import YAMLFileCorruptedError
-
     from .lockfile import parse_kept
 
     prev = None
@@ -184,7 +144,7 @@ def read_lock_entry(path: str, key: str) -> dict | None:
             break
         prev = text
         time.sleep(0.05)
-    with contextlib.suppress(YAMLFileCorruptedError, AttributeError, TypeError):
+    with contextlib.suppress(dvc_adapter.yaml_corrupted_error(), AttributeError, TypeError):
         return ((parse_kept(prev, path) if prev else None) or {}).get("stages", {}).get(key)
     return None
 
@@ -198,12 +158,10 @@ def _entry_is(path: str, entry: dict) -> bool:
     # A run-cache entry holds the same fields as the stage's dvc.lock entry (cmd, deps, params, outs).
     # The outputs' hashes appear verbatim in its YAML (a long cmd may be folded or escaped): only the files
     # that hold them all are parsed.
-    from dvc.utils.serialize._yaml import YAMLFileCorruptedError
-
     from .lockfile import dvc_parse
 
     hashes = [str(o["md5"]) for o in entry.get("outs") or [] if isinstance(o, dict) and "md5" in o]
-    with contextlib.suppress(OSError, YAMLFileCorruptedError):
+    with contextlib.suppress(OSError, dvc_adapter.yaml_corrupted_error()):
         text = Path(path).read_text()
         return all(h in text for h in hashes) and dvc_parse(text, path) == entry
     return False

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import dvc_adapter
+
 TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
@@ -45,15 +47,15 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
     for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
     of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
-    from dvc.exceptions import DvcException
-
     from .lockfile import parse_kept
+
+    dvc_error = dvc_adapter.dvc_error()
 
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
         try:  # the parse the plan's DVC pass just kept: 0.02 s against 1.5 s for a YAML load of a 2 MB lock
             entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
-        except (OSError, AttributeError, DvcException):  # unreadable, not YAML, not a mapping: the run says why
+        except (OSError, AttributeError, dvc_error):  # unreadable, not YAML, not a mapping: the run says why
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}

@@ -53,16 +53,11 @@ import types
 from pathlib import Path
 from typing import NoReturn
 
-# DVC's modules that `dvc repro -s` imports before and after it runs a stage (its CLI imports them lazily;
-# listed from sys.modules after an up-to-date and a forced `repro -s` on this project's DAG)
-DVC_MODULES = ("dvc.cli.parser", "dvc.repo.reproduce", "dvc.repo.stage", "dvc.repo.metrics", "dvc.repo.params",
-               "dvc.repo.plots", "dvc.repo.artifacts", "dvc.repo.datasets", "dvc.repo.open_repo", "dvc.rwlock",
-               "dvc.scm", "dvc.cachemgr", "dvc.data_cloud", "dvc.analytics", "dvc.compare", "dvc.stage.cache",
-               "dvc.stage.run", "dvc.parsing.interpolate", "dvc.dvcfile", "dvc.lock", "dvc_data.hashfile.db.local",
-               "scmrepo.git", "scmrepo.git.backend.pygit2", "scmrepo.noscm", "pygit2", "dulwich.repo",
-               "dulwich.ignore", "dulwich.worktree", "dulwich.index", "dulwich.filters", "dulwich.patch",
-               "scmrepo.git.backend.pygit2.filter", "dvc.dirs", "ruamel.yaml", "pyparsing", "platformdirs",
-               "flatten_dict", "dvc_render", "configobj", "fsspec.implementations.memory", "reasonrl.runner.lockfile")
+from . import dvc_adapter
+
+# The modules that `dvc repro -s` imports before and after it runs a stage (its CLI imports them lazily), and the
+# runner's lock update that each one installs
+DVC_MODULES = (*dvc_adapter.REPRO_MODULES, "reasonrl.runner.lockfile")
 # torch's own lazy imports that stages reach: an optimizer's first call imports torch._dynamo (torch/_compile.py),
 # 2.1 s of CPU in every training stage on a 2-core EPYC, 2.7 s of a 4.5 s smoke RL stage (py-spy). Importing it
 # starts neither ATen, MKL nor oneDNN, no thread, and draws from no generator (tests/test_warm.py). The zygote
@@ -132,9 +127,8 @@ def serve(fd: int, root: str) -> None:
     _started_path[:] = sys.path  # [the stages' folder (set by Zygote), PYTHONPATH..., the installed ones]
     _import(preload(root))
     with contextlib.suppress(Exception):  # asked here once, so that no stage pays for it
-        from dvc.utils import fix_env  # the environment DVC gives a stage's command: PATH without pyenv's
-
-        _same_python("python", fix_env(None), root)
+        # the environment DVC gives a stage's command: PATH without pyenv's
+        _same_python("python", dvc_adapter.stage_env(None), root)
     # what importing made lives as long as the zygote: kept out of the cyclic collector, whose passes in the
     # children would otherwise walk it (0.15 s per full pass here) and copy the pages it touches
     gc.freeze()
@@ -310,13 +304,11 @@ def install() -> None:
     process (which has the stage's modules imported) instead of through the shell. Same directory,
     environment and arguments; the same SIGINT handling as DVC's own `_run`."""
     import tqdm
-    from dvc.stage import run as dvc_run
-    from dvc.stage.exceptions import StageCmdFailedError
 
     # tqdm's monitor, a thread started with DVC's first bar, takes tqdm's lock every 10 s: forked while it held
     # it, the stage's first bar would wait on it for ever (the likely cause of a CI hang). It only retunes bars.
     monitor, tqdm.tqdm.monitor_interval = tqdm.tqdm.monitor_interval, 0
-    shell_run = dvc_run._run
+    shell_run, failed = dvc_adapter.STAGE_COMMAND.get(), dvc_adapter.stage_failed_error()
 
     def _run(executable, cmd, **kwargs):
         argv = script_command(cmd, kwargs["env"], kwargs["cwd"])
@@ -340,9 +332,9 @@ def install() -> None:
                 signal.signal(signal.SIGINT, old)
         returncode = os.waitstatus_to_exitcode(status)
         if returncode != 0:
-            raise StageCmdFailedError(cmd, returncode)
+            raise failed(cmd, returncode)
 
-    dvc_run._run = _run
+    dvc_adapter.STAGE_COMMAND.set(_run)
 
 
 def _run_code(code: str) -> None:
