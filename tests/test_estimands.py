@@ -207,9 +207,13 @@ def test_seeds_for_power_from_pilot_variance_components():
     se = E.blocked_se(0.5, 0.3, plan.bases - 1, plan.seeds)
     assert E.claim_power(se, plan.bases - 2, 0.5) < 0.8
     assert E.blocked_se(0.5, 0.3, 4, 2) == pytest.approx(math.sqrt((0.25 + 0.09 / 2) / 4))
-    # by hand at 2 seeds per base: se^2 = 0.295 / B; B = 12 (df 11) gives 0.80 or more, B = 11 does not
+    # at 2 seeds per base: se^2 = 0.295 / B; B = 12 (df 11) gives 0.827, B = 11 (df 10) 0.786
     two = E.seeds_for_power(0.5, 0.3, 0.5, seeds=(2,))
-    assert (two.bases, two.seeds) == (12, 2)
+    assert (two.bases, two.seeds, two.power) == (12, 2, pytest.approx(0.8268, abs=1e-4))
+    # few bases, where df = bases - 1 matters: between sd 0.3, seeds' 0.2, for 1.0: se^2 = 0.11 / B; B = 3 (df 2)
+    # gives 0.749 (0.919 were df 3), B = 4 (df 3) 0.968
+    few = E.seeds_for_power(0.3, 0.2, 1.0, seeds=(2,))
+    assert (few.bases, few.power) == (4, pytest.approx(0.9682, abs=1e-4))
     # a problem term larger than the effect can reach: no design
     assert E.seeds_for_power(0.5, 0.3, 0.5, problem_se=0.5) is None
     # single base: seeds of sd 0.3, power for 0.5

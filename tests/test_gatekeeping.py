@@ -74,6 +74,15 @@ def test_contradicted_and_equivalent_stop_the_sequence_too():
     assert out["s1"].verdict == G.INCONCLUSIVE
 
 
+def test_equivalence_in_the_rest_is_read_at_the_level_holm_stopped_at():
+    # nothing rejected among M = 4: the rows are held at 0.05 / 4 per side, so TOST's p is multiplied by 4
+    rest = [slot("a"), slot("b")]
+    out = G.judge([], rest, {"a": G.Result(0.4, 0.6, 0.01), "b": G.Result(0.5, 0.5, 0.02)})
+    assert out["a"].verdict == G.NOT_REPRODUCED and "0.04" in out["a"].reason
+    assert out["b"].verdict == G.INCONCLUSIVE  # 4 x 0.02 = 0.08
+    assert out["a"].level == out["b"].level == pytest.approx(0.0125)
+
+
 def test_a_gate_failing_before_the_run_takes_its_row_out():
     rest = [slot("a"), slot("shao_random", gates=(CLIP,)), slot("c")]
     results = {"a": G.Result(0.01, 0.99), "c": G.Result(0.5, 0.5)}  # no result is needed from a row taken out
