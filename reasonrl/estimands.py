@@ -21,7 +21,7 @@ allows (`error_upper_bound`), and all 248 unsolved reads 248.5 / 249 = 0.998. So
 lies in [-log(2P + 1), log(2P + 1)] = [-6.21, 6.21] at P = 248, finite and bounded. The estimand is defined on this
 scale at the registered P: log of the population error plus half a problem, L(e) = log((P e + 0.5) / (P + 1)). It
 is a monotone function of the error, so its sign is the sign of log(e_base / e_RL), and above a few problems' worth
-of error it is that ratio (at e = 0.04, ten problems of 248, the two differ by 0.05 in log). Margins of a claim on
+of error it is that ratio (at e = 0.04, ten problems of 248, the two differ by 0.045 in log). Margins of a claim on
 this scale are stated on it. `problems=None` gives the uncorrected ratio of sample rates (infinite at an error of
 0: it raises there).
 
