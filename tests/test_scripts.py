@@ -1,5 +1,6 @@
 """The helper scripts' pure parts, on hand-built inputs."""
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import bands  # noqa: E402
 import eta_replay  # noqa: E402
 import power  # noqa: E402
+import pytest  # noqa: E402
 import reference_md5s as R  # noqa: E402
 import relock  # noqa: E402
 import verified_check  # noqa: E402
@@ -287,3 +289,30 @@ def test_verified_check_refuses_answer_only_data_a_missing_run_and_an_unknown_ar
     assert verified_check.main() == 2 and "no data for far_s1" in capsys.readouterr().err
     monkeypatch.setattr(sys, "argv", argv + ["--guessing", "GRPO farr"])
     assert verified_check.main() == 2 and "no arm 'GRPO farr'" in capsys.readouterr().err
+
+
+def test_design_power_pools_within_base_spread_and_takes_it_from_the_bases_spread():
+    import design_power as dp
+
+    # groups [1, 3] and [2, 2, 5]: squares around their means 1 + 1 and 1 + 1 + 4 = 8 on 1 + 2 degrees of freedom
+    sd, df = dp.pooled_within([[1.0, 3.0], [2.0, 2.0, 5.0], [7.0]])
+    assert df == 3 and sd == pytest.approx(math.sqrt(8 / 3))
+    assert dp.between_sd([0.0, 2.0, 4.0], 1.0) == pytest.approx(math.sqrt(4 - 1))  # sample variance 4
+    assert dp.between_sd([0.0, 2.0, 4.0], 3.0) == 0.0  # floored: the runs' spread explains it all
+    with pytest.raises(ValueError, match="two runs"):
+        dp.pooled_within([[1.0], [2.0]])
+
+
+def test_design_power_reads_the_committed_pilot_once_per_model():
+    import design_power as dp
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    c = dp.components(root, params, "hop", "yue_pass1", 1)
+    # the 8 hop bases of the passk study; base_cot's 5 methods seeds and headline run (grpo_s0 is the passk run,
+    # read once) give it 6 runs, cot_s1..s4 two each: 5 + 4 degrees of freedom
+    assert len(c.values) == 8 and c.within_df == 9 and c.problems == 248
+    assert all(v > 0 for v in c.values)  # GRPO on edge errs less than every hop base
+    row = dp.design(c, math.log(2), 1)
+    assert row["plan"]["seeds"] >= 2 and row["plan"]["power"] >= 0.8
