@@ -251,7 +251,28 @@ def test_config_rejects_unknown_keys_and_bad_values():
 
 TINY = {"sft_steps": 30, "bt_pairs": 300, "grad_trials": 4, "grad_batch": 8, "batch": 16, "steps": 20,
         "log_every": 10, "table_steps": [10, 20], "fixed_point_steps": 20, "sweep_betas": [1.0, 0.3],
-        "frontier_betas": [1.0, 0.5]}
+        "frontier_betas": [1.0, 0.5], "claim_seeds": 3}
+
+
+def test_the_claims_seed_interval_by_hand():
+    # tails 0.01, 0.02, 0.03: mean 0.02, sd 0.01, its t interval 0.02 ± 4.3027 x 0.01 / sqrt(3) on 2 df
+    s = X.seed_kl([0.01, 0.02, 0.03], [3, 4, 5])
+    half = 4.302652729911275 * 0.01 / 3 ** 0.5
+    assert s.seeds == [3, 4, 5] and s.mean == pytest.approx(0.02)
+    assert (s.ci_lo, s.ci_hi) == (pytest.approx(0.02 - half), pytest.approx(0.02 + half))
+
+
+def test_the_claim_averages_each_seeds_last_quarter_against_an_exact_tolerance(toy):
+    cfg = from_dict(X.Config, TINY | {"steps": 40}, "exact")  # logged at 10, 20, 30, 40: the last quarter is 40
+    train = X.Trainer(toy, cfg, toy.ref_lp, lambda _msg: None)
+    c = X.claim(toy, cfg, train)
+    first = train("rloo", "reward_k1", cfg.beta)[0]  # the training demonstration's run is the claim's first seed
+    assert c.from_step == 30 and c.estimators["rloo"].tail_kl[0] == first.kl_opt[-1]
+    assert c.estimators["rloo"].seeds == [cfg.train_seed, cfg.train_seed + 1, cfg.train_seed + 2]
+    assert len(set(c.estimators["rloo"].tail_kl)) == 3  # each seed samples its own batches
+    opt = E.optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta)
+    assert c.tolerance == pytest.approx(E.kl(E.optimal_logprobs(toy.ref_lp, toy.reward, 1.1 * cfg.beta), opt))
+    assert 0 < c.tolerance < E.kl(toy.ref_lp, opt)  # closer to pi* than the reference is
 
 
 def test_gradient_quality_measures_and_their_intervals_by_hand():
@@ -314,3 +335,20 @@ def test_params_and_dvc_stages_match_the_defaults_and_the_report():
     assert set(exact_report.inputs(cfg)) <= files["deps"]
     exact_outs = {next(iter(o)) for key in ("outs", "metrics") for o in stages["exact"].get(key, [])}
     assert exact_outs == {X.RESULTS, X.METRICS, "reports/timing/exact.json"}
+
+
+def test_the_exact_claim_holds_only_where_the_whole_seed_interval_is_under_the_tolerance():
+    from reasonrl.studies.claims import exact_claim
+
+    m = {"kl_tolerance": 0.004, "tolerance_beta": 0.1, "claim_seeds": 10, "tail_kl_opt_none": 0.003,
+         "tail_kl_opt_none_hi": 0.005, "tail_kl_opt_rloo": 0.002, "tail_kl_opt_rloo_hi": 0.0039,
+         "final_kl_opt_none": 0.001}  # the last step alone would pass `none`: the claim does not read it
+    result, verdict, why = exact_claim(m)
+    assert verdict == "holds" and why.endswith("a β 10% larger; reached by rloo")
+    assert result == ("mean KL(π‖π*) over the last quarter, 10 seeds [95% CI upper]: none 0.003 [0.005], "
+                      "rloo 0.002 [0.0039]")
+    assert "under 0.004" in why and "10 sampling seeds" in why
+    # the mean under the tolerance but the interval across it: not held
+    assert exact_claim(m | {"tail_kl_opt_rloo_hi": 0.0041})[1:] == ("does not hold", why.replace(
+        "reached by rloo", "reached by no estimator"))
+    assert exact_claim(m | {"tail_kl_opt_none_hi": 0.001})[2].endswith("reached by plain REINFORCE, rloo")

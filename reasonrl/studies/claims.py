@@ -78,6 +78,7 @@ UNDERPOWERED = "underpowered"  # its verdict names the seeds: "underpowered at 5
 EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
 HOLDS_EXACTLY = "holds exactly"  # the exact toy: its KL is enumerated, not estimated, so there is no interval to adjust
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"  # the exact toy over sampling seeds: its interval is the seeds'
 EXACT_NAMES = {"none": "plain REINFORCE"}  # the estimator `none` (no baseline): "reached by none" would read as no one
 
 
@@ -290,6 +291,8 @@ def result_text(row: dict) -> str:
 def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
     if not metrics:
         return "—", NOT_TESTABLE, "the exact toy has not run"
+    if "kl_tolerance" in metrics:
+        return exact_claim_over_seeds(metrics)
     kls = {k[len("final_kl_opt_"):]: v for k, v in metrics.items()
            if k.startswith("final_kl_opt_") and isinstance(v, (int, float))}
     if not kls:
@@ -302,6 +305,22 @@ def exact_claim(metrics: dict | None) -> tuple[str, str, str]:
     reached = ", ".join(EXACT_NAMES.get(k, k) for k, v in kls.items() if v < EXACT_TOLERANCE) or "no estimator"
     return result, verdict, (f"KL computed exactly over every response, one training run per estimator: outside "
                              f"the Holm family; KL < {EXACT_TOLERANCE} reached by {reached}")
+
+
+def exact_claim_over_seeds(metrics: dict) -> tuple[str, str, str]:
+    """The exact claim judged over sampling seeds (the exact stage's `claim`): each estimator's mean KL(π‖π*) over the
+    last quarter of the steps, and the upper end of its 95% interval over the seeds against the tolerance."""
+    tol, seeds = metrics["kl_tolerance"], int(metrics["claim_seeds"])
+    his = {k[len("tail_kl_opt_"):-len("_hi")]: v for k, v in metrics.items()
+           if k.startswith("tail_kl_opt_") and k.endswith("_hi")}
+    result = (f"mean KL(π‖π*) over the last quarter, {seeds} seeds [95% CI upper]: "
+              + ", ".join(f"{k} {metrics[f'tail_kl_opt_{k}']:.3g} [{hi:.3g}]" for k, hi in his.items()))
+    reached = [EXACT_NAMES.get(k, k) for k, hi in his.items() if hi < tol]
+    verdict = HOLDS if reached else DOES_NOT_HOLD
+    return result, verdict, (f"KL computed exactly over every response, each estimator trained from {seeds} sampling "
+                             f"seeds: outside the Holm family; holds where the whole interval lies under {tol:.3g}, "
+                             f"the KL from π* to the optimum at a β {metrics['tolerance_beta']:.0%} larger; reached by "
+                             f"{', '.join(reached) or 'no estimator'}")
 
 
 def by_task_cell(row: dict) -> str:

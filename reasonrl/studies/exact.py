@@ -43,6 +43,7 @@ from ..exact import (
 )
 from ..exact_gradients import BASELINES, KL_MODES, exact_gradient, flat_grad, sampled_gradient, surrogate_loss
 from .exact_results import (
+    Claim,
     Curve,
     FrontierPoint,
     GradientQuality,
@@ -51,6 +52,7 @@ from .exact_results import (
     Measured,
     PlacementRow,
     Quality,
+    SeedKL,
     Stats,
     Sweep,
     SweepRow,
@@ -89,6 +91,8 @@ class Config:
     log_every: int = 25
     table_steps: list[int] = field(default_factory=lambda: [25, 50, 100, 200, 400])
     train_estimators: list[str] = field(default_factory=lambda: ["none", "rloo", "grpo"])
+    claim_seeds: int = 10  # b: sampling seeds per estimator (train_seed + 0, 1, ...) the claim is judged over
+    tolerance_beta: float = 0.1  # b: the claim's tolerance is KL(pi*_{beta (1 + this)} || pi*_beta)
     sweep_betas: list[float] = field(default_factory=lambda: [3.0, 1.0, 0.3])
     sweep_estimator: str = "rloo"
     frontier_betas: list[float] = field(  # analytic optimum only (free): the reward/gold-vs-KL frontier
@@ -99,13 +103,15 @@ class Config:
 
     def __post_init__(self) -> None:
         for key in ("hidden", "sft_steps", "bt_pairs", "grad_trials", "steps", "log_every", "fixed_point_steps",
-                    "sft_lr", "lr", "beta", "fixed_point_lr"):
+                    "sft_lr", "lr", "beta", "fixed_point_lr", "tolerance_beta"):
             check(getattr(self, key) > 0, key, "must be positive")
         for key in ("grad_batch", "batch"):
             check(getattr(self, key) >= 2, key, "must be at least 2 (leave-one-out needs a partner)")
         for key in ("crowd_length_bonus", "crowd_fancy_bonus"):
             check(math.isfinite(getattr(self, key)), key, "must be finite")
         check(self.steps % self.log_every == 0, "steps", "must be a multiple of log_every")
+        check(self.claim_seeds >= 2, "claim_seeds", "must be at least 2 (an interval over seeds needs two)")
+        check(self.steps >= 4, "steps", "must be at least 4: the claim averages the logged steps of the last quarter")
         for i, s in enumerate(self.table_steps):
             check(0 < s <= self.steps and s % self.log_every == 0, f"table_steps[{i}]",
                   f"{s} must be a multiple of log_every in (0, steps]")
@@ -136,6 +142,7 @@ class Results:
     training: Training
     sweep: Sweep
     kl_placement: KLPlacement
+    claim: Claim
 
 
 # ----------------------------------------------------------------------------- measuring and training
@@ -212,11 +219,13 @@ class Trainer:
         self.toy, self.cfg, self.fp_lp, self.say = toy, cfg, fp_lp, say
         self.runs: dict[tuple, tuple[Curve, torch.Tensor]] = {}
 
-    def __call__(self, estimator: str, kl_mode: str, beta: float) -> tuple[Curve, torch.Tensor]:
-        """The run's curve and its final log pi (N,)."""
-        key = (estimator, kl_mode, beta)
+    def __call__(self, estimator: str, kl_mode: str, beta: float,
+                 seed: int | None = None) -> tuple[Curve, torch.Tensor]:
+        """The run's curve and its final log pi (N,); `seed` samples its batches (default: cfg.train_seed)."""
+        seed = self.cfg.train_seed if seed is None else seed
+        key = (estimator, kl_mode, beta, seed)
         if key not in self.runs:
-            self.say(f"train {estimator} {kl_mode} beta={beta:g}")
+            self.say(f"train {estimator} {kl_mode} beta={beta:g} seed={seed}")
             toy, cfg, curve = self.toy, self.cfg, Curve()
             opt_lp = optimal_logprobs(toy.ref_lp, toy.reward, beta)
 
@@ -234,7 +243,7 @@ class Trainer:
 
             policy = clone_policy(toy.ref).requires_grad_(True)
             rl_train(policy, toy, beta, cfg.steps, estimator=estimator, kl_mode=kl_mode, batch=cfg.batch,
-                     lr=cfg.lr, gen=torch.Generator().manual_seed(cfg.train_seed), log_every=cfg.log_every,
+                     lr=cfg.lr, gen=torch.Generator().manual_seed(seed), log_every=cfg.log_every,
                      on_log=on_log)
             with torch.no_grad():
                 self.runs[key] = (curve, all_logprobs(policy))
@@ -287,6 +296,31 @@ def training(toy: Toy, cfg: Config, train: Trainer) -> Training:
                     cfg.table_steps, {e: train(e, "reward_k1", cfg.beta)[0] for e in cfg.train_estimators})
 
 
+def seed_kl(values: list[float], seeds: list[int]) -> SeedKL:
+    """The mean of per-seed values with its two-sided CI t interval over the seeds (df = seeds - 1)."""
+    x = torch.tensor(values, dtype=torch.float64).numpy()
+    lo, hi = stats.t.interval(CI, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    return SeedKL(seeds, [float(v) for v in x], float(x.mean()), float(lo), float(hi))
+
+
+def claim(toy: Toy, cfg: Config, train: Trainer) -> Claim:
+    """b, judged over sampling seeds: per estimator, KL(pi || pi*) averaged over the last quarter's logged steps of
+    each seed's run, and the tolerance the claim holds it to (exact, from the toy: no training)."""
+    opt_lp = optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta)
+    tolerance = kl(optimal_logprobs(toy.ref_lp, toy.reward, cfg.beta * (1 + cfg.tolerance_beta)), opt_lp)
+    from_step = cfg.steps - cfg.steps // 4
+    seeds = [cfg.train_seed + i for i in range(cfg.claim_seeds)]
+    by_estimator = {}
+    for e in cfg.train_estimators:
+        tails = []
+        for s in seeds:
+            curve, _ = train(e, "reward_k1", cfg.beta, s)
+            tail = [v for step, v in zip(curve.step, curve.kl_opt) if step > from_step]
+            tails.append(sum(tail) / len(tail))
+        by_estimator[e] = seed_kl(tails, seeds)
+    return Claim(cfg.beta, cfg.tolerance_beta, float(tolerance), from_step, by_estimator)
+
+
 def beta_sweep(toy: Toy, cfg: Config, train: Trainer) -> Sweep:
     """c. The trained policy and the analytic optimum at each sweep beta, and the optimum's frontier."""
     rows = []
@@ -330,8 +364,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> Results:
     fp_policy, fp_residual = k3_fixed_point(toy, cfg.beta, cfg.fixed_point_steps, cfg.fixed_point_lr)
     with torch.no_grad():
         train = Trainer(toy, cfg, all_logprobs(fp_policy), say)
-    return Results(cfg, list(TOKENS), world_summary(toy, cfg), grad, training(toy, cfg, train),
-                   beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual))
+    results = (training(toy, cfg, train), beta_sweep(toy, cfg, train), kl_placement(toy, cfg, train, fp_residual))
+    say("b: the claim over sampling seeds")
+    return Results(cfg, list(TOKENS), world_summary(toy, cfg), grad, *results, claim(toy, cfg, train))
 
 
 def headline_metrics(res: Results) -> dict[str, float]:
@@ -352,6 +387,12 @@ def headline_metrics(res: Results) -> dict[str, float]:
         key = f"{row.estimator}_{row.kl_mode}" if row.policy == "RL" else row.policy.replace(" ", "_")
         m[f"kl_placement_kl_opt_{key}"] = row.kl_opt
     m["reference_gold"] = res.world.reference.gold
+    m["kl_tolerance"] = res.claim.tolerance  # the claim's: KL(pi*_{beta (1 + tolerance_beta)} || pi*_beta)
+    m["tolerance_beta"] = res.claim.tolerance_beta
+    m["claim_seeds"] = len(next(iter(res.claim.estimators.values())).seeds)
+    for name, s in res.claim.estimators.items():
+        m[f"tail_kl_opt_{name}"] = s.mean
+        m[f"tail_kl_opt_{name}_hi"] = s.ci_hi
     return m
 
 

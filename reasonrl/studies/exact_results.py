@@ -92,6 +92,29 @@ class Training:
 
 
 @dataclass
+class SeedKL:
+    """The claim's measure for one estimator: KL(pi || pi*) averaged over the logged steps of the last quarter of
+    training, one value per sampling seed, with the mean's t interval over the seeds."""
+    seeds: list[int]
+    tail_kl: list[float]  # per seed
+    mean: float
+    ci_lo: float
+    ci_hi: float
+
+
+@dataclass
+class Claim:
+    """Does REINFORCE with the KL in the reward reach pi*? Each estimator trained from `claim_seeds` sampling seeds;
+    it reaches pi* when its whole interval lies under `tolerance`, the KL from pi* to the optimum at a beta
+    `tolerance_beta` larger: a policy that close is nearer to pi* than a 10% change of beta moves the optimum."""
+    beta: float
+    tolerance_beta: float
+    tolerance: float  # KL(pi*_{beta (1 + tolerance_beta)} || pi*_beta)
+    from_step: int  # the tail: logged steps after this one
+    estimators: dict[str, SeedKL]
+
+
+@dataclass
 class SweepRow(Measured):
     beta: float
     policy: str  # "RL" or "optimal"
