@@ -124,8 +124,8 @@ def distinct_answers(problems: list[Problem], responses: list[list[str]]) -> flo
 def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[str]:
     """Greedy responses (cut at `$`), with room for each problem's budget so an overshoot is visible.
 
-    Chunks of 128 prompts: on 1,000 problems as fast as 1,024 at once or faster (1.8 against 2.3 s) at a
-    third of the memory (the key-value cache of a chunk: peak RSS 380 against 1,050 MB)."""
+    Chunks of 128 prompts: as fast as larger chunks or faster, and the key-value cache of a chunk, not of the
+    whole set, sets the peak memory (measured: docs/performance.md, "Measurements the code cites")."""
     if not problems:
         return []
     max_new = max(p.budget for p in problems)

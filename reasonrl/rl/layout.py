@@ -111,7 +111,7 @@ FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
 
 # At beta = 0 the reference's log-probs feed only the `losses/kl` record, which the first 8 groups (64 of the
 # default 256 responses) estimate well enough; a reference forward over the whole batch is a sizeable share of
-# a step (docs/performance.md, "The KL record at beta = 0 on the first 8 groups").
+# a step (docs/performance.md, "Measurements the code cites").
 KL_GROUPS = 8
 
 
@@ -136,8 +136,7 @@ def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
     The prefill is kept on the fast layout only (the plain one prefills every row in its own forward), and
     only when the round is the batch (a dynamic-sampling round may be filtered out), the batch gets one update
     and no verifier scores it: with two updates, or under a verifier's forward, keeping it raised a stage's
-    peak RSS past the 600 MB target (docs/performance.md, "The rollout's prefill reused by the training
-    forward")."""
+    peak RSS past the 600 MB target (docs/performance.md, "Measurements the code cites")."""
     layout = FAST if shared else PLAIN
     keep = layout.reuse_forward and not job.dynamic_sampling and job.num_iterations == 1 and not verifier
     return Plan(layout=layout, keep_prefill=keep, kl_groups=KL_GROUPS)
