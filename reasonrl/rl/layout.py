@@ -109,9 +109,9 @@ PLAIN = Layout(shared=False, build=full_sequences, reuse_forward=False)
 FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
 
 
-# At beta = 0 the reference's log-probs feed only the `losses/kl` record, which the first 8 groups (64 of the
-# default 256 responses) estimate well enough; a reference forward over the whole batch is a sizeable share of
-# a step (docs/performance.md, "Measurements the code cites").
+# At beta = 0 the reference's log-probs feed only the `losses/kl` record, so the reference scores the batch's
+# first 8 groups for it (64 of the default 256 responses): its forward over the whole batch was a sizeable share
+# of a step (docs/performance.md, "Measurements the code cites").
 KL_GROUPS = 8
 
 

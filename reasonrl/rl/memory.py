@@ -1,7 +1,8 @@
 """The RL loop's memory policy, as the loop's hooks (context.Hooks): the heap given back between the step's
 phases (`heap_trimmer`, by allocator), and during the one forward that would otherwise peak, after each block
 (`trimmed_per_layer`). The stages pass it to the loop (`memory_hooks`; rl/run.py); the algorithm never trims.
-It moves no number.
+It moves no number. The other half of the policy, what the step itself keeps (the rollout's prefill) and
+computes (the KL record's groups), is the run's plan (layout.py, `Plan`), which the step receives.
 
 It asks the process for the allocator's own calls rather than importing the runner's allocator module
 (reasonrl.runner.malloc): the science side imports none of the machinery that runs it.
