@@ -6,8 +6,9 @@
   its upstream reran; a runner that starts stages side by side must know the whole stale closure first.
 - `Schedule`: among the ready stages, which to start next (reports first, then the critical path). What it buys,
   on the committed DAG at -j 2 (benchmarks/schedule.py, docs/runlogs/schedule_benchmark.txt: each stage its last
-  timing file): six of the eleven results (report_zero, _methods, _hacking, _ablations, _headline, plots) at
-  3.9-4.7 h instead of 8.1 h in `dvc repro`'s order, for the same 8 h 11 min in all. graphlib's
+  timing file): six of the eleven results (report_zero, _methods, _hacking, _ablations, _headline, plots) in about
+  half the time they take in `dvc repro`'s order, for the same total (docs/performance.md, "Measurements the
+  code cites"). graphlib's
   TopologicalSorter would keep the ready set too, but not the waiting sets the priority reads.
 - `stage_status`: whether a stage ran, was restored from the run-cache or was unchanged, from its
   dvc.lock entry and the run-cache entries (documented file formats), never from DVC's log text.
@@ -63,8 +64,9 @@ def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tu
 @contextlib.contextmanager
 def _rwlocks_unwatched(dvc_repo: object) -> object:
     """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and rewritten on entry to and exit
-    from each rwlocked call, `Stage.changed` and the checks inside it: 8.5 s of a 36 s planner pass at 439
-    stages) skipped for the pass, where that is exactly DVC's behaviour. An entry is only ever added under the
+    from each rwlocked call, `Stage.changed` and the checks inside it: a quarter of a planner pass at 439
+    stages, docs/performance.md, "Measurements the code cites") skipped for the pass, where that is exactly
+    DVC's behaviour. An entry is only ever added under the
     repo lock (`rwlocked` asserts it), which the planner holds throughout, so no path can become held for
     writing during the pass; entries dropped meanwhile (a command ending) cannot refuse a read. With no path
     held for writing at the start, then, no read here is refused, and the read locks the planner would take

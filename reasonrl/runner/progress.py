@@ -36,7 +36,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 TIMING_DIR = "reports/timing/"
-DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
+# DVC's lock, hashing and process start per stage (docs/performance.md, "Measurements the code cites")
+DVC_OVERHEAD_S = 5.0
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
 
@@ -51,7 +52,7 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
 
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
-        try:  # the parse the plan's DVC pass just kept: 0.02 s against 1.5 s for a YAML load of a 2 MB lock
+        try:  # the parse the plan's DVC pass just kept, far cheaper than a YAML load of a large lock
             entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
         except (OSError, AttributeError, DvcException):  # unreadable, not YAML, not a mapping: the run says why
             entries[lockfile] = {}
