@@ -210,8 +210,8 @@ def outcomes_csv(rows: list[dict]) -> str:
 def sample_set(model, problems: list[Problem], N: int, temperature: float = 1.0, seed: int = 7) -> list[list[str]]:
     """N responses per problem, drawn from a generator seeded with `seed` (on the model's device).
 
-    In chunks of 512 rows (whole problems): on 1,000 problems 12-13% faster than 2,048 rows at N = 8 and
-    N = 32, with less memory. The chunk is part of what is computed: another one draws other samples."""
+    In chunks of 512 rows (whole problems): faster than larger chunks, with less memory (docs/performance.md,
+    "Measurements the code cites"). The chunk is part of what is computed: another one draws other samples."""
     if N < 1:
         raise ValueError(f"N={N}: must be at least 1")
     device = next(model.parameters()).device
