@@ -23,7 +23,7 @@ import torch
 from reasonrl import numerics
 from reasonrl.checkpoint import load_checkpoint
 from reasonrl.model import ModelConfig, TinyReasoner
-from reasonrl.rl import collect as C
+from reasonrl.rl import algorithm as A
 from reasonrl.rl.batch import Batch
 from reasonrl.rl.job import make_job
 from reasonrl.rl.layout import FAST
@@ -41,7 +41,7 @@ def main() -> None:
     policy = (load_checkpoint(args.init)[0] if Path(args.init).exists()
               else TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval())
     job = make_job({}, {})
-    probs = C.draw_problems(random.Random(0), job, job.B)
+    probs = A.draw_problems(random.Random(0), job, job.B)
     with torch.inference_mode():
         responses = sample_responses(policy, probs, job.G, job.temperature, torch.Generator().manual_seed(0))
     batch = Batch([p for p in probs for _ in range(job.G)], [r for rs in responses for r in rs],

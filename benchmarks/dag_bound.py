@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))  # wall
 from wallclock import timeline  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
-from reasonrl.rl.algorithm import KL_GROUPS  # noqa: E402  (the groups the KL record's reference reads at beta 0)
+from reasonrl.rl.layout import KL_GROUPS  # noqa: E402  (each plan's kl_groups: the KL record's groups at beta 0)
 from reasonrl.rl.run import THINK_SAMPLES  # noqa: E402  (samples per problem of a think-profile evaluation)
 from reasonrl.studies.answers import EVAL_SETS  # noqa: E402  (what eval@ reads)
 

@@ -58,7 +58,7 @@ from roofline import MatmulShapes, shape_flops  # noqa: E402  (benchmarks/, this
 
 from reasonrl import numerics  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
-from reasonrl.rl import collect as C  # noqa: E402
+from reasonrl.rl import algorithm as A  # noqa: E402
 from reasonrl.rl.algorithm import rl_step  # noqa: E402
 from reasonrl.rl.context import Context, Hooks  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
@@ -143,7 +143,7 @@ def problems_dataset(count: int):
     from datasets import Dataset
 
     rng = random.Random(0)
-    probs = C.draw_problems(rng, make_job({}, {}), count)
+    probs = A.draw_problems(rng, make_job({}, {}), count)
     return Dataset.from_dict({"prompt": [p.prompt for p in probs],
                               "problem": [json.dumps(p.to_dict()) for p in probs]})
 

@@ -42,7 +42,6 @@ from reasonrl import numerics  # noqa: E402
 from reasonrl.checkpoint import load_checkpoint  # noqa: E402
 from reasonrl.model import ModelConfig, TinyReasoner  # noqa: E402
 from reasonrl.rl import algorithm as A  # noqa: E402
-from reasonrl.rl import collect as C  # noqa: E402
 from reasonrl.rl.context import Context, Hooks  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.rl.memory import memory_hooks  # noqa: E402
@@ -70,7 +69,7 @@ def make_context(policy, shared: bool, steps: int, trim: bool = False) -> tuple[
 
 def timed_collect(times: list[float], cpu: list[float]):
     """rl_step's collect for grpo, timed (wall and CPU seconds): rollout = sampling + rewards."""
-    inner = C.COLLECT["policy"]
+    inner = A.COLLECT["policy"]
 
     def collect(ctx):
         t0, c0 = time.perf_counter(), time.process_time()
@@ -85,7 +84,7 @@ def timed_collect(times: list[float], cpu: list[float]):
 def reference_rollout(ctx: Context) -> tuple[float, float, list[str]]:
     """Wall and CPU seconds of sample_reference on exactly the prompts and generator state of ctx's next step."""
     job = ctx.job
-    probs = C.draw_problems(_copy_rng(ctx.rng), job, job.B)
+    probs = A.draw_problems(_copy_rng(ctx.rng), job, job.B)
     gen = torch.Generator().set_state(ctx.sample_gen.get_state())
     flat = [p.prompt for p in probs for _ in range(job.G)]
     t0, c0 = time.perf_counter(), time.process_time()
@@ -151,7 +150,7 @@ def main() -> None:
     whole = {p: [] for p in PATHS}
     cpu = {p: [] for p in PATHS}  # CPU seconds of this (one-thread) process: less sensitive to other load
     ref_times, ref_cpu, fast_roll_at_ref, fast_cpu_at_ref = [], [], [], []
-    saved = C.COLLECT["policy"]
+    saved = A.COLLECT["policy"]
     try:
         for step in range(args.steps):
             if step < args.ref_steps:
@@ -159,13 +158,13 @@ def main() -> None:
             batches = {}
             for p in PATHS:
                 ctx, opt = ctxs[p]
-                C.COLLECT["policy"] = timed_collect(roll[p], roll_cpu[p])
+                A.COLLECT["policy"] = timed_collect(roll[p], roll_cpu[p])
                 t0, c0 = time.perf_counter(), time.process_time()
                 _, batches[p] = A.rl_step(ctx, opt, step)
                 ctx.hooks.between_phases()
                 whole[p].append(time.perf_counter() - t0)
                 cpu[p].append(time.process_time() - c0)
-            C.COLLECT["policy"] = saved
+            A.COLLECT["policy"] = saved
             assert batches["plain"].responses == batches["fast"].responses, f"step {step}: responses differ"
             if step < args.ref_steps:
                 assert ref_resps == batches["fast"].responses, "sample_reference drew different responses"
@@ -174,7 +173,7 @@ def main() -> None:
                 fast_roll_at_ref.append(roll["fast"][-1])
                 fast_cpu_at_ref.append(roll_cpu["fast"][-1])
     finally:
-        C.COLLECT["policy"] = saved
+        A.COLLECT["policy"] = saved
     rss = {p: peak_rss(p, args.init, args.rss_steps, args.trim) for p in PATHS}
 
     def mean(x):

@@ -39,7 +39,7 @@ from reasonrl.evaluate import greedy_responses, sample_set
 from reasonrl.logprobs import prefill
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.numerics import machine
-from reasonrl.rl import collect as C
+from reasonrl.rl import algorithm as A
 from reasonrl.rl.batch import Batch
 from reasonrl.rl.job import make_job
 from reasonrl.rl.layout import FAST
@@ -141,7 +141,7 @@ def main() -> None:
     ref = load_checkpoint(args.init)[0] if Path(args.init).exists() else policy
     job = make_job({}, {})
     rng, gen = random.Random(0), torch.Generator().manual_seed(0)
-    probs = C.draw_problems(rng, job, job.B)
+    probs = A.draw_problems(rng, job, job.B)
     prompts, budget = [p.prompt for p in probs], max(p.budget for p in probs)
     X, lens = _prompt_batch(policy, prompts, budget)
 

@@ -80,8 +80,9 @@ def producing_stage(path: str | Path, lock: str | Path = "dvc.lock") -> str | No
 
     with contextlib.suppress(OSError, ValueError, AttributeError, yaml.YAMLError):
         text = Path(lock).read_text()
-        # LibYAML's loader where PyYAML has it: 1.1-1.4 s on a 2 MB lock against the pure-Python loader's 5 s (the
-        # runner's kept parse, reasonrl.runner.lockfile, would be faster, but no science module imports the runner)
+        # LibYAML's loader where PyYAML has it: a few times faster on a large lock than the pure-Python loader
+        # (docs/performance.md, "Measurements the code cites"); the runner's kept parse, reasonrl.runner.lockfile,
+        # would be faster, but no science module imports the runner
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         stages = (yaml.load(text, Loader=loader) or {}).get("stages", {}) if rel in text else {}
         for stage, entry in stages.items():

@@ -124,8 +124,8 @@ def distinct_answers(problems: list[Problem], responses: list[list[str]]) -> flo
 def greedy_responses(model, problems: list[Problem], chunk: int = 128) -> list[str]:
     """Greedy responses (cut at `$`), with room for each problem's budget so an overshoot is visible.
 
-    Chunks of 128 prompts: on 1,000 problems as fast as 1,024 at once or faster (1.8 against 2.3 s) at a
-    third of the memory (the key-value cache of a chunk: peak RSS 380 against 1,050 MB)."""
+    Chunks of 128 prompts: as fast as larger chunks or faster, and the key-value cache of a chunk, not of the
+    whole set, sets the peak memory (measured: docs/performance.md, "Measurements the code cites")."""
     if not problems:
         return []
     max_new = max(p.budget for p in problems)
@@ -210,8 +210,8 @@ def outcomes_csv(rows: list[dict]) -> str:
 def sample_set(model, problems: list[Problem], N: int, temperature: float = 1.0, seed: int = 7) -> list[list[str]]:
     """N responses per problem, drawn from a generator seeded with `seed` (on the model's device).
 
-    In chunks of 512 rows (whole problems): on 1,000 problems 12-13% faster than 2,048 rows at N = 8 and
-    N = 32, with less memory. The chunk is part of what is computed: another one draws other samples."""
+    In chunks of 512 rows (whole problems): faster than larger chunks, with less memory (docs/performance.md,
+    "Measurements the code cites"). The chunk is part of what is computed: another one draws other samples."""
     if N < 1:
         raise ValueError(f"N={N}: must be at least 1")
     device = next(model.parameters()).device

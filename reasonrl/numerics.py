@@ -32,7 +32,8 @@ SETTINGS: dict[str, dict[str, str]] = {
     # AVX2 branch for Intel and compatible processors; the MKL in torch 2.13 refuses it on an AMD EPYC
     # (mkl_cbwr_set returns "unsupported branch") and keeps its own dispatch in CNR mode (branch AUTO).
     "avx2": {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
-    # MKL's SSE2 branch, the one it accepts on every x86-64 CPU vendor; about 2x slower training here.
+    # MKL's SSE2 branch, the one it accepts on every x86-64 CPU vendor; slower training
+    # (docs/performance.md, "Measurements the code cites").
     "compatible": {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"},
     # whatever the libraries choose for this CPU: fastest, and the same bytes only on the same CPU kind
     "native": {},

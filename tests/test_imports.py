@@ -11,7 +11,7 @@ from pathlib import Path
 
 from test_deps import ROOT, closure, import_names, imported, module_file
 
-RL_LOOP = {"reasonrl/rl/train.py", "reasonrl/rl/algorithm.py", "reasonrl/rl/collect.py", "reasonrl/rl/batch.py",
+RL_LOOP = {"reasonrl/rl/train.py", "reasonrl/rl/algorithm.py", "reasonrl/rl/batch.py",
            "reasonrl/rl/context.py", "reasonrl/rl/layout.py", "reasonrl/rl/memory.py", "reasonrl/rl/run.py",
            "reasonrl/verifiers.py", "reasonrl/sampling.py"}
 
@@ -75,17 +75,17 @@ def test_the_cycle_finder_finds_a_circle_and_only_one():
 
 def test_the_library_imports_no_circle():
     g = graph()
-    assert "reasonrl.rl.algorithm" in g and "reasonrl.rl.collect" in g["reasonrl.rl.algorithm"]
+    assert "reasonrl.rl.algorithm" in g and "reasonrl.rl.layout" in g["reasonrl.rl.algorithm"]
     assert cycle(g) is None, " -> ".join(cycle(g))
 
 
 def test_a_circle_through_a_type_only_import_is_one():
     g = graph()
-    # collect.py imports the job and the context for its annotations only
-    assert {"reasonrl.rl.job", "reasonrl.rl.context"} <= g["reasonrl.rl.collect"]
-    assert "reasonrl.rl.job" not in imported(ROOT / "reasonrl/rl/collect.py")
-    # the job naming its methods through collect.py, as it once did, is a circle
-    assert cycle({**g, "reasonrl.rl.job": g["reasonrl.rl.job"] | {"reasonrl.rl.collect"}})
+    # layout.py imports the job and the batch for its annotations only
+    assert {"reasonrl.rl.job", "reasonrl.rl.batch"} <= g["reasonrl.rl.layout"]
+    assert not {"reasonrl.rl.job", "reasonrl.rl.batch"} & imported(ROOT / "reasonrl/rl/layout.py")
+    # the job naming its plan through layout.py would be a circle
+    assert cycle({**g, "reasonrl.rl.job": g["reasonrl.rl.job"] | {"reasonrl.rl.layout"}})
 
 
 def test_the_rl_package_trims_no_heap_but_through_its_memory_policy():

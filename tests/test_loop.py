@@ -1,9 +1,9 @@
 """`rl_step` on hand-built batches (issue #17, item 2).
 
-The sampler is replaced by fixed responses through the narrowest seams `reasonrl/rl/collect.py` has:
+The sampler is replaced by fixed responses through the narrowest seams `reasonrl/rl/algorithm.py` has:
 its module-level `draw_problems` (which problems a step gets) and `sample_responses` (what the policy
 "wrote"), so everything from scoring on is the real algorithm. What the step hands to its update is read by
-wrapping `reasonrl/rl/algorithm.py`'s module-level `update` and the advantage registry entry. Every expected
+wrapping its module-level `update` and the advantage registry entry. Every expected
 number is written out below, worked by hand from the responses.
 
 Ring used throughout: a>b>c>d>e>a. P1 = start a, 2 hops (trace "bc", answer c); P2 = start b, 3 hops
@@ -14,6 +14,7 @@ Batches use B = 3 prompts and G = 4 samples (B != G, so a transposed group view 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import random
 import re
@@ -26,14 +27,13 @@ from reasonrl.logprobs import token_logprobs
 from reasonrl.model import ModelConfig, TinyReasoner
 from reasonrl.pretrain import PhaseConfig, optimize
 from reasonrl.rl import algorithm as A
-from reasonrl.rl import collect as C
 from reasonrl.rl import memory as M
 from reasonrl.rl import records as R
 from reasonrl.rl import train as T
 from reasonrl.rl.batch import Batch
 from reasonrl.rl.context import Context
 from reasonrl.rl.job import make_job
-from reasonrl.rl.layout import FAST, PLAIN
+from reasonrl.rl.layout import FAST, PLAIN, plan_for
 from reasonrl.rl.variants import ADVANTAGES
 from reasonrl.tasks.hop import build_problem
 from reasonrl.tokens import encode_pairs
@@ -82,17 +82,20 @@ class Seen:
         return spy
 
 
-def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, **job):
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, kl_groups=None, **job):
+    """One rl_step on `fixed`'s responses; kl_groups (optional) replaces the plan's."""
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", fixed.sample)
     seen = Seen()
     monkeypatch.setattr(A, "update", seen.wrap(A.update))
     policy = policy if policy is not None else _model()
     ref = ref if ref is not None else copy.deepcopy(policy).requires_grad_(False)
     job = make_job({}, {**dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1), **job})
+    plan = plan_for(job, shared)
     ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
                     sample_gen=torch.Generator().manual_seed(1), reward_gen=torch.Generator().manual_seed(2),
-                    shared_prefix=shared)
+                    shared_prefix=shared,
+                    plan=plan if kl_groups is None else dataclasses.replace(plan, kl_groups=kl_groups))
     record, batch = A.rl_step(ctx, torch.optim.SGD(policy.parameters(), lr=lr), 0)
     return record, batch, seen
 
@@ -167,8 +170,8 @@ def test_rft_without_a_correct_row_skips_the_update(monkeypatch):
 
 def test_sft_trains_on_the_gold_traces(monkeypatch):
     fixed = Fixed(((P1, P2, P3), {}))
-    monkeypatch.setattr(C, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", lambda *a, **k: pytest.fail("SFT must not sample"))
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
     seen = Seen()
     monkeypatch.setattr(A, "update", seen.wrap(A.update))
     policy = _model()
@@ -357,8 +360,8 @@ def test_dynamic_sampling_runs_end_at_the_rollout_budget(monkeypatch):
     # budget 3 x 3 x 4 = 36: step 1 takes two rounds (24), step 2 one (the budget has no room for a second), and
     # then no round is left for a third step
     fixed = Fixed(ROUND1, ROUND2, ROUND1, ROUND2)
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", fixed.sample)
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=3, dynamic_sampling=True, lr=1e-3))
     hist = T.train_rl(job, _model(), progress=False)
     assert fixed.calls == 3
@@ -370,8 +373,8 @@ def test_dynamic_sampling_with_a_larger_rollout_budget_takes_every_step(monkeypa
     # rollouts = 72 pays for two rounds in each of the 3 steps, where the default 36 stops after 2 steps: the
     # equal-updates arm
     fixed = Fixed(ROUND1, ROUND2, ROUND1, ROUND2, ROUND1, ROUND2)
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", fixed.sample)
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=3, dynamic_sampling=True, lr=1e-3, rollouts=72))
     hist = T.train_rl(job, _model(), progress=False)
     assert fixed.calls == 6
@@ -461,13 +464,14 @@ def test_entropy_and_kl_records_are_token_means_over_the_responses(monkeypatch, 
     assert record["losses/kl"] > 0.01
 
 
-# at beta = 0 the KL record (it feeds nothing) is measured on the first KL_GROUPS groups; a KL term needs all rows
+# at beta = 0 the KL record (it feeds nothing) is measured on the plan's first kl_groups groups; a KL term needs
+# all rows
 @pytest.mark.parametrize("shared", [True, False])
 @pytest.mark.parametrize("beta, rows", [(0.0, 8), (0.1, 12)])
-def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta, rows):
-    monkeypatch.setattr(A, "KL_GROUPS", 2)  # 2 of the 3 groups of 4
+def test_kl_record_at_beta_0_reads_the_plans_first_kl_groups(monkeypatch, shared, beta, rows):
     policy, ref = _model(0), _model(1).requires_grad_(False)
-    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, shared=shared, beta=beta)
+    record, batch, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, shared=shared, beta=beta,
+                             kl_groups=2)  # 2 of the 3 groups of 4
     lp, _, m = _tokens(policy, batch.problems, batch.responses)
     lq, _, _ = _tokens(ref, batch.problems, batch.responses)
     d = lq - lp
@@ -475,6 +479,20 @@ def test_kl_record_at_beta_0_reads_the_first_kl_groups(monkeypatch, shared, beta
     assert record["losses/kl"] == pytest.approx(kl[rows], rel=1e-4)
     other = kl[20 - rows]
     assert abs(record["losses/kl"] - other) > 1e-3  # the two row sets tell apart
+
+
+def test_the_plans_kl_groups_moves_the_kl_record_and_nothing_else(monkeypatch):
+    """The step reads its KL grouping from the plan it receives: at beta = 0 another kl_groups changes the
+    `losses/kl` record and leaves every other record and the updated weights bit for bit as they were."""
+    out = {}
+    for groups in (1, 3):
+        policy, ref = _model(0), _model(1).requires_grad_(False)
+        record, _, _ = _step(monkeypatch, Fixed(MIXED), policy=policy, ref=ref, lr=0.5, kl_groups=groups)
+        out[groups] = record, [p.detach().clone() for p in policy.parameters()]
+    (rec_1, w_1), (rec_3, w_3) = out[1], out[3]
+    assert abs(rec_1["losses/kl"] - rec_3["losses/kl"]) > 1e-3
+    assert {k: v for k, v in rec_1.items() if k != "losses/kl"} == {k: v for k, v in rec_3.items() if k != "losses/kl"}
+    assert rec_1["losses/grad_norm"] > 0 and all(torch.equal(a, b) for a, b in zip(w_1, w_3))
 
 
 def test_head_keeps_whole_groups():
@@ -519,13 +537,13 @@ def test_all_correct_batch_records_zero_wrong_length(monkeypatch):
 
 def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
     seen = []
-    real = C.sample_responses
+    real = A.sample_responses
 
     def spy(model, problems, n, temperature, generator, **kw):
         seen.append((n, temperature, generator, kw.get("shared")))
         return real(model, problems, n, temperature, generator, **kw)
 
-    monkeypatch.setattr(C, "sample_responses", spy)
+    monkeypatch.setattr(A, "sample_responses", spy)
     for shared in (True, False):
         policy = _model()
         job = make_job({}, dict(B=2, G=3, n_range=[4, 5], k_max=2, temperature=0.5))
@@ -540,7 +558,7 @@ def test_the_real_sampler_gets_the_runs_generator_and_layout(monkeypatch):
 
 def test_draw_problems_covers_every_allowed_hop_count():
     job = make_job({}, dict(n_range=[3, 6], k_max=4))
-    probs = C.draw_problems(random.Random(0), job, 400)
+    probs = A.draw_problems(random.Random(0), job, 400)
     pairs = {(p.n, p.k) for p in probs}
     allowed = {(n, k) for n in range(3, 7) for k in range(1, min(n - 1, 4) + 1)}
     assert pairs == allowed
@@ -549,8 +567,8 @@ def test_draw_problems_covers_every_allowed_hop_count():
 def test_train_rl_history_schedule(monkeypatch):
     rounds = [MIXED] * 5
     fixed = Fixed(*rounds)
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", fixed.sample)
     policy = _model()
     calls = []
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=5, eval_every=3, reward="random", lr=1e-3))
@@ -564,8 +582,8 @@ def test_train_rl_history_schedule(monkeypatch):
 
 def test_train_rl_without_proxy_reward_records_no_examples(monkeypatch):
     fixed = Fixed(MIXED, MIXED)
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", fixed.sample)
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", fixed.sample)
     job = make_job({}, dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=2, eval_every=1))
     assert T.train_rl(job, _model(), progress=False)["examples"] == []
 
@@ -624,10 +642,10 @@ def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(mon
     between update iterations, and after every step; nowhere else. Without hooks the loop trims nothing."""
     events = []
     fixed = Fixed(MIXED, MIXED)
-    monkeypatch.setattr(C, "draw_problems", fixed.draw)
-    monkeypatch.setattr(C, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
-    monkeypatch.setitem(C.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
-                        C.REWARDS["true"](problems, responses, ctx))
+    monkeypatch.setattr(A, "draw_problems", fixed.draw)
+    monkeypatch.setattr(A, "sample_responses", lambda *a, **k: events.append("sample") or fixed.sample(*a, **k))
+    monkeypatch.setitem(A.REWARDS, "orm", lambda problems, responses, ctx: events.append("verifier") or
+                        A.REWARDS["true"](problems, responses, ctx))
     score_policy = A.score_policy
 
     def forward(ctx, seqs, grad=False):  # the training forward keeps its graph (the fast layout reuses it)

@@ -2,6 +2,7 @@
 state) and prefix-shared training (same log-probs, losses and gradients within 1e-5)."""
 
 import copy
+import dataclasses
 import functools
 import random
 
@@ -14,6 +15,7 @@ from reasonrl.pretrain import PhaseConfig, train_phase
 from reasonrl.rl.algorithm import rl_step
 from reasonrl.rl.context import Context
 from reasonrl.rl.job import make_job
+from reasonrl.rl.layout import plan_for
 from reasonrl.sampling import response_of, sample, sample_groups, sample_reference, sample_responses
 from reasonrl.tasks import PAD_ID, encode
 from reasonrl.tasks.hop import make_problem, sample_problem
@@ -136,6 +138,8 @@ def test_a_kept_prefill_serves_only_its_model_at_its_weights():
     batch.prefill = keep[0]
     with pytest.raises(ValueError, match="another model"):
         shared_prefix(batch, "cpu", 1.0).logprobs(copy.deepcopy(model))
+    assert batch.prefill is None  # the sequences took it: the batch outlives the step, the prefill serves one forward
+    batch.prefill = keep[0]
     with torch.no_grad():  # an optimizer step updates the weights in place, which bumps their versions
         next(model.parameters()).mul_(1.0)
     with pytest.raises(ValueError, match="another model"):
@@ -143,18 +147,16 @@ def test_a_kept_prefill_serves_only_its_model_at_its_weights():
 
 
 def test_a_round_keeps_its_prefill_only_where_the_step_reuses_it_at_no_memory_cost():
-    from reasonrl.rl.collect import keeps_prefill
-
-    def ctx(shared=True, verifier=None, **overrides):
+    def keeps(shared=True, verifier=None, **overrides):  # the plan a run's context makes for itself
         job = make_job(dict(B=2, G=2, n_range=[3, 5], k_max=3, steps=1), overrides)
         return Context(job=job, policy=_warm(), ref=_warm(), verifier=verifier, rng=random.Random(0),
-                       sample_gen=_gen(), reward_gen=_gen(), shared_prefix=shared)
+                       sample_gen=_gen(), reward_gen=_gen(), shared_prefix=shared).plan.keep_prefill
 
-    assert keeps_prefill(ctx())
-    assert not keeps_prefill(ctx(shared=False))  # the plain layout prefills every row in its own forward
-    assert not keeps_prefill(ctx(dynamic_sampling=True))
-    assert not keeps_prefill(ctx(num_iterations=2))
-    assert not keeps_prefill(ctx(verifier=object()))
+    assert keeps()
+    assert not keeps(shared=False)  # the plain layout prefills every row in its own forward
+    assert not keeps(dynamic_sampling=True)
+    assert not keeps(num_iterations=2)
+    assert not keeps(verifier=object())
 
 
 def test_a_prefill_is_kept_only_when_the_rollout_is_one_chunk():
@@ -230,6 +232,30 @@ def test_rl_step_prefills_the_policy_once_per_batch(monkeypatch, overrides):
     assert batch.prefill is None
 
 
+def test_the_step_keeps_the_prefill_only_where_its_plan_says_and_moves_no_bit(monkeypatch):
+    """The rollout keeps its prefill for the training forward only where the plan the step receives says so,
+    and either way the step's records, gradients and updated weights are the same, bit for bit."""
+    import reasonrl.logprobs as logprobs_mod
+    import reasonrl.sampling as sampling_mod
+
+    grad = []  # whether each prefill recorded a graph
+    real = logprobs_mod.prefill
+    counting = lambda *a, **k: grad.append(torch.is_grad_enabled()) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(logprobs_mod, "prefill", counting)
+    monkeypatch.setattr(sampling_mod, "prefill", counting)
+    out = {}
+    for keep in (True, False):
+        grad.clear()
+        record, _, seen, weights, _ = _run_step(True, 0.5, keep_prefill=keep)
+        out[keep] = record, seen, weights, list(grad)
+    (rec_k, seen_k, w_k, grad_k), (rec_n, seen_n, w_n, grad_n) = out[True], out[False]
+    assert grad_k == [True, False]  # the rollout's, kept with its graph, then the reference's
+    assert grad_n == [False, True, False]  # the rollout's, the training forward's anew, the reference's
+    assert rec_k == rec_n
+    assert all(torch.equal(a, b) for a, b in zip(seen_k[0], seen_n[0]))
+    assert all(torch.equal(a, b) for a, b in zip(w_k, w_n))
+
+
 # ----------------------------------------------------------------------------- training
 
 
@@ -291,7 +317,8 @@ class RecordingSGD(torch.optim.SGD):
         return super().step(closure)
 
 
-def _run_step(shared: bool, lr: float, **overrides):
+def _run_step(shared: bool, lr: float, keep_prefill: bool | None = None, **overrides):
+    """One rl_step from the warm policy; keep_prefill (optional) replaces the plan's."""
     # GRPO on the random reward: every group has nonzero advantages, so every row carries gradient
     base = dict(B=6, G=4, n_range=[3, 5], k_max=3, steps=1, reward="random")
     if overrides.get("method", "grpo") != "grpo":
@@ -302,8 +329,10 @@ def _run_step(shared: bool, lr: float, **overrides):
     with torch.no_grad():  # policy and reference differ, so the KL terms are not zero
         for p in policy.parameters():
             p.add_(0.02 * torch.randn(p.shape, generator=_gen(9)))
+    plan = plan_for(job, shared)
     ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(7), sample_gen=_gen(8),
-                  reward_gen=_gen(10), shared_prefix=shared)
+                  reward_gen=_gen(10), shared_prefix=shared,
+                  plan=plan if keep_prefill is None else dataclasses.replace(plan, keep_prefill=keep_prefill))
     opt = RecordingSGD(policy.parameters(), lr)
     record, batch = rl_step(ctx, opt, 0)
     return record, batch, opt.seen, list(policy.parameters()), ctx.sample_gen

@@ -249,10 +249,10 @@ def _scripted_sampler(rounds):
 
 
 def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(monkeypatch):
-    import reasonrl.rl.collect as collect
+    import reasonrl.rl.algorithm as algorithm
 
     # round 1: group A mixed, B all right; round 2: C all right, D mixed -> trains on A and D
-    monkeypatch.setattr(collect, "sample_responses", _scripted_sampler([[[1, 0], [1, 1]], [[1, 1], [0, 1]]]))
+    monkeypatch.setattr(algorithm, "sample_responses", _scripted_sampler([[[1, 0], [1, 1]], [[1, 1], [0, 1]]]))
     job = make_job({}, {"steps": 2, "B": 2, "G": 2, "n_range": [3, 4], "k_max": 2, "dynamic_sampling": True})
     hist = train_rl(job, _tiny_policy(), progress=False)
     assert len(hist["steps"]) == 1  # the 2 x 2 x 2 = 8 rollouts of the budget went into step 1
@@ -263,7 +263,7 @@ def test_dynamic_sampling_records_the_unfiltered_samples_and_keeps_the_budget(mo
     assert rec["rollout/zero_var_frac"] == pytest.approx(2 / 4)  # B and C
     assert rec["filtered/zero_var_frac"] == 0.0
     # the budget also caps the resampling: with 4 rollouts in all, round 2 is not drawn; only A is trained on
-    monkeypatch.setattr(collect, "sample_responses", _scripted_sampler([[[1, 0], [0, 0]]]))
+    monkeypatch.setattr(algorithm, "sample_responses", _scripted_sampler([[[1, 0], [0, 0]]]))
     hist = train_rl(make_job(job.to_dict(), {"steps": 1}), _tiny_policy(), progress=False)
     assert hist["steps"][0]["rollout/count"] == 4 and hist["steps"][0]["filtered/true"] == 0.5
     assert hist["steps"][0]["reward/true"] == 0.25
@@ -283,7 +283,7 @@ def test_the_update_clips_the_gradient_to_the_jobs_grad_clip(clip):
 
 
 def test_every_method_collects_its_rows_through_a_known_collector():
-    from reasonrl.rl.collect import COLLECT
+    from reasonrl.rl.algorithm import COLLECT
     from reasonrl.rl.variants import METHODS
 
     assert {m.rollouts for m in METHODS.values()} <= set(COLLECT)

@@ -1,46 +1,54 @@
 """The RL algorithm, one step of GRPO, RFT or SFT and their variants, top to bottom.
 
-A step (`rl_step`): draw B problems and collect responses (G samples per problem from the policy, or the gold
-trace for SFT), each scored by the proxy reward (trained on) and the true one (recorded); score the batch under
-the sampling policy and the reference; turn the rewards into per-sequence weights (group advantages, a
-correct-only mask, or ones: variants.METHODS); then take `num_iterations` clipped policy-gradient updates on
-that batch (`update`: surrogate, KL term, aggregation, clipped gradient step). With one iteration the ratio is
-exactly 1 and the update is REINFORCE with a group baseline. The KL penalty (`KLPenalty`, decided from the job) is
-either a term of the loss or, summed per response, subtracted from the advantage after the group normalisation.
-The named variants (methods, advantages, aggregations, KL estimators, optimizers, rewards) are registries in
-variants.py; the loop that runs the steps is train.py.
+GRPO reads end to end in two files: this one (the step) and variants.py (the named variants: methods and how
+each weighs its rows, advantages, loss aggregations, KL estimators, optimizers, rewards, through registries;
+the step never branches on a variant's name). The loop that runs the steps is train.py.
 
-Two interchangeable computations of the same step, the layout chosen once per run (`Context.shared_prefix`):
+A step (`rl_step`): draw B problems and collect responses (G samples per problem from the policy, or the gold
+trace for SFT; under dynamic sampling, zero-variance groups dropped and fresh ones drawn), each scored by the
+proxy reward (trained on) and the true one (recorded); score the batch under the sampling policy and the
+reference; turn the rewards into per-sequence weights (group advantages, a correct-only mask, or ones:
+variants.METHODS); then take `num_iterations` clipped policy-gradient updates on that batch (`update`:
+surrogate, KL term, aggregation, clipped gradient step). With one iteration the ratio is exactly 1 and the
+update is REINFORCE with a group baseline. The KL penalty (`KLPenalty`, decided from the job) is either a term
+of the loss or, summed per response, subtracted from the advantage after the group normalisation.
+
+How the step is computed is not decided here. It receives the run's plan, `ctx.plan` (layout.py, `Plan`,
+built once per run by `plan_for` from the job): the layout, whether a round keeps its prefill for the first
+training forward, and how many groups the reference scores for the KL record at beta = 0. Two layouts compute
+the same step:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
   and is the first update's forward, and it starts from the rollout's own prefill of the prompts where the
-  rollout kept it with its graph (`collect.keeps_prefill`; the weights have not moved, so each is the same
-  computation).
+  plan keeps it (`Plan.keep_prefill`; the weights have not moved, so each is the same computation).
 - plain: every sequence is prompt + response, computed in full (`sample`, `token_logprobs`). It is
   the reference the fast path is tested against (tests/test_perf.py): same responses and generator
   state, and losses and gradients equal up to floating-point summation order.
 
 The step calls `ctx.hooks.between_phases()` where one large transient ends and the next begins, and runs
 the forward over everything dynamic sampling drew under `ctx.hooks.wide_forward`; what they do (the memory
-policy, rl/memory.py) is decided by whoever runs the loop, and moves no number.
+policy, rl/memory.py) is decided by whoever runs the loop, and moves no number. What a step records is
+records.py's.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from .batch import Batch
-from .collect import COLLECT, response_budget
+from ..sampling import sample_responses
+from ..tasks import Problem, get_task
+from .batch import Batch, zero_variance
 from .context import Context
 from .job import Job
 from .layout import FullSequences, SharedPrefix
 from .records import rollout_record, step_record
-from .variants import KL_ESTIMATORS, LOSS_AGG, METHODS, kl_k3
+from .variants import KL_ESTIMATORS, LOSS_AGG, METHODS, REWARDS, guard, kl_k3, length_penalty, overlong_penalty
 
 
 def rl_step(ctx: Context, opt: torch.optim.Optimizer, step: int) -> tuple[dict, Batch]:
@@ -51,9 +59,8 @@ def rl_step(ctx: Context, opt: torch.optim.Optimizer, step: int) -> tuple[dict, 
     unfiltered = unfiltered_record(ctx, batch, device)
     ctx.hooks.between_phases()  # next: the training forward and its backward, the step's largest transient
     # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
-    seqs = ctx.layout.build(batch, device, job.temperature)
-    batch.prefill = None  # seqs holds it for the first forward; the batch outlives the step
-    scored = score_policy(ctx, seqs, grad=ctx.layout.reuse_forward)
+    seqs = ctx.plan.layout.build(batch, device, job.temperature)
+    scored = score_policy(ctx, seqs, grad=ctx.plan.layout.reuse_forward)
     m = seqs.m
     w = method.weights(batch.proxy.to(m.device), batch, kl.in_reward(scored, m), job.advantage).to(m.device)
     own = rollout_record(batch, scored.ent, scored.kl, m)
@@ -67,6 +74,95 @@ def rl_step(ctx: Context, opt: torch.optim.Optimizer, step: int) -> tuple[dict, 
     return {**record, **update(ctx, opt, seqs, w, scored, step)}, batch
 
 
+# ----------------------------------------------------------------------------- collecting the batch
+# COLLECT holds the two ways a method gets its rows (variants.METHODS names one per method): G samples per
+# problem from the policy, or the task's gold traces.
+
+def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
+    task, spec = get_task(job.task), job.spec
+    return [task.sample(rng, spec) for _ in range(count)]
+
+
+def response_budget(job: Job) -> int:
+    """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
+    return get_task(job.task).max_budget(job.spec)
+
+
+def rollout_budget(job: Job) -> int:
+    """Policy samples a run may draw: `rollouts`, by default what `steps` steps of B x G take. Dynamic sampling
+    spends it faster and so takes fewer steps (equal rollouts); a larger `rollouts` lets it take every step
+    (equal updates)."""
+    return job.rollouts if job.rollouts is not None else job.steps * job.B * job.G
+
+
+def score(ctx: Context, problems: list[Problem], responses: list[str], max_new: int):
+    """(proxy, true) rewards, each (N,); guard, then length penalty, then overlong penalty on proxy."""
+    job = ctx.job
+    true = REWARDS["true"](problems, responses, ctx)
+    proxy = true.clone() if job.reward == "true" else REWARDS[job.reward](problems, responses, ctx)
+    if job.guard:
+        proxy = guard(proxy, problems, responses)
+    if job.len_pen:
+        proxy = length_penalty(proxy, responses, job.len_pen)
+    if job.overlong:
+        proxy = overlong_penalty(proxy, responses, [max_new] * len(responses), job.overlong)
+    return proxy, true
+
+
+def sample_round(ctx: Context) -> Batch:
+    """B fresh problems, G policy samples each, scored."""
+    job, G = ctx.job, ctx.job.G
+    probs = draw_problems(ctx.rng, job, job.B)
+    keep = [] if ctx.plan.keep_prefill else None
+    groups = sample_responses(ctx.policy, probs, G, job.temperature, ctx.sample_gen, shared=ctx.plan.layout.shared,
+                              keep=keep)
+    flat_p = [p for p in probs for _ in range(G)]
+    flat_r = [r for rs in groups for r in rs]
+    if ctx.verifier is not None:  # its forward over the whole batch is a phase of its own
+        ctx.hooks.between_phases()
+    proxy, true = score(ctx, flat_p, flat_r, max(p.budget for p in probs))
+    ctx.rollouts += len(flat_r)
+    return Batch(flat_p, flat_r, proxy, true, G, float(zero_variance(proxy, G).float().mean()), len(flat_r),
+                 prefill=keep[0] if keep else None)
+
+
+def collect_samples(ctx: Context) -> Batch:
+    """G policy samples per problem. With dynamic sampling, zero-variance groups are dropped and fresh problems
+    sampled for up to max_resample extra rounds, while the run's rollout budget lasts; the batch keeps the
+    unfiltered samples of every round as `sampled`."""
+    job = ctx.job
+    if not job.dynamic_sampling:
+        return sample_round(ctx)
+    rounds = [sample_round(ctx)]
+    per_round = job.B * job.G
+    kept = lambda b: [i for i, z in enumerate(zero_variance(b.proxy, b.group).tolist()) if not z]  # noqa: E731
+    while (sum(len(kept(b)) for b in rounds) < job.B and len(rounds) <= job.max_resample
+           and ctx.rollouts + per_round <= rollout_budget(job)):
+        rounds.append(sample_round(ctx))
+    sampled = Batch([p for b in rounds for p in b.problems], [r for b in rounds for r in b.responses],
+                    torch.cat([b.proxy for b in rounds]), torch.cat([b.true for b in rounds]), job.G, 0.0,
+                    sum(b.rollouts for b in rounds))
+    sampled.zero_frac = float(zero_variance(sampled.proxy, job.G).float().mean())
+    idx = kept(sampled)[: job.B]
+    if not idx:  # every group of every round had equal rewards: nothing to learn from; train on the last round
+        idx = list(range(len(sampled.problems) // job.G - job.B, len(sampled.problems) // job.G))
+    batch = sampled.groups(idx)
+    batch.rollouts, batch.sampled = sampled.rollouts, sampled
+    return batch
+
+
+def collect_gold(ctx: Context) -> Batch:
+    probs = draw_problems(ctx.rng, ctx.job, ctx.job.B)
+    ones = torch.ones(len(probs))
+    return Batch(problems=probs, responses=[p.target("cot") for p in probs],
+                 proxy=ones, true=ones.clone(), group=1, zero_frac=0.0)
+
+
+COLLECT: dict[str, Callable[[Context], Batch]] = {"policy": collect_samples, "gold": collect_gold}
+
+
+# ----------------------------------------------------------------------------- the batch under policy and reference
+
 def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
     """Under dynamic sampling, the rollout records of everything sampled this step (the filter selects groups,
     so the kept ones say little about the policy); None otherwise. Taken before the kept batch's forward,
@@ -75,18 +171,10 @@ def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
     if batch.sampled is None:
         return None
     ctx.hooks.between_phases()
-    seqs = ctx.layout.build(batch.sampled, device, ctx.job.temperature)
+    seqs = ctx.plan.layout.build(batch.sampled, device, ctx.job.temperature)
     with ctx.hooks.wide_forward(ctx.policy):
         scored = score_policy(ctx, seqs)
     return rollout_record(batch.sampled, scored.ent, scored.kl, seqs.m)
-
-
-# ----------------------------------------------------------------------------- the batch under policy and reference
-
-# With beta = 0 the reference's log-probs feed only the `losses/kl` record, so they are computed on the batch's
-# first KL_GROUPS groups (64 of 256 responses by default): a reference forward over the whole batch costs
-# ~14% of a step. With beta > 0 the KL term needs every row and the record uses them all.
-KL_GROUPS = 8
 
 
 @dataclass
@@ -96,7 +184,7 @@ class Scored:
     ent: torch.Tensor  # (N, T) its entropies, detached
     ref_logp: torch.Tensor | None  # (N, T) when a KL term needs it (beta > 0), else None
     first: torch.Tensor | None  # old_logp with its graph when the layout reuses this forward, else None
-    kl: float  # the `losses/kl` record: k3 KL(policy || reference) per response token (see KL_GROUPS)
+    kl: float  # the `losses/kl` record: k3 KL(policy || reference) per response token (Plan.kl_groups)
 
     def select(self, rows: torch.Tensor) -> Scored:
         return Scored(self.old_logp[rows], self.ent[rows], None if self.ref_logp is None else self.ref_logp[rows],
@@ -105,7 +193,8 @@ class Scored:
 
 def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = False) -> Scored:
     """Log-probs and entropies of `seqs` under the policy (with their graph when `grad`), the reference's
-    log-probs where a KL term needs them, and the KL record."""
+    log-probs where a KL term needs them, and the KL record: over every row with a KL term, else over the
+    plan's first kl_groups groups (the reference's log-probs then feed nothing else)."""
     with torch.set_grad_enabled(grad):
         logp, ent = seqs.logprobs(ctx.policy)
     old = logp.detach()
@@ -114,7 +203,7 @@ def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = 
             ref_logp, _ = seqs.logprobs(ctx.ref)
             kl = token_mean_kl(ref_logp, old, seqs.m)
         else:
-            head = seqs.head(KL_GROUPS * ctx.job.G)
+            head = seqs.head(ctx.plan.kl_groups * ctx.job.G)
             ref_logp, kl = None, token_mean_kl(head.logprobs(ctx.ref)[0], old[:len(head.m)], head.m)
     return Scored(old, ent.detach(), ref_logp, logp if grad else None, kl)
 

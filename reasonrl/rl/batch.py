@@ -25,8 +25,14 @@ class Batch:
     rollouts: int = 0  # policy samples drawn to make this batch (counted against the run's rollout budget)
     sampled: Batch | None = None  # dynamic sampling: every group sampled this step, before the filter
     # the rollout's prefill of the B prompts, with its graph, for the first training forward to reuse (where
-    # collect.keeps_prefill); sample_groups' `keep`
+    # Plan.keep_prefill); sample_groups' `keep`
     prefill: Prefill | None = None
+
+    def take_prefill(self) -> Prefill | None:
+        """The kept prefill, no longer held here: it serves one forward, and the batch outlives the step (the
+        loop keeps it for its records), which would otherwise keep the prefill's graph alive into the next."""
+        pre, self.prefill = self.prefill, None
+        return pre
 
     def groups(self, idx: list[int]) -> Batch:
         """The batch of groups idx (in that order)."""

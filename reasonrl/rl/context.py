@@ -1,5 +1,6 @@
 """One RL run's state, which every step reads and advances: the job, the policy and its frozen reference, the
-learned verifier, the run's three random streams, the layout, the rollouts drawn so far, and the loop's hooks."""
+learned verifier, the run's three random streams, the plan (the step's memory and speed policy, layout.py), the
+rollouts drawn so far, and the loop's hooks."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import torch
 
 from ..verifiers import score as verifier_score
 from .job import Job
-from .layout import FAST, PLAIN, Layout
+from .layout import Plan, plan_for
 
 
 def _nothing() -> None:  # the default hook; memory.py returns it too (its name is tested)
@@ -46,11 +47,13 @@ class Context:
     reward_gen: torch.Generator  # the random reward's coin flips
     shared_prefix: bool = True  # fast path (prefix-shared rollouts and training); False: the plain reference
     hooks: Hooks = field(default_factory=Hooks)
-    layout: Layout = field(init=False)
+    # how the step is computed; by default plan_for(job, shared_prefix, verifier), decided here once per run
+    plan: Plan | None = None
     rollouts: int = 0  # policy samples drawn so far in this run
 
     def __post_init__(self):
-        self.layout = FAST if self.shared_prefix else PLAIN
+        if self.plan is None:
+            self.plan = plan_for(self.job, self.shared_prefix, self.verifier is not None)
 
     def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
         """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""

@@ -1,9 +1,13 @@
-"""The two layouts of an RL batch: how a step's rollouts meet the model.
+"""How a step is computed, as against what it computes: the two layouts of an RL batch, and the run's `Plan`.
 
-Both give logprobs(model) -> (logp, ent), each (N, T), and a mask m (N, T) that is 1 exactly on the
+Both layouts give logprobs(model) -> (logp, ent), each (N, T), and a mask m (N, T) that is 1 exactly on the
 response tokens; everything downstream (surrogate, KL, aggregation, records) is per token and masked, so
-it does not care which columns hold which token. `Layout` bundles a layout with how its rollouts are drawn;
-the run (context.py) picks one, PLAIN or FAST, once.
+it does not care which columns hold which token. `Layout` bundles a layout with how its rollouts are drawn.
+
+`Plan` is the step's memory and speed policy, decided once per run from the job (`plan_for`, which the run's
+Context calls): the layout, PLAIN or FAST; whether a round keeps its prefill for the first training forward;
+how many groups the reference scores for the KL record at beta = 0. The step (algorithm.py) reads it and
+holds no such decision itself.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from ..tokens import encode_pairs, pad_ids
 if TYPE_CHECKING:
     from ..sampling import Prefill
     from .batch import Batch
+    from .job import Job
 
 
 class FullSequences:
@@ -78,6 +83,7 @@ def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
 
 
 def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
+    """The batch in the response layout; the sequences take the batch's kept prefill, if any, off it."""
     G = batch.group
     prompts = [p.prompt for p in batch.problems[::G]]
     if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
@@ -85,7 +91,7 @@ def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     resp = pad_ids([encode(r) for r in batch.responses], device)  # (N, R)
     lens = torch.tensor([len(p) for p in prompts], device=device)
     prompt_ids = pad_ids([encode(p) for p in prompts], device)
-    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature, prefilled=batch.prefill)
+    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature, prefilled=batch.take_prefill())
 
 
 @dataclass(frozen=True)
@@ -94,10 +100,43 @@ class Layout:
     shared: bool  # sample_responses(shared=...): prefix-shared rollouts
     build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
     # the forward that scores the rollouts keeps its graph and serves as the first update's forward, and it starts
-    # from the rollout's prefill of the prompts where the rollout kept it (collect.keeps_prefill; the weights have
+    # from the rollout's prefill of the prompts where the rollout kept it (Plan.keep_prefill; the weights have
     # not moved yet, so each is the same computation)
     reuse_forward: bool
 
 
 PLAIN = Layout(shared=False, build=full_sequences, reuse_forward=False)
 FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
+
+
+# At beta = 0 the reference's log-probs feed only the `losses/kl` record, so the reference scores the batch's
+# first 8 groups for it (64 of the default 256 responses): its forward over the whole batch was a sizeable share
+# of a step (docs/performance.md, "Measurements the code cites").
+KL_GROUPS = 8
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The step's memory and speed policy for one run. The trained weights do not depend on it beyond the
+    layout's floating-point summation order; `kl_groups` sets which rows the `losses/kl` record reads at
+    beta = 0, and nothing else."""
+    layout: Layout
+    # a round keeps its prefill of the prompts, with its graph, for the first training forward (the same
+    # computation: the weights have not moved); sample_responses' `keep`
+    keep_prefill: bool
+    # at beta = 0 the reference scores the batch's first kl_groups groups, for the `losses/kl` record only; with
+    # a KL term (beta > 0) it scores every row
+    kl_groups: int
+
+
+def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
+    """The plan of a run of `job` on the fast layout (`shared`) or the plain reference one, with or without a
+    learned verifier scoring its batches.
+
+    The prefill is kept on the fast layout only (the plain one prefills every row in its own forward), and
+    only when the round is the batch (a dynamic-sampling round may be filtered out), the batch gets one update
+    and no verifier scores it: with two updates, or under a verifier's forward, keeping it raised a stage's
+    peak RSS past the 600 MB target (docs/performance.md, "Measurements the code cites")."""
+    layout = FAST if shared else PLAIN
+    keep = layout.reuse_forward and not job.dynamic_sampling and job.num_iterations == 1 and not verifier
+    return Plan(layout=layout, keep_prefill=keep, kl_groups=KL_GROUPS)

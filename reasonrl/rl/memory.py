@@ -1,7 +1,8 @@
 """The RL loop's memory policy, as the loop's hooks (context.Hooks): the heap given back between the step's
 phases (`heap_trimmer`, by allocator), and during the one forward that would otherwise peak, after each block
 (`trimmed_per_layer`). The stages pass it to the loop (`memory_hooks`; rl/run.py); the algorithm never trims.
-It moves no number.
+It moves no number. The other half of the policy, what the step itself keeps (the rollout's prefill) and
+computes (the KL record's groups), is the run's plan (layout.py, `Plan`), which the step receives.
 
 It asks the process for the allocator's own calls rather than importing the runner's allocator module
 (reasonrl.runner.malloc): the science side imports none of the machinery that runs it.
@@ -35,16 +36,16 @@ def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:
 
     glibc: malloc_trim(0) everywhere. The step's tensors change shape with every batch (padding lengths), and
     glibc keeps the freed pages of its heap resident and fragmented: without a trim after each step the
-    resident set of a 200-step run grows from ~470 MB to over 800 MB. Within a step, each large transient (the
+    resident set of a run keeps growing with its steps. Within a step, each large transient (the
     training forward and backward, a verifier's or dynamic sampling's forward over everything sampled, a
     second update) would stack on the pages the phase before it freed, so the step trims before each (and
     after each layer of dynamic sampling's forward over everything it drew). Each trim costs the page faults
     of taking those pages again.
 
     tcmalloc reuses freed memory by size without that growth: nothing, unless the run has a forward over
-    everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose stage peaked 51 and
-    102 MB higher without it; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md. No
-    trim moves a number."""
+    everything sampled (`sampled_forward`: a verifier reward or dynamic sampling), whose stage peaked higher
+    without it; there tcmalloc's ReleaseFreeMemory. Peaks and costs: docs/performance.md ("Measurements the
+    code cites" and the sections it links). No trim moves a number."""
     release = tcmalloc_release()
     if release is not None:
         return release if sampled_forward else _nothing

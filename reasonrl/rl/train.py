@@ -15,8 +15,7 @@ from collections.abc import Callable
 import torch
 from tqdm import tqdm
 
-from .algorithm import rl_step
-from .collect import rollout_budget
+from .algorithm import rl_step, rollout_budget
 from .context import Context, Hooks
 from .job import Job
 from .records import fooled_examples

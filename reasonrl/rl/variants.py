@@ -31,7 +31,7 @@ def _register(table: dict, name: str):
 
 @dataclass(frozen=True)
 class MethodSpec:
-    rollouts: str  # key of collect.COLLECT: "policy" (G samples per problem) | "gold" (the task's gold traces)
+    rollouts: str  # key of algorithm.COLLECT: "policy" (G samples per problem) | "gold" (the task's gold traces)
     weights: Callable[[torch.Tensor, Batch, torch.Tensor, str], torch.Tensor]
     drop_zero_weight: bool  # train only on rows with nonzero weight (RFT's likelihood of the kept set)
 

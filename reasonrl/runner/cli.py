@@ -1,8 +1,8 @@
 """The `reasonrl` console script: one subcommand per library entry point.
 
-argparse's subcommands, with only the chosen command's module imported: `reasonrl repro --help` took 0.71-0.95 s
-where importing both commands' modules (torch with `train`'s) took 8.5-11.2 s (three runs each, alternating, on
-the shared 2-core machine while tests ran); `reasonrl repro --dry` imports no torch at all.
+argparse's subcommands, with only the chosen command's module imported: `reasonrl repro --help` then takes a
+fraction of what importing both commands' modules (torch with `train`'s) took (docs/performance.md,
+"Measurements the code cites"); `reasonrl repro --dry` imports no torch at all.
 """
 
 from __future__ import annotations

@@ -276,14 +276,14 @@ def pipeline_order(root: str) -> dict[str, list[str]]:
 
 @contextlib.contextmanager
 def _rwlocks_unwatched(dvc_repo: Any) -> Any:
-    """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and rewritten on entry to and exit
-    from each rwlocked call, `Stage.changed` and the checks inside it: 8.5 s of a 36 s planner pass at 439
-    stages) skipped for the pass, where that is exactly DVC's behaviour. An entry is only ever added under the
-    repo lock (`rwlocked` asserts it), which the planner holds throughout, so no path can become held for
-    writing during the pass; entries dropped meanwhile (a command ending) cannot refuse a read. With no path
-    held for writing at the start, then, no read here is refused, and the read locks the planner would take
-    and drop are seen by no other process. Any write entry (another command's, live or not), or a file that DVC's
-    schema refuses: DVC's own rwlock, its errors and its clean-up."""
+    """DVC's per-stage rwlock (`.dvc/tmp/rwlock`, a JSON file read, checked and rewritten on entry to and exit from each
+    rwlocked call, `Stage.changed` and the checks inside it: a quarter of a planner pass at 439 stages,
+    docs/performance.md, "The planner's pass: DVC's rwlock") skipped for the pass, where that is exactly DVC's
+    behaviour. An entry is only ever added under the repo lock (`rwlocked` asserts it), which the planner holds
+    throughout, so no path can become held for writing during the pass; entries dropped meanwhile (a command ending)
+    cannot refuse a read. With no path held for writing at the start, then, no read here is refused, and the read
+    locks the planner would take and drop are seen by no other process. Any write entry (another command's, live or
+    not), or a file that DVC's schema refuses: DVC's own rwlock, its errors and its clean-up."""
     import json
 
     import dvc.rwlock as rwlock

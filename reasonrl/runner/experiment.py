@@ -1,7 +1,8 @@
 """`reasonrl exp run`: `dvc exp run -S ...` with the stages run by `reasonrl repro`, saved where `dvc exp show` sees it.
 
-`dvc exp run` reproduces its targets one stage at a time (it is `dvc repro` inside, DVC's open request #755): the
-README's method experiment, ten RL runs and their evaluations, took 27 min 38 s on 2 cores that way. An experiment
+`dvc exp run` reproduces its targets one stage at a time (it is `dvc repro` inside, DVC's open request #755),
+however many cores there are (the README's method experiment that way: docs/performance.md, "Measurements the
+code cites"). An experiment
 is three steps, and each is DVC's own code where DVC has it:
 1. the -S overrides are written by DVC's `apply_overrides` (Hydra's override grammar, DVC's struct check, its
    round-trip YAML writer, which keeps the comments), after each was tried on a copy of its file: a malformed -S,

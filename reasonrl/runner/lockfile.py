@@ -1,15 +1,15 @@
 """A faster dvc.lock update for the `dvc repro -s` processes that `reasonrl repro` starts.
 
 After each stage DVC rewrites dvc.lock: it parses the whole file with ruamel's round-trip parser (pure
-Python, to keep comments that a generated lock never has) and dumps it again. At this DAG's size (29,000
-lines) that is about 6 s per stage, spent while the stage holds the repo lock, so a second worker that
+Python, to keep comments that a generated lock never has) and dumps it again. At this DAG's size that is
+seconds per stage, spent while the stage holds the repo lock, so a second worker that
 finishes meanwhile waits too. Here the lock is read with DVC's own fast reader (the C loader) and only the
 entries that changed are emitted again, with DVC's own dumper, and spliced into the text; everything else
 keeps its bytes. The result is the file DVC itself would write, byte for byte (tests/test_lockfile.py
 checks this against DVC's full dump); any change this cannot splice (a stage removed, keys reordered,
 another top-level key changed) falls back to DVC's full dump.
 
-Reading it costs as much: DVC parses the whole lock with ruamel (1.2 s of CPU at 46,000 lines) when it
+Reading it costs as much: DVC parses the whole lock with ruamel (seconds of CPU at the full run's size) when it
 loads the pipeline and again before each update, so every `dvc repro -s` paid that twice or more. The
 parse is therefore kept beside the lock (.dvc/tmp, one entry keyed by the SHA-256 of the text it came
 from and the parsers' versions): whoever writes or first reads a text stores what DVC parses from it, and
@@ -19,9 +19,9 @@ wrong one.
 
 params.yaml costs the same at a smaller scale: DVC parses it with ruamel about three times per stage (the
 params' hashes, the lock entry, dvc.yaml's interpolation). Its parse is kept the same way, in a file of its
-own: about 0.25 s of CPU less per `dvc repro -s` on the full run's 830 lines (docs/performance.md).
+own: a fraction of a second of CPU less per `dvc repro -s` (docs/performance.md).
 
-DVC then checks every lock it reads against its schema (voluptuous, 0.55 s of CPU at 83,000 lines), so each
+DVC then checks every lock it reads against its schema (voluptuous, a walk over every entry), so each
 `dvc repro -s` paid that once more. Validation of DVC's safe parse depends on the text alone (a round-trip
 parse, which DVC makes to remove a stage, can differ: it is always checked), so the key of the last lock text
 known to pass is kept beside the parse (`VALID`): the reader that validates a text marks it, a read of the marked
@@ -34,9 +34,10 @@ dvc.yaml goes through DVC unchanged. What it uses of DVC goes through runner.dvc
 DVC; `install` imports the DVC internals it relies on first, so a DVC that moved them fails at once with an
 ImportError rather than writing a different lock.
 
-What it buys (docs/performance.md): a forced `repro -s report_exact` took 12.31 and 12.21 s through DVC's own
-update, 7.18 and 6.90 s through this one (5.3 s per stage, spent holding DVC's repo lock); the kept parse saves
-1.2-2.2 s per stage that runs, and the planner's pass went from 24-26 s to 15-16 s. DVC 3.67 has no faster
+What it buys (docs/performance.md, "Per-stage overhead: DVC's lock rewrite", "reading the lock", and
+"Measurements the code cites"): a forced `repro -s` takes seconds less through this update than through DVC's
+own, seconds spent holding DVC's repo lock; the kept parse saves a parse per stage that runs, and the planner's
+pass over a third of its time. DVC 3.67 has no faster
 path of its own: its lock update is the round-trip `modify_yaml`, and ruamel's round-trip parser has no C version.
 """
 
@@ -225,7 +226,8 @@ def modify_lock(path: str, fs: Any = None) -> Iterator[dict]:
             text = fd.read()
     local = _workspace(fs)
     data = (parse_kept(text, path) if local else dvc_parse(text, path)) if text else {}
-    # a second load of the kept parse is a copy at a third of deepcopy's cost (0.04 s at 83,000 lines)
+    # a second load of the kept parse is a copy cheaper than deepcopy (docs/performance.md, "Measurements the
+    # code cites")
     before = parse_kept(text, path) if local and text and _parsed_path(path) else copy.deepcopy(data)
     yield data
     new_text = spliced = splice(text, before, data) if text else None
@@ -285,8 +287,8 @@ def install() -> None:
 def reading() -> Iterator[None]:
     """Inside, this process's DVC reads lock and params files through `parse_kept` (as `install` makes it),
     and writes as before; on leaving, DVC is as it was. For the planner of `reasonrl repro`, which asks DVC
-    which stages changed and so parses the lock and params.yaml several times: 24–26 s at the test-bed's size
-    before, 15–16 s with it (docs/performance.md). Nested, or beside another thread's, or with `install`
+    which stages changed and so parses the lock and params.yaml several times: over a third less time with it
+    (docs/performance.md, "Measurements the code cites"). Nested, or beside another thread's, or with `install`
     called inside: only the outermost one that patched puts back, and only what is still its own. The lock's
     schema check (`_checked_once`) and the params lookup (`params_lookup.param_get`) are patched and put back the
     same way."""

@@ -6,9 +6,9 @@ trimmed (rl.memory), and every trim hands pages back that the next phase faults 
 the kernel: about a quarter of a step's CPU time. tcmalloc keeps freed memory in per-size lists, reuses it
 without faults and returns it to the system gradually; a step is then cheaper and its peak lower, with no
 trim in most run kinds (rl.memory). The allocator moves no number: every tensor is 64-byte aligned either way.
-What it buys (docs/performance.md, "The allocator"): the RL step 1.38x faster than on glibc with its trims
-(benchmarks/malloc.py: 0.240-0.248 against 0.322-0.351 CPU s/step), and the RL stages 6-25% less wall clock
-with peaks of 541-561 MB against 583-610 MB, the same bytes.
+What it buys (docs/performance.md, "The allocator" and "Measurements the code cites"): a faster RL step than
+on glibc with its trims (benchmarks/malloc.py), and RL stages in less wall clock with lower peaks, the same
+bytes.
 
 It has to be chosen when a process starts (LD_PRELOAD). `reasonrl repro` starts its stages under it,
 `reasonrl train` and the step benchmarks (peer_trl, rl_step) restart themselves under it; a plain `dvc repro`

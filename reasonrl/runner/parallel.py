@@ -3,8 +3,8 @@
 `dvc repro` runs stages one after another (DVC's open request #755), and `dvc exp run --queue` runs whole
 experiments side by side, each one such serial run. Here each stale stage (runner.plan) becomes one Dask task,
 `dvc repro -s <stage>`, started in `plan.Schedule`'s order once its stale upstream stages have finished and a worker
-is free. What it buys at -j 2: the methods study's 3,081 s of stage time in 1,790 s of wall clock (1.72x), the smoke
-DAG 1.88-1.94x (docs/parallel.md, docs/performance.md). Dask brings the workers, a remote cluster (--scheduler),
+is free. What it buys at -j 2: nearly two stages' time in one's wall clock (docs/parallel.md; docs/performance.md,
+"Measurements the code cites"). Dask brings the workers, a remote cluster (--scheduler),
 the stop `Event` and the event stream; what is here is what Dask does not do: the start order, stopping a stage's
 process group, and two Dask defaults undone (QUIET_CLUSTER, NANNY_VARS).
 Several `dvc repro -s` at once are safe: DVC holds its repo lock only for its bookkeeping (`--wait-for-lock`), and
@@ -45,16 +45,17 @@ TAIL_LINES = 25
 INTERRUPT_GRACE_S = 30.0
 POLL_S = 0.5  # how often a running stage checks whether the run was told to stop
 # Dask's per-process resource monitor and statistical profiler, which the runner never reads: with them on,
-# an idle local cluster of two workers used 0.11 of a core, with them off 0.05 (docs/parallel.md), CPU
-# that the stages' own computation gets instead.
+# with them on, an idle local cluster of two workers used more CPU than with them off (docs/parallel.md; docs/
+# performance.md, "Measurements the code cites"), CPU that the stages' own computation gets instead.
 QUIET_CLUSTER = {"distributed.admin.system-monitor.interval": "10s", "distributed.worker.profile.enabled": False}
 # Variables a Dask nanny sets in its worker's environment (distributed.nanny.pre-spawn-environ) that a stage
 # must not inherit: MALLOC_TRIM_THRESHOLD_=65536 makes glibc return memory on nearly every free, and an RL
-# stage spent 37% of its time in the kernel refaulting it (51 s against 37 s with the default). A stage gets
+# stage spent a large share of its time in the kernel refaulting it (docs/performance.md, "The stages'
+# environment under `reasonrl repro`"). A stage gets
 # the value of the `reasonrl repro` process's own environment, if it has one.
 NANNY_VARS = ("MALLOC_TRIM_THRESHOLD_",)
 # `dvc`, with Ctrl-C handled normally even where the worker ignores SIGINT (ignoring is inherited), and
-# with the faster dvc.lock update of reasonrl.runner.lockfile (same bytes, 5 s less per stage at this DAG's size).
+# with the faster dvc.lock update of reasonrl.runner.lockfile (same bytes, seconds less per stage).
 _DVC_MAIN = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
              "import reasonrl.runner.lockfile; reasonrl.runner.lockfile.install(); "
              "from reasonrl.runner.dvc_adapter import cli_main; sys.exit(cli_main(sys.argv[1:]))")

@@ -1,6 +1,7 @@
 """DVC's lookup of a stage's params, faster. DVC looks each key up in its parse of params.yaml with
-`dpath.get`, which walks the whole file and matches every path it meets against the key as a glob: 16 ms a key
-on the full run's params.yaml, about 5 keys a stage, several times a stage, and 439 stages in each planner pass.
+`dpath.get`, which walks the whole file and matches every path it meets against the key as a glob, for each key
+(about 5 a stage), several times a stage, and 439 stages in each planner pass (docs/performance.md,
+"Measurements the code cites").
 `param_get` answers a plain key (no glob characters, string keys along its path) by indexing, which finds the
 one node dpath's walk would; anything else goes to dpath itself. What it still pays is one check of the whole
 file per parse (`is_walkable`: that dpath's walk would raise nothing), a plain loop, far cheaper than dpath's
@@ -76,7 +77,7 @@ def param_get(obj: Any, glob: Any, separator: str = "/", default: Any = _MISSING
 class DpathProxy:
     """The `dpath` module as dvc.dependency.param sees it: `get` is `param_get`, the rest dpath's own. DVC's
     reader looks all of a stage's keys up in one fresh parse of the file (`read_param_file`, which edits
-    nothing between them), so the whole-file check runs once per parse, not once per key (4 ms each here)."""
+    nothing between them), so the whole-file check runs once per parse, not once per key."""
 
     def __init__(self, module: Any, installed: bool) -> None:
         self._module, self.installed = module, installed

@@ -14,11 +14,9 @@ line with the same count and estimate.
 
 What it buys over tqdm's own time left (stages left times the mean time per stage so far), replayed on the
 test-bed run's eight logs (scripts/eta_replay.py, docs/runlogs/eta_replay_rate.txt): an estimate before any stage
-finishes, which tqdm cannot give (`--dry`, and a run's start: a design grown from 3 to 5 seeds said 6.02 h of
-5.88 h, each new stage's |error| median 0.06), and a smaller error once the lock has timing files (resumed after
-parts 3-6: median |error| at the finishes 0.33-0.60 against tqdm's 0.49-0.79). Where nothing of the run's kinds
-was timed yet, tqdm's rate did better: a fresh build 0.36 against 0.59, resumed after parts 1, 2 and 7: 0.40,
-0.57, 0.30 against 0.49, 0.62, 0.34.
+finishes, which tqdm cannot give (`--dry`, and a run's start), and a smaller error once the lock has timing files.
+Where nothing of the run's kinds was timed yet, tqdm's rate did better. The errors: docs/performance.md,
+"Measurements the code cites".
 """
 
 from __future__ import annotations
@@ -38,7 +36,8 @@ from tqdm import tqdm
 from . import dvc_adapter
 
 TIMING_DIR = "reports/timing/"
-DVC_OVERHEAD_S = 5.0  # DVC's lock, hashing and process start per stage (docs/performance.md: about 4.6 s)
+# DVC's lock, hashing and process start per stage (docs/performance.md, "Measurements the code cites")
+DVC_OVERHEAD_S = 5.0
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
 
@@ -53,7 +52,7 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
 
     entries: dict[str, dict] = {}
     for lockfile in {path for path, _ in locks.values()}:
-        try:  # the parse the plan's DVC pass just kept: 0.02 s against 1.5 s for a YAML load of a 2 MB lock
+        try:  # the parse the plan's DVC pass just kept, far cheaper than a YAML load of a large lock
             entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
         except (OSError, AttributeError, dvc_error):  # unreadable, not YAML, not a mapping: the run says why
             entries[lockfile] = {}

@@ -19,9 +19,9 @@ would make a fork run old code under the new code's md5 in dvc.lock: every loade
 mtime, size) is checked before each fork, of DVC's process and of the stage's command; a changed one makes the
 zygote exit (the next stage gets a new one) and the command run fresh.
 
-What it buys (docs/performance.md, "warm stage processes"): the time a stage pays beyond its own work, on the smoke
-DAG at -j 2, median 3.7-4.2 s cold against 1.4 s warm (builds of 258-311 s against 110 s, every output's md5 the
-same); on the committed DAG 2.9-5.1 s cold against 0.8-2.2 s warm. The stdlib's forkserver (multiprocessing) also
+What it buys: the time a stage pays beyond its own work, a fraction of a cold start's on the smoke DAG and the
+committed one, every output's md5 the same (docs/performance.md, "Per-stage overhead: warm stage processes", and
+"Measurements the code cites"). The stdlib's forkserver (multiprocessing) also
 forks from a preloaded interpreter, but it runs a Python callable with the environment its one server started
 with (the allocator's LD_PRELOAD is read at exec), not a `python -c` with its own arguments, environment,
 session and output; it does not see an edited module, and DVC's child could not fork the stage's command from it.
@@ -59,11 +59,12 @@ from . import dvc_adapter
 # runner's lock update that each one installs
 DVC_MODULES = (*dvc_adapter.REPRO_MODULES, "reasonrl.runner.lockfile")
 # torch's own lazy imports that stages reach: an optimizer's first call imports torch._dynamo (torch/_compile.py),
-# 2.1 s of CPU in every training stage on a 2-core EPYC, 2.7 s of a 4.5 s smoke RL stage (py-spy). Importing it
+# seconds of CPU in every training stage, much of a smoke RL stage (docs/performance.md, "Measurements the code
+# cites"). Importing it
 # starts neither ATen, MKL nor oneDNN, no thread, and draws from no generator (tests/test_warm.py). The zygote
 # imports them while its first child runs, so that no worker's first stage starts later for them (one that ends
 # sooner is reported when they are in), and only where the stages' imports brought torch in (a DAG of shell
-# commands does not pay 2 s of CPU per worker for them).
+# commands does not pay their CPU per worker).
 TORCH_LAZY = ("torch._dynamo",)
 MESSAGE = 1 << 20  # largest request or reply (an environment is a few kB)
 SHELL_SPECIAL = set("|&;<>()$`\\\"'*?[]#~{}!\t\n")  # a command holding any of these goes to DVC's shell
@@ -130,7 +131,8 @@ def serve(fd: int, root: str) -> None:
         # the environment DVC gives a stage's command: PATH without pyenv's
         _same_python("python", dvc_adapter.stage_env(None), root)
     # what importing made lives as long as the zygote: kept out of the cyclic collector, whose passes in the
-    # children would otherwise walk it (0.15 s per full pass here) and copy the pages it touches
+    # children would otherwise walk it (a cost at every full pass: docs/performance.md, "Measurements the code
+    # cites") and copy the pages it touches
     gc.freeze()
     _seen.update(_fingerprint())
     if _changed(_seen, started_ns):  # edited while it imported: the first request gets "stale"

@@ -2,8 +2,8 @@
 replaced when stale, and the handle `reasonrl repro` waits on, which stands in for the Popen of a cold start.
 The protocol: a request {code, argv, cwd, env} with the write end of the child's output pipe attached
 (SCM_RIGHTS on a SOCK_SEQPACKET socket); the replies {pid} once the child runs, then {returncode}, or
-{stale} when a module the zygote imported changed on disk. What it buys is runner.warm's: 0.8-2.2 s per stage
-beyond its own work warm against 2.9-5.1 s cold on the committed DAG (docs/performance.md)."""
+{stale} when a module the zygote imported changed on disk. What it buys is runner.warm's: a stage's cost beyond
+its own work a fraction of a cold start's (docs/performance.md, "Measurements the code cites")."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ import threading
 
 from .warm import MESSAGE
 
-# A zygote answers its first request once its imports are done (about 1.5 s; tens of seconds on a loaded
-# machine with a cold disk cache). One that has not answered by then is stuck (an import that waits on a lock,
+# A zygote answers its first request once its imports are done (seconds; tens of them on a loaded machine with
+# a cold disk cache, docs/performance.md, "Measurements the code cites"). One that has not answered by then is
+# stuck (an import that waits on a lock,
 # a network file system): the worker starts its stages cold instead of waiting with it for ever.
 START_S = 300.0
 
