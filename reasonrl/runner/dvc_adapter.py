@@ -11,7 +11,7 @@ version and the entry point.
 plain `dvc repro` (`dvc exp run`), which always works, one stage at a time.
 
 DVC is imported inside each function, never at this module's top: the runner forks warm interpreters and its
-console script imports only the chosen command (docs/performance.md), so importing this module costs about 2 ms.
+console script imports only the chosen command (docs/performance.md), so importing this module must not load DVC.
 Public: the CLI, `dvc.exceptions`, `Repo` and its methods. Internal: undocumented module-level names. Private:
 underscore names. The entry points, each with what it relies on and why:
 
