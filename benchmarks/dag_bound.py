@@ -3,7 +3,7 @@ two workers could do at this machine's matmul rate, against the run's measured w
 
     python benchmarks/dag_bound.py docs/runlogs/testbed_run_part1.log [more parts of the same build]
 
-Run it in a built workspace (it reads params.yaml, data/*.jsonl and reports/rl/*.csv). The stages are the
+Run it in a built workspace (it reads params.yaml, data/*.jsonl and reports/rl/<task>/*.csv). The stages are the
 `finished <stage> ... (ran)` lines of the logs; for each, its FLOPs come from the params and the sequence
 lengths it worked on, counted as model FLOPs: 2 x the weights of every matrix product per token, plus the
 causal attention's two products (4 d per attended position per layer), a forward once per token of each
@@ -13,7 +13,7 @@ nothing, so this is a lower bound on the work and the bound below is an upper bo
 
 - sequence lengths: evaluation sets and base training from the problems' prompt and gold response (a
   sampled response is taken as long as the gold one), RL rollouts from each run's recorded mean response
-  length and rollout count per step (reports/rl/<run>.csv);
+  length and rollout count per step (reports/rl/<task>/<run>.csv);
 - per stage kind: base / mixed training steps; verifier sampling and training; RL rollout, update(s),
   reference forward (all rows when beta > 0, else the KL record's groups), the learned reward's forward,
   the in-training evaluations; eval@ greedy + passk_N samples + entropy samples on in / edge / far;
@@ -174,7 +174,7 @@ def stage_flops(params: dict, m: dict) -> dict:
 
     def run(group: dict, name: str, method: str | None = None) -> float:
         j = job(group[name], method)
-        return rl_flops(m, j, Path(f"reports/rl/{name}.csv"), eval_sets(j["task"]))
+        return rl_flops(m, j, Path(f"reports/rl/{j['task']}/{name}.csv"), eval_sets(j["task"]))
 
     def task_of_model(stem: str) -> str:
         for prefix, group in (("base_", params["bases"]), ("mixed_p1_", params["mixed"]["phase1"]),

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ["data@hop", "base@cot", "rl@grpo_s0", "rl@rft_s0", "rl@sft_s0", "eval_base@cot", "exact"]
 OUTPUTS = ["data/hop_edge.jsonl", "models/base_cot.pt", "models/rl_grpo_s0.pt", "models/rl_rft_s0.pt",
-           "models/rl_sft_s0.pt", "reports/eval/base_cot.json", "reports/eval/outcomes_base_cot.csv",
-           "reports/rl/grpo_s0.csv", "reports/exact/results.json"]
+           "models/rl_sft_s0.pt", "reports/eval/hop/base_cot.json", "reports/eval/hop/outcomes_base_cot.csv",
+           "reports/rl/hop/grpo_s0.csv", "reports/exact/results.json"]
 
 
 def md5(path: Path) -> str:

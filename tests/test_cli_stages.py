@@ -79,9 +79,9 @@ def workdir(tmp_path_factory):
         stage("rl.py", "runs_noeval", "zero_think2_s0")
         stage("rl.py", "runs_orm", "orm_s0")
         stage("rl.py", "headline", "headline_s0")
-        stage("eval.py", "base_cot", "reports/eval")
-        stage("eval.py", "base_chain_s0", "reports/eval")
-        stage("eval.py", "rl_grpo_s0", "reports/eval")
+        stage("eval.py", "base_cot", "reports/eval/hop")
+        stage("eval.py", "base_chain_s0", "reports/eval/chain")
+        stage("eval.py", "rl_grpo_s0", "reports/eval/hop")
         stage("eval.py", "rl_headline_s0", "reports/headline/eval")
         stage("passk.py", "base")
         stage("passk.py", "GRPO")
@@ -133,8 +133,8 @@ def test_verifier_stage(workdir):
 
 
 @pytest.mark.parametrize("name,method,reward,evals,out", [
-    ("grpo_s0", "grpo", "true", "acc", "reports/rl"), ("zero_think2_s0", "grpo", "true", "think", "reports/rl"),
-    ("orm_s0", "grpo", "orm", "acc", "reports/rl"), ("headline_s0", "grpo", "true", "acc", "reports/headline/rl"),
+    ("grpo_s0", "grpo", "true", "acc", "reports/rl/hop"), ("zero_think2_s0", "grpo", "true", "think", "reports/rl/hop"),
+    ("orm_s0", "grpo", "orm", "acc", "reports/rl/hop"), ("headline_s0", "grpo", "true", "acc", "reports/headline/rl"),
 ])
 def test_rl_stage_outputs(workdir, name, method, reward, evals, out):
     summary = json.loads((workdir / f"{out}/{name}.json").read_text())
@@ -157,8 +157,8 @@ def test_headline_runs_stay_out_of_the_studies_folder(workdir):
     # the headline run takes the top-level method and its own seed, and writes nowhere a study reads
     summary = json.loads((workdir / "reports/headline/rl/headline_s0.json").read_text())
     assert summary["job"]["seed"] == 100 and summary["job"]["eval"] == "val_edge"
-    assert not (workdir / "reports/rl/headline_s0.json").exists()
-    assert not (workdir / "reports/eval/rl_headline_s0.json").exists()
+    assert not list((workdir / "reports/rl").glob("*/headline_s0.json"))
+    assert not list((workdir / "reports/eval").glob("*/rl_headline_s0.json"))
     assert (workdir / "reports/headline/eval/outcomes_rl_headline_s0.csv").exists()
 
 
@@ -184,21 +184,21 @@ def test_rl_stage_rejects_a_reward_outside_its_group(workdir, monkeypatch):
 
 
 def test_eval_stages(workdir):
-    base = json.loads((workdir / "reports/eval/base_cot.json").read_text())
+    base = json.loads((workdir / "reports/eval/hop/base_cot.json").read_text())
     assert base["N"] == 4 and list(base) == ["N", "in", "edge", "far"]  # one summary per test set
     for s in ("in", "edge", "far"):
         assert list(base[s]["pass_at_k"]) == ["1", "2", "4"] and base[s]["pass_at_k"]["1"] == base[s]["sampled_acc"]
         assert sum(base[s]["failure_mix"].values()) == pytest.approx(1.0)
-    lines = (workdir / "reports/eval/passk_base_cot.csv").read_text().splitlines()
+    lines = (workdir / "reports/eval/hop/passk_base_cot.csv").read_text().splitlines()
     assert lines[0] == "set,k,pass_at_k,pass_at_k_answer,random_baseline" and len(lines) == 1 + 3 * 3
-    chain = json.loads((workdir / "reports/eval/base_chain_s0.json").read_text())
+    chain = json.loads((workdir / "reports/eval/chain/base_chain_s0.json").read_text())
     assert "arith" in chain["edge"]["failure_mix"] and chain["edge"]["random_baseline"]["1"] == pytest.approx(1 / 7)
-    run = json.loads((workdir / "reports/eval/rl_grpo_s0.json").read_text())
+    run = json.loads((workdir / "reports/eval/hop/rl_grpo_s0.json").read_text())
     assert set(run["edge"]) == {"greedy", "failure_mix", "sampled_acc", "sampled_acc_answer", "pass_at_k",
                                "pass_at_k_answer", "random_baseline", "distinct_answers", "entropy"}
     # the per-problem outcomes the studies resample: one row per problem of each set, agreeing with the
     # greedy accuracy (`correct`) and the sampled one (`sampled`, the share of N = 4 samples right)
-    for stem, out in (("base_cot", "reports/eval"), ("rl_grpo_s0", "reports/eval"),
+    for stem, out in (("base_cot", "reports/eval/hop"), ("rl_grpo_s0", "reports/eval/hop"),
                       ("rl_headline_s0", "reports/headline/eval")):
         with open(workdir / f"{out}/outcomes_{stem}.csv") as f:
             rows = list(csv.DictReader(f))

@@ -1,10 +1,12 @@
 """dvc.yaml cannot drift from the code: every stage's deps are exactly its script's transitive reasonrl
-imports (derived here with `ast`), the module of each task it loads by name, and files other stages make;
+imports (derived here with `ast`), the module of each task it loads by name with that module's own imports,
+and files other stages make;
 every stage reads `threads` and `device`, and no two RL stages train the same job."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -146,6 +148,7 @@ def test_stage_deps_are_exactly_its_imports(name):
     imports = {script} | closure(ROOT / script)
     loaded = tasks_loaded(name, stage) if REGISTRY in imports else set()
     assert loaded or REGISTRY not in imports, f"{name} loads tasks but names no task (item.task or a data file)"
+    loaded |= {m for task in loaded for m in closure(ROOT / task)}  # what the task module imports runs too
     assert code == imports | loaded, name
     params = next(d.params for d in stage.deps if hasattr(d, "params"))
     assert {"threads", "device"} <= set(params), name
@@ -212,6 +215,63 @@ def test_a_run_added_to_a_study_needs_only_its_entry_and_its_label():
     deps = stages()["report_ablations"].deps
     folders = {d.def_path for d in deps if not hasattr(d, "params") and not Path(d.def_path).suffix}
     inputs = ablations.inputs(load_config(ablations, params))
-    assert "reports/rl/abl_new.csv" in inputs
+    assert "reports/rl/hop/abl_new.csv" in inputs
     assert all(any(p.startswith(f + "/") for f in folders) for p in inputs if "abl_new" in p)
     assert "abl_new" in study_runs(params, STUDY_PLOTS["ablations"], params["runs"])
+
+
+def test_a_task_modules_own_imports_are_deps_of_its_stages():
+    # loading the chain task runs tasks/chain.py's imports too: tasks/base.py, and through it config.py
+    assert {"reasonrl/tasks/base.py", "reasonrl/config.py"} <= closure(ROOT / "reasonrl/tasks/chain.py")
+
+
+# DVC cannot append to a list (deps: [str], no list interpolation), so these bodies write out another's code deps
+# with one item's model added: (the body written out, the one whose list it repeats)
+APPENDED = {("mixed", "base"), ("rl_orm", "rl")}
+
+
+def written_deps(text: str) -> dict[str, list[str]]:
+    """{stage group: its code deps} of every deps list dvc.yaml writes out, aliases (`*name`, `<<: *name`) not
+    counted again: the group is the first stage whose body holds the list."""
+    written: dict[int, tuple[str, list[str]]] = {}
+    for key, group in yaml.compose(text).value:
+        if key.value != "stages":
+            continue
+        for name, stage in group.value:
+            todo = [stage]
+            while todo:
+                node = todo.pop()
+                if isinstance(node, yaml.MappingNode):
+                    for k, v in node.value:
+                        if k.value == "deps" and isinstance(v, yaml.SequenceNode):
+                            code = [x.value for x in v.value if x.value.startswith(("reasonrl/", "stages/"))]
+                            written.setdefault(id(v), (name.value, code))
+                        else:
+                            todo.append(v)
+    return {name: code for name, code in written.values()}
+
+
+def repeated(text: str) -> list[str]:
+    """The deps lists of dvc.yaml `text` that write out a module list already written (or a module twice)."""
+    seen: dict[frozenset, str] = {}
+    out = []
+    for name, code in written_deps(text).items():
+        key = frozenset(code)
+        if len(key) < len(code):
+            out.append(f"{name} lists a module twice")
+        if key in seen and (name, seen[key]) not in APPENDED:
+            out.append(f"{name} writes out {seen[key]}'s module list again")
+        seen.setdefault(key, name)
+    return out
+
+
+def test_dvc_yaml_writes_each_module_list_once():
+    text = (ROOT / "dvc.yaml").read_text()
+    assert repeated(text) == []
+    lists = written_deps(text)
+    assert {"eval_base", "rl", "base"} <= set(lists) and not {"eval", "eval_orm", "rl_noeval", "mixed_p1"} & set(lists)
+    # the same list written out by a second group is found
+    again = text.replace("  eval_orm:\n    foreach: ${runs_orm}\n    do: *eval_rl\n",
+                         "  eval_orm:\n    foreach: ${runs_orm}\n    do:\n      <<: *eval_rl\n      deps: ["
+                         + ", ".join(map(json.dumps, lists["eval_base"])) + "]\n")
+    assert again != text and repeated(again) == ["eval_orm writes out eval_base's module list again"]

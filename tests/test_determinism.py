@@ -95,8 +95,8 @@ def _stage(cwd: Path, env_threads: str | None, *args: str, tcmalloc: bool = Fals
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-OUTPUTS = ("models/base_tiny.pt", "reports/metrics/base_tiny.json", "models/rl_tiny.pt", "reports/rl/tiny.json",
-           "reports/rl/tiny.csv")
+OUTPUTS = ("models/base_tiny.pt", "reports/metrics/base_tiny.json", "models/rl_tiny.pt", "reports/rl/hop/tiny.json",
+           "reports/rl/hop/tiny.csv")
 
 
 def _launch(data: Path, where: Path, env_threads: str | None, threads: int = 1, rl: bool = True,
@@ -138,7 +138,7 @@ def test_thread_environment_does_not_change_results(data, tmp_path):
     for env, got in runs.items():
         for path in OUTPUTS:  # bytes: no wall-clock seconds in checkpoints, metrics, histories or summaries
             assert got[path] == ref[path], f"{path} differs with thread variables = {env}"
-    history = [line.split(",") for line in ref["reports/rl/tiny.csv"].decode().splitlines()]
+    history = [line.split(",") for line in ref["reports/rl/hop/tiny.csv"].decode().splitlines()]
     assert not any(c.startswith("time/") for c in history[0])
     assert history[1][1:] != history[-1][1:]  # the run moved: there was something to compare
 

@@ -27,9 +27,11 @@ from pipeline_util import (
 
 pytestmark = pytest.mark.slow
 
-# What a changed study run feeds beyond its own chain: every report that reads the folders reports/rl
-# and reports/eval (cheap: seconds each), the study plots' data and the index.
+# What a changed hop study run feeds beyond its own chain: every report that reads the folders reports/rl/hop
+# and reports/eval/hop (cheap: seconds each), the study plots' data and the index.
 READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index"}
+# The reports that read chain runs: the headline and passk studies pool both tasks, the index quotes them
+CHAIN_READERS = {"report_headline", "report_passk", "report_index"}
 # every headline run the smoke DAG keeps, and what a changed `method` reruns: their chains,
 # the headline report that pools them and the index that lists it
 HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
@@ -123,14 +125,13 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data@chain", "base@chain_s0"}
     # the chain base's own chain: its evaluation, verifiers, headline run, edge-study runs and their pass@k;
-    # the reports of the studies that hold chain arms (headline, passk), and the readers of the reports/rl and
-    # reports/eval folders, which see new files (their answers, which read hop runs only, come out the same).
-    # No hop-world data, base, run or evaluation reruns
+    # the reports of the studies that hold chain arms (headline, passk) and the index. No hop-world data, base,
+    # run, evaluation or report reruns: the hop studies read reports/rl/hop and reports/eval/hop only
     chain = {f"rl_noeval@chainedge_{p}_s0" for p in ("in", "edge", "far")} | {
         f"passk@{m}" for m in ("cbase_s0", "cbase_draw2_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
     assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
                                "verifier@chain_prm", "rl_headline@headline_chain_s0",
-                               "eval_headline@headline_chain_s0", "report_headline", "report_passk"} | READERS
+                               "eval_headline@headline_chain_s0"} | CHAIN_READERS
 
 
 def stage_tasks(repo) -> dict[str, str]:
@@ -146,13 +147,10 @@ def stage_tasks(repo) -> dict[str, str]:
     return out
 
 
-# The reports that read the folder reports/eval, which a new task's base evaluation adds a file to, and the index
-EVAL_READERS = {"report_methods", "report_hacking", "report_ablations", "report_index"}
-
-
 def test_adding_a_task_plans_only_its_own_stages(tiny_repo):
-    """docs/extending.md's example task, added as the doc says (its module, data and a base): `reasonrl repro
-    --dry` plans its data, its base and that base's evaluation; no stage of another task."""
+    """docs/extending.md's example task, added as the doc says (its module, data and a base) to a scratch copy:
+    `reasonrl repro --dry` plans its data, its base and that base's evaluation, which writes under
+    reports/eval/<its name>/; no existing stage, of any task or study, is stale."""
     name, source, sections = doc_example_task()
     module = tiny_repo / f"reasonrl/tasks/{name}.py"
     module.write_text(source)
@@ -163,10 +161,12 @@ def test_adding_a_task_plans_only_its_own_stages(tiny_repo):
     finally:
         module.unlink()
         run(["git", "checkout", "params.yaml"], tiny_repo)
-    assert planned == {f"data@{name}", f"base@{name}", f"eval_base@{name}"} | EVAL_READERS
+    assert planned == {f"data@{name}", f"base@{name}", f"eval_base@{name}"}
 
 
-def test_editing_a_task_module_reruns_only_its_stages(tiny_repo):
+def test_a_comment_in_a_task_module_reruns_its_stages_and_the_reports_of_its_runs(tiny_repo):
+    """A comment added to the chain task's module: every stage of the chain task, then the reports that read
+    chain runs (headline, passk, the index); no stage that reads only hop runs."""
     module = tiny_repo / "reasonrl/tasks/chain.py"
     try:
         direct, closure = stale_after(tiny_repo, lambda p: module.write_text(module.read_text() + "# edited\n"))
@@ -175,28 +175,28 @@ def test_editing_a_task_module_reruns_only_its_stages(tiny_repo):
     chain = {stage for stage, task in stage_tasks(tiny_repo).items() if task == "chain"}
     assert {"data@chain", "base@chain_s0", "verifier@chain_orm", "passk@cbase_s0"} <= chain
     assert direct == chain  # every stage of the chain task, and no hop stage
-    assert closure - chain <= READERS | {"report_headline", "report_passk"}
+    assert closure - chain == CHAIN_READERS
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):
     for name in ("orm", "prm_full"):
         m = json.loads((tiny_repo / f"reports/metrics/verifier_{name}.json").read_text())
         assert m["kind"] == name and m["auc"] > 0.5, m
-    m = json.loads((tiny_repo / "reports/eval/base_cot.json").read_text())
+    m = json.loads((tiny_repo / "reports/eval/hop/base_cot.json").read_text())
     assert set(m) == {"N", "in", "edge", "far"} and m["N"] == 4
     for name in ("in", "edge", "far"):
         assert set(m[name]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "miscopy", "malformed"}
         assert list(m[name]["pass_at_k"]) == ["1", "2", "4"]  # passk_N shrinks to 4: larger k are skipped
         assert 0 <= m[name]["sampled_acc"] <= 1
-    csv = (tiny_repo / "reports/eval/passk_base_direct.csv").read_text().splitlines()
+    csv = (tiny_repo / "reports/eval/hop/passk_base_direct.csv").read_text().splitlines()
     for stage in ("base_cot", "mixed_p1_skill", "rl_grpo_s0", "eval_rl_grpo_s0", "passk_GRPO_edge_s0", "plots"):
         assert set(json.loads((tiny_repo / f"reports/timing/{stage}.json").read_text())) >= {"seconds"}, stage
     assert "seconds" not in (tiny_repo / "reports/metrics/base_cot.json").read_text()
     assert csv[0] == "set,k,pass_at_k,pass_at_k_answer,random_baseline" and len(csv) == 1 + 3 * 3
-    outcomes = (tiny_repo / "reports/eval/outcomes_base_cot.csv").read_text().splitlines()
+    outcomes = (tiny_repo / "reports/eval/hop/outcomes_base_cot.csv").read_text().splitlines()
     # in: 2 ns x 4 ks, edge: 2 ns x 1 k, far: 1 n x 2 ks, count 2 each
     assert outcomes[0].split(",")[-2:] == ["sampled", "sampled_answer"] and len(outcomes) == 1 + 2 * (8 + 2 + 2)
-    chain = json.loads((tiny_repo / "reports/eval/base_chain_s0.json").read_text())
+    chain = json.loads((tiny_repo / "reports/eval/chain/base_chain_s0.json").read_text())
     assert set(chain["edge"]["failure_mix"]) == {"correct", "overshoot", "early", "lookup", "arith", "miscopy",
                                                   "malformed"}
 

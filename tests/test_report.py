@@ -84,12 +84,12 @@ def fake_run(root: Path, name: str, steps: int = 60, acc: tuple[float, float] = 
     if fooled:
         hist["examples"] = [{"step": 1, "fooled": []}, {"step": steps, "fooled": [
             {"prompt": "a>b,b>c,c>a?a2=", "gold": "bc|c$", "response": "bb|b$", "proxy": 0.95}] * fooled}]
-    write_text(root / paths.history_path(name), history_csv(hist))
-    write_json(root / paths.summary_path(name), summary(j, hist))
+    write_text(root / paths.history_path(name, task=j.task), history_csv(hist))
+    write_json(root / paths.summary_path(name, task=j.task), summary(j, hist))
     correct = acc[1]
     mix = {t: correct if t == "correct" else v * (1 - correct) / (1 - MIX["correct"]) for t, v in MIX.items()}
-    write_outcomes(root, paths.run_outcomes_path(name), correct)
-    write_json(root / paths.run_metrics_path(name), {"N": 4, "edge": {
+    write_outcomes(root, paths.run_outcomes_path(name, task=j.task), correct)
+    write_json(root / paths.run_metrics_path(name, task=j.task), {"N": 4, "edge": {
         "greedy": {"acc": mix["correct"], "by_k": {}}, "failure_mix": mix, "sampled_acc": sampled_share(correct),
         "pass_at_k": {"1": sampled_share(correct)}, "distinct_answers": 2.0, "entropy": 0.3,
         "random_baseline": {"1": 0.0625}}})
@@ -142,7 +142,7 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
                                                                                   "random_baseline": {"1": 0.0625}}})
     write_outcomes(root, paths.run_outcomes_path(run, headline.OUT), after)
     if base != "cot":  # base_cot's outcomes are the other studies' (0.4)
-        write_outcomes(root, paths.outcomes_path(f"base_{base}"), before)
+        write_outcomes(root, paths.outcomes_path(f"base_{base}", task=j.task), before)
 
 
 CONFIGS = {
@@ -174,6 +174,14 @@ CONFIGS = {
         "dynamic": index.Claim("DAPO", "dynamic sampling beats plain GRPO", "ablations", "dynamic_on_vs_off", 1)}),
 }
 
+# Every hand-built run and base trains hop world (Job's default task): the task folders their files sit in, which
+# stage.load_config takes from params
+TASKS = {"base_cot": "hop", **{f"base_{b}": "hop" for b in CONFIGS["headline"].runs.values()},
+         **{f"rl_{r}": "hop" for s in ("methods", "zero", "hacking", "ablations")
+            for r in STUDIES[s].all_runs(CONFIGS[s])}}
+for _name in ("headline", "methods", "zero", "hacking", "ablations"):
+    CONFIGS[_name].tasks = TASKS
+
 
 def build_studies(root: Path, steps: int = 60) -> None:
     """Hand-built outputs of every run the CONFIGS name, then every report."""
@@ -187,9 +195,9 @@ def build_studies(root: Path, steps: int = 60) -> None:
     for name in ("hop_val_edge", "hop_think"):
         (root / "data").mkdir(parents=True, exist_ok=True)
         (root / "data" / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    write_json(root / paths.base_metrics_path("cot"), {"N": 4, "edge": {
+    write_json(root / paths.base_metrics_path("cot", "hop"), {"N": 4, "edge": {
         "greedy": {"acc": 0.4, "by_k": {}}, "failure_mix": MIX | {"correct": 0.4, "lookup": 0.3}}})
-    write_outcomes(root, paths.outcomes_path("base_cot"), 0.4)
+    write_outcomes(root, paths.outcomes_path("base_cot", task="hop"), 0.4)
     for seed, (name, a) in enumerate((("sft_a", 0.55), ("sft_b", 0.65))):
         fake_run(root, name, steps, (0.4, a), method="sft", seed=seed)
     for name, a in (("grpo_a", 0.7), ("grpo_b", 0.8), ("grpo_c", 0.9), ("a_nostd", 0.72), ("a_mu2", 0.6),
@@ -492,8 +500,9 @@ def test_report_stages_depend_on_exactly_what_they_read():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for name, module in STUDIES.items():
         stage, cfg = dvc[f"report_{name}"], load_config(module, params)
-        # code deps: tests/test_deps.py; the rest is inputs or folders of inputs (reports/rl/, reports/eval/:
-        # a run added to a study needs no edit in dvc.yaml)
+        # code deps: tests/test_deps.py; the rest is inputs or folders of inputs (reports/rl/<task>/,
+        # reports/eval/<task>/: a run added to a study needs no edit in dvc.yaml), each folder one an input sits in,
+        # so a task none of the study's runs trains is no dep of it
         deps, inputs = {d for d in stage_files(stage, "deps") if not d.endswith(".py")}, set(module.inputs(cfg))
         folders = {d for d in deps if any(p.startswith(d + "/") for p in inputs)}
         assert all(p in deps or any(p.startswith(f + "/") for f in folders) for p in inputs), name

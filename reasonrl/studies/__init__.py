@@ -29,7 +29,7 @@ def passk_data_path(label: str) -> str:
 
 # The numbers an answer may carry beside its comparison (answers.Answer.extra: written into its answer file and the
 # manifest), so that a claim's `mechanism` (claims.no_mechanism) can ask whether the mechanism acted in the runs
-# behind it. Each is computed from the runs' training histories (reports/rl/<run>.csv) by studies/mechanisms.py.
+# behind it. Each is computed from the runs' training histories (reports/rl/<task>/<run>.csv) by studies/mechanisms.py.
 ANSWER_EXTRA = {
     "clip_frac": "arm b's share of response tokens the PPO clip cut: losses/clip_frac averaged over each run's "
                  "steps, then over the arm's runs",

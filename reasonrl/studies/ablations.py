@@ -33,7 +33,7 @@ from .answers import (
     write_answers,
 )
 from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, palette, panel_figure, save_figure, smoothed
-from .floors import chance, eval_set, gold_length
+from .floors import chance, gold_length, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
 from .mechanisms import ablation_extra
@@ -41,7 +41,7 @@ from .paths import answers_dir, manifest_path, run_inputs, study_metrics_path
 from .runs import Run, as_runs, describe, eval_column, load_runs, tail_mean
 
 SECTION = "studies.ablations"
-GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
+GUESS_ROLE = "val_edge"  # where every run evaluates in training: its figures' random guess, on its task's set
 OUT = "reports/ablations"
 SETTINGS = ("advantage", "loss_agg", "beta", "kl_in", "kl_estimator", "num_iterations", "eps_high",
             "dynamic_sampling")
@@ -97,6 +97,7 @@ class Config:
     set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
+    tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
 
     def __post_init__(self):
         check_measure(self.measure, self.set)
@@ -114,7 +115,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [*run_inputs(all_runs(cfg)), GUESS_SET]
+    return [*run_inputs(all_runs(cfg), cfg.tasks), *guess_sets(all_runs(cfg), cfg.tasks, GUESS_ROLE)]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -319,7 +320,7 @@ def summary(cfg: Config, answers: dict[str, list[Answer]]) -> str:
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, all_runs(cfg))
+    runs = load_runs(root, all_runs(cfg), cfg.tasks)
     out = root / OUT
     answers, metrics = {}, {}
     for name, group in cfg.groups.items():

@@ -79,7 +79,7 @@ def run_arm(root: Path, label: str, runs: list[str], loaded: dict, set_name: str
         seed = int(loaded[r].job["seed"])
         if seed in files:
             raise ValueError(f"arm {label!r}: runs {r} and {files[seed]} share seed {seed}; one run per seed")
-        files[seed] = run_outcomes_path(r)
+        files[seed] = run_outcomes_path(r, task=loaded[r].job["task"])
     return arm_outcomes(root, label, files, set_name, measure)
 
 

@@ -5,11 +5,13 @@ registered in reasonrl.tasks gets them, and a report that draws them depends on 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..config import check
 from ..io import read_jsonl
 from ..tasks import distribution, get_task
+from .paths import task_of
 
 GOLD_DRAWS = 256  # problems drawn from a run's training distribution to average its gold length over
 
@@ -20,11 +22,17 @@ def eval_set(task: str, role: str, folder: str = "data") -> str:
     return f"{folder}/{task}_{role}.jsonl"
 
 
+def guess_sets(runs: Iterable[str], tasks: dict[str, str], role: str) -> list[str]:
+    """The evaluation set by `role` of each task the `runs` train (`tasks`: paths.checkpoint_tasks of params), in
+    first-seen order: a study's figures draw the random guess of the run they plot, so they read its task's set."""
+    return list(dict.fromkeys(eval_set(task_of(tasks, f"rl_{run}"), role) for run in runs))
+
+
 def chance(job: dict, root: Path, declared: list[str]) -> float | None:
     """pass@1 of a uniform guess among the answers each prompt allows, averaged over the run's evaluation
     set; None where the run evaluates on no set. The set must be one of the study's `declared` inputs (its
     stage's deps in dvc.yaml): a run moved to another set fails here rather than leave a dep unlisted."""
-    path = eval_set(job.get("task", "hop"), job.get("eval", ""))
+    path = eval_set(job["task"], job.get("eval", ""))
     if job.get("eval", "none") == "none":
         return None
     check(path in declared, "eval", f"the run evaluates on {path}, which the study's inputs do not list {declared}")
@@ -37,6 +45,6 @@ def gold_length(job: dict, seed: int = 0) -> float | None:
     run's training distribution (a fixed seed: the same number every time); None without a spec."""
     if not all(key in job for key in ("n_range", "k_min", "k_max")):
         return None
-    task, rng = get_task(job.get("task", "hop")), random.Random(seed)
+    task, rng = get_task(job["task"]), random.Random(seed)
     spec = distribution(task, job["n_range"], job["k_min"], job["k_max"])
     return sum(len(task.sample(rng, spec).target("cot")) for _ in range(GOLD_DRAWS)) / GOLD_DRAWS

@@ -37,16 +37,24 @@ from .figures import (
     panel_figure,
     smoothed,
 )
-from .floors import chance, eval_set
+from .floors import chance, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import code, md_table, write_markdown
 from .mechanisms import arm_mean, clip_extra, run_clip
-from .paths import answers_dir, base_metrics_path, manifest_path, outcomes_path, run_inputs, study_metrics_path
+from .paths import (
+    answers_dir,
+    base_metrics_path,
+    manifest_path,
+    outcomes_path,
+    run_inputs,
+    study_metrics_path,
+    task_of,
+)
 from .runs import Run, as_runs, describe, eval_column, load_runs, seed_count, tail_mean
 from .wording import CONSTANT, DOWN, NONE, UP, kind, neutral
 
 SECTION = "studies.hacking"
-GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
+GUESS_ROLE = "val_edge"  # where every run evaluates in training: its figures' random guess, on its task's set
 OUT = "reports/hacking"
 SETTINGS = ("reward", "guard", "len_pen", "num_iterations", "beta")  # what distinguishes the runs
 CLIP_COLUMNS = {"mu": "μ", "clip_frac": "mean clip fraction", "kl_end": "KL to the start (last 10%)",
@@ -63,6 +71,7 @@ class Config:
     random_pair: list[str] = field(default_factory=list)  # two arms: the random reward at μ = 1 and μ = 2
     set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
+    tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
 
     def __post_init__(self):
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
@@ -89,8 +98,17 @@ def all_runs(cfg: Config) -> list[str]:
     return list(dict.fromkeys(r for rs in cfg.runs.values() for r in rs))
 
 
+def base_task(cfg: Config) -> str:
+    return task_of(cfg.tasks, f"base_{cfg.base}")
+
+
+def base_outcomes(cfg: Config) -> str:
+    return outcomes_path(f"base_{cfg.base}", task=base_task(cfg))
+
+
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg)), GUESS_SET]
+    return [base_metrics_path(cfg.base, base_task(cfg)), base_outcomes(cfg), *run_inputs(all_runs(cfg), cfg.tasks),
+            *guess_sets(all_runs(cfg), cfg.tasks, GUESS_ROLE)]
 
 
 def reward_png(label: str) -> str:
@@ -262,8 +280,8 @@ TABLE_DROP = ("acc", "acc_ci_lo", "acc_ci_hi", "failure_mix", "gap")  # kept for
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, all_runs(cfg))
-    base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
+    runs = load_runs(root, all_runs(cfg), cfg.tasks)
+    base = read_json(root / base_metrics_path(cfg.base, base_task(cfg)))[cfg.set]
     out = root / OUT
     arms = {label: [runs[r] for r in rs] for label, rs in cfg.runs.items()}
     ylim, guess = shared_ylim(list(arms.values())), chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg))
@@ -274,7 +292,7 @@ def report(cfg: Config, root: Path) -> None:
     answers = [Answer.of(pair_name(a, b), a, b, outcomes[a], outcomes[b], cfg.equivalence,
                          extra=random_clip(cfg, arms, a, b)) for a, b in cfg.comparisons()]
     # every arm against the starting base too: does the reward move accuracy at all (the spurious-reward claim)
-    base_arm = arm_outcomes(root, f"base {cfg.base}", {None: outcomes_path(f"base_{cfg.base}")}, cfg.set)
+    base_arm = arm_outcomes(root, f"base {cfg.base}", {None: base_outcomes(cfg)}, cfg.set)
     answers += [Answer.of(pair_name("base", label), base_arm.label, label, base_arm, outcomes[label], cfg.equivalence,
                           extra=random_clip(cfg, arms, None, label)) for label in arms]
     rows = [arm_row(label, arm, ivs[label], cfg.set) for label, arm in arms.items()]

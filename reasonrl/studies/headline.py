@@ -32,6 +32,7 @@ from .paths import (
     run_outcomes_path,
     study_metrics_path,
     summary_path,
+    task_of,
 )
 
 SECTION = "studies.headline"
@@ -44,6 +45,7 @@ class Config:
     sets: list[str] = field(default_factory=lambda: ["edge", "in"])  # test sets the answers are computed on
     measures: list[str] = field(default_factory=lambda: ["sampled", "correct"])  # keys of MEASURES
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
+    tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
 
     def __post_init__(self):
         check(bool(self.runs), "runs", "need at least one headline run and its base")
@@ -59,7 +61,7 @@ def inputs(cfg: Config) -> list[str]:
     out = []
     for run, base in cfg.runs.items():
         out += [summary_path(run, OUT), run_metrics_path(run, OUT), run_outcomes_path(run, OUT),
-                outcomes_path(f"base_{base}")]
+                outcomes_path(f"base_{base}", task=task_of(cfg.tasks, f"base_{base}"))]
     return out
 
 
@@ -88,7 +90,7 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tup
     """(pooled answer, per-base answers, pooled base and run intervals, per-base (base, run) intervals):
     one task's runs against their bases, paired by base index and problem. The pooled interval's unit is the
     base (df = bases - 1); a per-base one has a single run and is over problems only."""
-    before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}") for i, (_, b) in enumerate(pairs)},
+    before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}", task=task) for i, (_, b) in enumerate(pairs)},
                           set_name, measure)
     after = arm_outcomes(root, method, {i: run_outcomes_path(r, OUT) for i, (r, _) in enumerate(pairs)},
                          set_name, measure)
@@ -97,7 +99,7 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tup
     pooled = Answer.of(name, "base", method, before, after, cfg.equivalence)
     per_base, per_base_ivs = [], []
     for i, (run, base) in enumerate(pairs):
-        a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}")}, set_name, measure)
+        a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}", task=task)}, set_name, measure)
         b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run, OUT)}, set_name, measure)
         pair = pair_name(f"base {base}", run, set_name, measure)
         per_base.append(Answer.of(pair, a.label, b.label, a, b, cfg.equivalence))

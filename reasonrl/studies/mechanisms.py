@@ -1,6 +1,6 @@
 """The numbers a compared pair carries beside its effect (`answers.Answer.extra`, the keys of
 `reasonrl.studies.ANSWER_EXTRA`): whether a claim's mechanism acted in the runs behind the comparison
-(`claims.no_mechanism`), read from each run's training history (reports/rl/<run>.csv, one row per step).
+(`claims.no_mechanism`), read from each run's training history (reports/rl/<task>/<run>.csv, one row per step).
 
 An arm is a list of runs (one per seed); each number is a per-run value averaged over the arm's runs."""
 

@@ -18,14 +18,22 @@ from ..stats import SHARE, fmt_ci, fmt_share
 from . import pair_name
 from .answers import MEASURES, Answer, answers_table, arm_interval, arm_outcomes, check_measure, run_arm, write_answers
 from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, failure_figure, palette, panel_figure, smoothed
-from .floors import chance, eval_set
+from .floors import chance, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
-from .paths import answers_dir, base_metrics_path, manifest_path, outcomes_path, run_inputs, study_metrics_path
+from .paths import (
+    answers_dir,
+    base_metrics_path,
+    manifest_path,
+    outcomes_path,
+    run_inputs,
+    study_metrics_path,
+    task_of,
+)
 from .runs import as_runs, eval_column, load_runs, mean_mix, mean_sd, tail_mean
 
 SECTION = "studies.methods"
-GUESS_SET = eval_set("hop", "val_edge")  # where every run evaluates in training: its figures' random guess
+GUESS_ROLE = "val_edge"  # where every run evaluates in training: its figures' random guess, on its task's set
 OUT = "reports/methods"
 
 
@@ -37,6 +45,7 @@ class Config:
     set: str = "edge"  # the test set of the eval stages' outcome files the answers are computed on
     measure: str = "correct"  # the per-problem outcome compared: a key of MEASURES (greedy or sampled accuracy)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
+    tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
 
     def __post_init__(self):
         check_measure(self.measure, self.set)
@@ -54,8 +63,17 @@ def all_runs(cfg: Config) -> list[str]:
     return [r for rs in cfg.runs.values() for r in rs]
 
 
+def base_task(cfg: Config) -> str:
+    return task_of(cfg.tasks, f"base_{cfg.base}")
+
+
+def base_outcomes(cfg: Config) -> str:
+    return outcomes_path(f"base_{cfg.base}", task=base_task(cfg))
+
+
 def inputs(cfg: Config) -> list[str]:
-    return [base_metrics_path(cfg.base), outcomes_path(f"base_{cfg.base}"), *run_inputs(all_runs(cfg)), GUESS_SET]
+    return [base_metrics_path(cfg.base, base_task(cfg)), base_outcomes(cfg), *run_inputs(all_runs(cfg), cfg.tasks),
+            *guess_sets(all_runs(cfg), cfg.tasks, GUESS_ROLE)]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -67,7 +85,7 @@ def study_answers(cfg: Config, root: Path, runs: dict) -> tuple[list[Answer], di
     """Each method against the base, then each other method against the reference; and each arm's
     interval (the base's under its own label)."""
     base_label = f"base {cfg.base}"
-    base = arm_outcomes(root, base_label, {None: outcomes_path(f"base_{cfg.base}")}, cfg.set, cfg.measure)
+    base = arm_outcomes(root, base_label, {None: base_outcomes(cfg)}, cfg.set, cfg.measure)
     arms = {m: run_arm(root, m, rs, runs, cfg.set, cfg.measure) for m, rs in cfg.runs.items()}
     out = [Answer.of(pair_name("base", m), base_label, m, base, arms[m], cfg.equivalence)
            for m in cfg.runs]
@@ -129,8 +147,8 @@ def method_metrics(cfg: Config, names: list[str], runs: dict, iv) -> dict:
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, all_runs(cfg))
-    base = read_json(root / base_metrics_path(cfg.base))[cfg.set]
+    runs = load_runs(root, all_runs(cfg), cfg.tasks)
+    base = read_json(root / base_metrics_path(cfg.base, base_task(cfg)))[cfg.set]
     answers, ivs = study_answers(cfg, root, runs)
     out = root / OUT
     curves_figure(cfg, runs, out / "curves.png", chance(runs[all_runs(cfg)[0]].job, root, inputs(cfg)))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..io import read_json
-from .paths import history_path, run_metrics_path, summary_path
+from .paths import history_path, run_metrics_path, summary_path, task_of
 
 TAIL = 0.1  # the "final" value of a per-step curve: mean over the last 10% of its steps (at least one)
 
@@ -21,8 +21,8 @@ class Run:
     name: str
     history: pd.DataFrame  # one row per step, indexed by step; columns as in the RL record
     evals: pd.DataFrame  # one row per in-training evaluation, indexed by step; nested keys joined by "."
-    summary: dict  # reports/rl/<run>.json
-    metrics: dict | None  # reports/eval/rl_<run>.json (the eval@ stage), when asked for
+    summary: dict  # reports/rl/<task>/<run>.json
+    metrics: dict | None  # reports/eval/<task>/rl_<run>.json (the eval@ stage), when asked for
 
     @property
     def job(self) -> dict:
@@ -37,15 +37,16 @@ def evals_frame(evals: list[dict]) -> pd.DataFrame:
     return pd.json_normalize(evals, sep=".").set_index("step").sort_index()
 
 
-def load_run(root: Path, name: str, metrics: bool = True) -> Run:
-    history = pd.read_csv(root / history_path(name)).set_index("step").sort_index()
-    summary = read_json(root / summary_path(name))
+def load_run(root: Path, name: str, task: str, metrics: bool = True) -> Run:
+    history = pd.read_csv(root / history_path(name, task=task)).set_index("step").sort_index()
+    summary = read_json(root / summary_path(name, task=task))
     return Run(name=name, history=history, evals=evals_frame(summary["evals"]), summary=summary,
-               metrics=read_json(root / run_metrics_path(name)) if metrics else None)
+               metrics=read_json(root / run_metrics_path(name, task=task)) if metrics else None)
 
 
-def load_runs(root: Path, names: Iterable[str], metrics: bool = True) -> dict[str, Run]:
-    return {name: load_run(root, name, metrics) for name in dict.fromkeys(names)}
+def load_runs(root: Path, names: Iterable[str], tasks: dict[str, str], metrics: bool = True) -> dict[str, Run]:
+    """The runs `names`, each from its task's folders (`tasks`: paths.checkpoint_tasks of params)."""
+    return {name: load_run(root, name, task_of(tasks, f"rl_{name}"), metrics) for name in dict.fromkeys(names)}
 
 
 def tail_mean(series: pd.Series, frac: float = TAIL) -> float:
@@ -55,7 +56,7 @@ def tail_mean(series: pd.Series, frac: float = TAIL) -> float:
 
 def eval_column(run: Run, column: str) -> pd.Series:
     if column not in run.evals:
-        raise KeyError(f"{summary_path(run.name)}: the run's evaluations have no {column!r} "
+        raise KeyError(f"{summary_path(run.name, task=run.job['task'])}: the run's evaluations have no {column!r} "
                        f"(its eval is {run.job.get('eval')!r}); give the run the eval this study needs")
     return run.evals[column]
 

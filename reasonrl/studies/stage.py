@@ -5,11 +5,13 @@ stage plumbing."""
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 from .. import stats
 from ..config import check, from_dict, load_params, node_at
 from ..errors import install_excepthook
+from .paths import checkpoint_tasks
 
 EQUIVALENCE_KEY = "studies.equivalence"
 
@@ -24,13 +26,16 @@ def equivalence_of(params: dict) -> float:
 
 def load_config(module, params: dict):
     """The study's config: `module.load_config(params)` when it has one, else its SECTION; a config with
-    an `equivalence` field takes params studies.equivalence."""
+    an `equivalence` field takes params studies.equivalence, one with a `tasks` field the task of every base
+    and run in params (the folders their outputs sit in: paths.checkpoint_tasks)."""
     if hasattr(module, "load_config"):
         cfg = module.load_config(params)
     else:
         cfg = from_dict(module.Config, node_at(params, module.SECTION), module.SECTION)
     if hasattr(cfg, "equivalence"):
         cfg.equivalence = equivalence_of(params)
+    if "tasks" in {f.name for f in fields(cfg)}:  # passk's tasks() is its models' tasks, not this map
+        cfg.tasks = checkpoint_tasks(params)
     return cfg
 
 

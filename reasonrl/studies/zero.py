@@ -41,7 +41,7 @@ from .figures import (
     share_ylim,
     smoothed,
 )
-from .floors import chance, eval_set
+from .floors import chance, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
 from .paths import answers_dir, manifest_path, run_inputs, study_metrics_path
@@ -49,7 +49,7 @@ from .runs import Run, as_runs, describe, eval_column, load_runs
 from .wording import CONSTANT, DOWN, UP, change, neutral, of
 
 SECTION = "studies.zero"
-GUESS_SET = eval_set("hop", "think")  # the thinking set every run evaluates on: the random guess its figures draw
+GUESS_ROLE = "think"  # the thinking set every run evaluates on: the random guess its figures draw, on its task's
 OUT = "reports/zero"
 
 
@@ -61,6 +61,7 @@ class Config:
     present: float = 0.01  # a base "already thinks" when its think rate before RL is at least this
     rise: float = 0.05  # RL "acted" when the think rate rose by at least this (absolute)
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
+    tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
 
     def __post_init__(self):
         self.runs = {label: as_runs(rs) for label, rs in self.runs.items()}
@@ -89,7 +90,7 @@ def all_runs(cfg: Config) -> list[str]:
 
 
 def inputs(cfg: Config) -> list[str]:
-    return [*run_inputs(all_runs(cfg), metrics=False), GUESS_SET]
+    return [*run_inputs(all_runs(cfg), cfg.tasks, metrics=False), *guess_sets(all_runs(cfg), cfg.tasks, GUESS_ROLE)]
 
 
 def outputs(cfg: Config) -> list[str]:
@@ -333,7 +334,7 @@ def arm_profile(arm: list[Run], which: int) -> dict:
 
 
 def report(cfg: Config, root: Path) -> None:
-    runs = load_runs(root, all_runs(cfg), metrics=False)
+    runs = load_runs(root, all_runs(cfg), cfg.tasks, metrics=False)
     arms = {b: [runs[r] for r in rs] for b, rs in arms_of(cfg).items()}
     prof = {b: {"before": arm_profile(arm, 0), "after": arm_profile(arm, -1)}
             for b, arm in arms.items()}
