@@ -114,15 +114,15 @@ def replicate_groups(root: Path, params: dict, task: str, arms: dict) -> list[li
         groups.setdefault(models[b]["model"], []).append(ler(passk_value(root, b, 1), passk_value(root, r, 1)))
     for name, job in params["headline"].items():  # the headline runs, on the eval stages' 1,000 problems
         if job["task"] == task:
-            base = sampled(root, outcomes_path(job["init"]))
+            base = sampled(root, outcomes_path(job["init"], task=task))
             groups.setdefault(job["init"], []).append(ler(base, sampled(root, outcomes_path(f"rl_{name}", HEADLINE))))
     if task == "hop":  # the methods study's GRPO seeds from base_cot, on the 1,000 problems, but the passk run
-        base = sampled(root, outcomes_path("base_cot"))
+        base = sampled(root, outcomes_path("base_cot", task=task))
         measured = {models[r]["model"] for r in arms[rl]}
         for name in sorted(params["runs"]):
             if (name.startswith("grpo_s") and params["runs"][name]["init"] == "base_cot"
                     and f"rl_{name}" not in measured):
-                groups["base_cot"].append(ler(base, sampled(root, outcomes_path(f"rl_{name}"))))
+                groups["base_cot"].append(ler(base, sampled(root, outcomes_path(f"rl_{name}", task=task))))
     return list(groups.values())
 
 
