@@ -357,7 +357,7 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
         text = (" none fail (by the answer)" if width == 0 else " < 0.001 fail" if width < 0.0005
                 else f" {width:.3f} fail")
         ax.text(end, i, text, va="center", ha="left", fontsize=8, color="0.25", clip_on=False)
-    ax.set(xlim=(0, min(1.0, max(right * 1.12, 0.05))), title="\n".join(textwrap.wrap(title, 90)),
+    ax.set(xlim=(0, min(1.0, max(right * 1.12, 0.01))), title="\n".join(textwrap.wrap(title, 90)),
            xlabel=f"share of greedy responses on the {set_name} set that fail by the answer, by failure type")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.12, 0.5), frameon=False)
 

@@ -251,7 +251,7 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
         a.grid(alpha=0.3)
     ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {measured(info)}",
            ylabel="verified pass@k (fraction of problems solved)", ylim=SHARE_YLIM)
-    diff_ax.set(title=f"{task}, {s}: arm − {arms[0]} (paired; CI from {MIN_BAND_RUNS} seeds)",
+    diff_ax.set(title=f"{task}, {s}: arm minus {arms[0]} (paired; CI from {MIN_BAND_RUNS} seeds)",
                 ylabel="verified pass@k minus the reference's")
 
 
