@@ -292,7 +292,7 @@ def test_hacking_reward_figure(caught):
                           "greedy accuracy on the validation set (eval, verified)":
                               (EVAL_STEPS, pytest.approx([0.0, 0.1, 0.2]))}
     assert len(ax.collections) == 0  # one seed: no band
-    assert ax.get_ylabel() == "reward (batch mean, 0–1); ●: accuracy"
+    assert ax.get_ylabel() == "reward (batch mean, 0–1); points: accuracy"
     title = caught["reward_orm.png"]._suptitle.get_text()
     assert "Reward orm, runs h0" in title and "reward orm, guard True, len_pen 0.01" in title
 

@@ -136,7 +136,7 @@ def reward_figure(label: str, arm: list[Run], path: Path, ylim: tuple[float, flo
     ylim = ylim or SHARE_YLIM
     low = below_axis(arm, ylim)
     cut = "" if low is None else f"; the length-penalised proxy reaches {low:.2f}, below the axis (cut there)"
-    panel_figure([Panel("Proxy (training) reward vs true reward" + cut, "reward (batch mean, 0–1); ●: accuracy",
+    panel_figure([Panel("Proxy (training) reward vs true reward" + cut, "reward (batch mean, 0–1); points: accuracy",
                         reward_curves(arm), guess=guess, ylim=ylim)],
                  f"Reward {label}, runs {', '.join(r.name for r in arm)}\n"
                  + ", ".join(f"{k} {job[k]}" for k in SETTINGS) + f"; mean over seeds, {SEED_RANGE}; {SMOOTH_NOTE}",
