@@ -155,10 +155,10 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
         for h, name in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(name, h)
     fig.legend(list(legend.values()), list(legend), loc="upper center", ncols=min(len(legend), 3),
-               bbox_to_anchor=(0.5, 1 - 0.75 / fig.get_figheight()), fontsize=9)
+               bbox_to_anchor=(0.5, 1 - 0.74 / fig.get_figheight()), fontsize=9)
     fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
                  "problems only, one RL run per base,\nnot the run-to-run spread; pooled over bases, df = bases − 1)")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 1.15 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.1 / fig.get_figheight()))
     save_figure(fig, path)
 
 

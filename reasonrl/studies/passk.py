@@ -300,10 +300,19 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
             ys = [sum(v) / len(v) for v in per_seed]
-            # the spread over seeds: min-max whiskers (one model: none)
-            yerr = error_bars(ys, [min(v) for v in per_seed], [max(v) for v in per_seed])
-            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3,
+            # the spread over seeds: under MIN_BAND_RUNS each seed a dot on its bar; from MIN_BAND_RUNS the 95%
+            # t-interval of the mean over seeds (never a min–max whisker)
+            many = len(cfg.arms[label]) >= MIN_BAND_RUNS
+            ivs = [stats.mean_ci(np.array(v, dtype=float)) if many else None for v in per_seed]
+            # both measures are counts or entropies, never below 0: an interval over a few seeds is cut there
+            yerr = error_bars(ys, [max(0.0, iv.lo) if iv else None for iv in ivs],
+                              [iv.hi if iv else None for iv in ivs])
+            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr if many else None, capsize=3,
                    hatch=hatches[cfg.task_of(label)], edgecolor="white", lw=0)
+            if not many and len(cfg.arms[label]) > 1:
+                for x, v in zip(xs, per_seed):
+                    ax.plot([x] * len(v), v, ls="none", marker="o", ms=2.5, mfc="white", mec="0.15", mew=0.7,
+                            label="_run")
         if key == "distinct_answers":  # what guessing alone would give: n options (1 / the guess's pass@1), N draws
             n_draws = base_data(cfg, data)["N"]
             for j, s in enumerate(sets):
@@ -313,7 +322,8 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
                     ax.hlines(n * (1 - (1 - 1 / n) ** n_draws), j - 0.45, j + 0.45, color="k", ls=":", lw=1.4,
                               label=f"uniform guess among ~{n:.0f} answers ({task}): a reference" if j == 0 else None)
         ax.set_xticks(range(len(sets)), sets)
-        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:] + " (whiskers: seed range)")
+        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:]
+               + f"\n(dots: each seed under {MIN_BAND_RUNS}; whiskers: 95% CI from {MIN_BAND_RUNS} seeds)")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"Diversity of {base_data(cfg, data)['N']} samples per problem at temperature 1")
     legend_below(fig, axes[0])
