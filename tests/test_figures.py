@@ -712,7 +712,7 @@ def test_a_per_step_curve_stops_where_its_first_seed_stopped(caught):
     assert list(whole.get_xdata()) == list(range(1, 21))
 
 
-def test_a_single_panel_figure_and_panels_of_one_set_of_arms_have_one_legend_under_them(caught):
+def test_a_panel_figure_has_one_legend_under_its_panels(caught):
     curve = figures.Curve("arm", [pd.Series([0.5, 0.6], index=[1, 2])])
     figures.panel_figure([figures.Panel("p", "y", [curve])], "One", Path("one.png"), ncols=1)
     fig = caught["one.png"]
@@ -725,12 +725,14 @@ def test_a_single_panel_figure_and_panels_of_one_set_of_arms_have_one_legend_und
     figures.panel_figure([figures.Panel("p", "y", [curve]), figures.Panel("q", "y", [curve])], "Two", Path("two.png"))
     fig = caught["two.png"]
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
-    # panels of different arms: each its own
+    # panels of different arms: one legend too, each arm once
     other = figures.Curve("other", [pd.Series([0.5, 0.6], index=[1, 2])])
-    figures.panel_figure([figures.Panel("p", "y", [curve]), figures.Panel("q", "y", [other])], "Mixed",
+    figures.panel_figure([figures.Panel("p", "y", [curve]), figures.Panel("q", "y", [other, curve])], "Mixed",
                          Path("mixed.png"))
     fig = caught["mixed.png"]
-    assert not fig.legends and all(ax.get_legend() is not None for ax in fig.axes)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["arm", "other"]
+    assert all(ax.get_legend() is None for ax in fig.axes)
 
 
 # --- figures a reader can trust at a glance: ranges, guess floors, arm styles, sibling scales ---------------

@@ -227,9 +227,9 @@ def evaluated(label: str, series: list[pd.Series], color: str | None = None, **s
 
 def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
     """Panels in a grid (size: inches per panel), each with its curves in their arms' styles (`arm_style`) and
-    labelled axes; a share's axis is SHARE_YLIM. Panels that draw the same arms share one legend under the grid
-    (a legend inside a panel covers its data); panels of different arms keep their own."""
-    nrows, single = math.ceil(len(panels) / ncols), len(panels) == 1
+    labelled axes; a share's axis is SHARE_YLIM. One legend under the grid names every panel's arms and references
+    once (a legend inside a panel covers its data: arms at the ceiling sit where it would go)."""
+    nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
     for ax, p in zip(axes.flat, panels):
         points = [c for c in p.curves if c.points]
@@ -263,13 +263,7 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle(wrapped(title, fig))
-    arms = [frozenset(c.label for c in p.curves) for p in panels]
-    if single or len(set(arms)) == 1:  # one set of arms: one legend under the grid, every panel's references in it
-        legend_below(fig, *list(axes.flat)[:len(panels)])
-    else:
-        for ax in list(axes.flat)[:len(panels)]:
-            ax.legend(fontsize=8)
-        fig.tight_layout()
+    legend_below(fig, *list(axes.flat)[:len(panels)])  # every panel's arms and references once, under the grid
     save_figure(fig, path)
 
 
@@ -335,7 +329,7 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
     wrong trace counts as correct); the axis fits the largest failure share, so types stay visible when nearly
     everything is correct, and each row prints its failure share (a bar too short to see is still labelled).
     `ci`: the 95% interval of a label's answer-only correct share, drawn as the interval of its failure share
-    (1 - correct) at the bar's end, cut at 0 and 1. The legend sits right of the axes so it never covers a bar."""
+    (1 - correct) at the bar's end, cut at 0 and 1. The legend sits under the axes so it never covers a bar."""
     labels = list(mixes)[::-1]
     left = [0.0] * len(labels)
     for t in next(iter(mixes.values())):
@@ -359,12 +353,14 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
         ax.text(end, i, text, va="center", ha="left", fontsize=8, color="0.25", clip_on=False)
     ax.set(xlim=(0, min(1.0, max(right * 1.12, 0.01))), title="\n".join(textwrap.wrap(title, 90)),
            xlabel=f"share of greedy responses on the {set_name} set that fail by the answer, by failure type")
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.12, 0.5), frameon=False)
+    # under the axes, clear of the bars and of the numbers at their ends
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.9 / ax.figure.get_figheight()), ncols=4,
+              frameon=False)
 
 
 def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
                    ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
-    fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
+    fig, ax = plt.subplots(figsize=(9, max(3.2, 2.0 + 0.45 * len(mixes))))
     failure_bars(ax, mixes, title, ci, set_name)
     fig.tight_layout()
     save_figure(fig, path)
