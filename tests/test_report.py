@@ -468,14 +468,14 @@ def test_index_shows_a_figure_per_study_and_its_details_list_every_figure_and_ta
     assert "| reproduced |" in rows["clip-higher beats the symmetric clip"]
     assert "| not testable here | its primary comparison ablations/dynamic_on_vs_off was not computed" in \
         rows["dynamic sampling beats plain GRPO"]
-    # the front page's verdict table: the same verdicts, each cell short
+    # the front page's verdict table: the same verdicts, short rows, each claim linked to its section in claims.md
+    # where its reason and power are
     front = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
-    assert "| 0.081 | 2; 0.0" in front["Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer"]
-    assert "| underpowered at 2 seeds | power 0.0" in front[
-        "Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer"]
-    assert "| reproduced | Holm-adjusted interval beyond ±0.01, in the claimed direction |" in front[
-        "DAPO: clip-higher beats the symmetric clip"]
-    assert "| — | — | not testable here | its primary comparison" in front["DAPO: dynamic sampling beats plain GRPO"]
+    length = front["[Dr. GRPO: seq_mean_token_mean lets wrong responses grow longer](claims.md#length)"]
+    assert length.endswith("| wrong-response length | +2.850 [0.944, 4.756] | underpowered at 2 seeds |")
+    assert front["[DAPO: clip-higher beats the symmetric clip](claims.md#clip)"].endswith("| reproduced |")
+    assert front["[DAPO: dynamic sampling beats plain GRPO](claims.md#dynamic)"].endswith("| — | not testable here |")
+    assert "### length" in claims and "power 0.0" in claims.split("### length")[1].split("###")[0]
     assert index.check_limits(text) == []
 
 
@@ -917,7 +917,10 @@ def test_a_study_paragraph_is_cut_after_its_last_whole_clause_within_the_word_li
 def test_the_front_page_limits_name_what_breaks_them(monkeypatch):
     assert index.check_limits("# t\n\n| a | b |\n") == []
     long_cell = "| " + "x" * 201 + " | b |"
-    assert index.check_limits(f"# t\n{long_cell}\n") == ["line 2: a cell of 201 characters > 200"]
+    assert index.check_limits(f"# t\n{long_cell}\n") == ["line 2: a cell of 201 characters > 200",
+                                                         "line 2: a table row of 209 characters > 200"]
+    long_row = "| " + " | ".join(["x" * 50] * 4) + " |"
+    assert index.check_limits(f"# t\n{long_row}\n") == ["line 2: a table row of 213 characters > 200"]
     assert index.check_limits("y" * 601) == ["line 1: 601 characters > 600"]
     monkeypatch.setitem(index.LIMITS, "characters", 10)
     assert index.check_limits("z" * 11) == ["11 characters > 10"]

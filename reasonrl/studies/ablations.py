@@ -32,7 +32,7 @@ from .answers import (
     scalar_arm,
     write_answers,
 )
-from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, palette, panel_figure, save_figure, smoothed
+from .figures import RANGES, SEED_RANGE, SMOOTH_NOTE, Panel, evaluated, palette, panel_figure, save_figure, smoothed
 from .floors import chance, gold_length, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
@@ -223,14 +223,35 @@ def group_answers(cfg: Config, root: Path, name: str, group: Group, runs: dict[s
     return answers, {label: arm_interval(a) for label, a in arms.items()}
 
 
+def rollouts(group: Group, runs: dict[str, Run]) -> dict[str, float]:
+    """Each arm's mean rollouts per run (its training samples, `rollout/count` summed over steps); {} where a run
+    does not record them."""
+    if not all("rollout/count" in runs[r].history for rs in group.runs.values() for r in rs):
+        return {}
+    return {label: float(np.mean([runs[r].history["rollout/count"].sum() for r in rs]))
+            for label, rs in group.runs.items()}
+
+
+def compute_labels(group: Group, runs: dict[str, Run]) -> dict[str, str]:
+    """Each arm's legend label: where the arms' rollouts differ by more than 5%, with its rollouts as a multiple of
+    the first arm's (an x axis in updates hides that compute)."""
+    spent = rollouts(group, runs)
+    first = next(iter(group.runs))
+    if not spent or max(spent.values()) <= 1.05 * min(spent.values()):
+        return {label: label for label in group.runs}
+    return {label: label if label == first else f"{label} ({spent[label] / spent[first]:.1f}× the rollouts of {first})"
+            for label in group.runs}
+
+
 def group_figure(group: Group, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     colors = palette(group.runs)
+    names = compute_labels(group, runs)
 
     def curves(column):
         if column == "acc":
-            return [evaluated(label, [eval_column(runs[r], "acc") for r in rs], colors[label])
+            return [evaluated(names[label], [eval_column(runs[r], "acc") for r in rs], colors[label])
                     for label, rs in group.runs.items()]
-        return [smoothed(label, [curve(runs[r], column) for r in rs], colors[label], RANGES[column])
+        return [smoothed(names[label], [curve(runs[r], column) for r in rs], colors[label], RANGES[column])
                 for label, rs in group.runs.items()]
 
     job = runs[next(iter(group.runs.values()))[0]].job
@@ -238,8 +259,8 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path, guess: float | 
     stop = "the run spent its rollout budget (dynamic sampling resamples)" if dynamic else None
     gold = gold_length(job)
     panel_figure([
-        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
-              guess=guess),
+        Panel("Verified greedy accuracy on the validation set during training", "accuracy (fraction correct)",
+              curves("acc"), guess=guess),
         Panel("Token entropy of the training samples", "entropy (nats per token)", curves("rollout/entropy"),
               stop=stop),
         Panel("Groups whose rewards are all equal (no gradient)", "zero-variance group fraction",
@@ -248,7 +269,7 @@ def group_figure(group: Group, runs: dict[str, Run], path: Path, guess: float | 
                                              " toward it is traces completing, not a length bias)"),
               "characters per wrong response", curves("rollout/length_wrong"), stop=stop,
               ref=None if gold is None else (gold, f"gold response ({gold:.0f} characters)")),
-    ], f"Ablation — {group.title} (mean and 95% CI over seeds; {SMOOTH_NOTE})", path)
+    ], f"Ablation — {group.title} ({SEED_RANGE}; {SMOOTH_NOTE})", path)
 
 
 def run_metrics(run: Run, set_name: str) -> dict:
@@ -365,7 +386,7 @@ def manifest(cfg: Config, runs: dict[str, Run], metrics: dict, flat: list[Answer
         last = {label: np.mean([eval_column(runs[r], "acc").iloc[-1] for r in rs]) for label, rs in g.runs.items()}
         val = runs[next(iter(g.runs.values()))[0]].job.get("eval")
         figures.append((f"ablations/{name}.png", f"{g.title}: accuracy on {val}, entropy, zero-variance fraction "
-                        f"and wrong-response length against step (mean and 95% CI over seeds; {SMOOTH_NOTE}); "
+                        f"and wrong-response length against step ({SEED_RANGE}; {SMOOTH_NOTE}); "
                         f"last {val} evaluation "
                         + ", ".join(f"{label} {v:.3f}" for label, v in last.items())
                         + f"; final {MEASURES[cfg.measure]} on the test set {cfg.set} (not drawn) "

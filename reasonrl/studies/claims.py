@@ -219,8 +219,8 @@ def judge_all(claims: dict[str, Claim], by_study: dict[str, dict[str, dict]], eq
             ans = None if missing is not None else ans
             eq = margin(c, ans, equivalence)
             why = untestable(c, ans, primary, eq, missing)
-            rows[cid, task] = {"claim": c, "task": task, "primary": primary, "answer": ans, "equivalence": eq,
-                               "why": why}
+            rows[cid, task] = {"id": cid, "claim": c, "task": task, "primary": primary, "answer": ans,
+                               "equivalence": eq, "why": why}
             if why is None:
                 family.setdefault((c.study, primary, eq), []).append((cid, task))
             else:
@@ -335,3 +335,64 @@ def effect_text(ans: dict) -> str:
     """An answer's effect with its interval at `stats.precision` (a bound off 0 never prints as 0), cut to its
     measure's range."""
     return stats.fmt_effect(comparison(ans), bounds(ans))
+
+
+# ----------------------------------------------------------------------------- what a row measures, and the legend
+
+def measure_of(claim: Claim, primary: str) -> str:
+    """The measure a claim's primary compares, in words, read off the study and the answer file's name: a think
+    rate is not an accuracy, and an accuracy here is verified (answer and every step) unless it says otherwise."""
+    if primary.endswith("_entropy"):
+        return "token entropy"
+    if primary.endswith("_wrong_length"):
+        return "wrong-response length"
+    if claim.study == "zero":
+        return "think rate"
+    if claim.study == "passk" and primary.endswith("_new"):
+        return "share newly solved, verified"
+    if claim.study == "passk" and primary[-4:-3] == "k" and primary[-3:].isdigit():
+        return f"pass@{int(primary[-3:])}, verified"
+    return "accuracy, verified"
+
+
+def room_of(row: dict) -> float | None:
+    """The room the claimed direction had: the measure's ceiling minus the arm to beat (None: no ceiling)."""
+    c, ans = row["claim"], row["answer"]
+    if c.ceiling is None or not ans:
+        return None
+    return c.ceiling - (ans["a"] if c.expect > 0 else ans["b"])
+
+
+def legend(rows: list[dict], guesses: dict[str, tuple[float, float]] | None = None) -> list[str]:
+    """Four lines under the verdict table, one per verdict word: what it does and does not mean, with the rows of
+    this run a reader could misread named (`rows`: judge_all's). `guesses`: task -> the answer-only guess's pass@1
+    and pass@k at the largest k, the reference a verified count is not held against."""
+    def name(r):
+        return f"{r['id']} ({r['task']})"
+
+    undecided = [r for r in rows if r["verdict"].startswith(UNDERPOWERED)]
+    short = [r for r in rows if r["verdict"] == NOT_REPRODUCED and (room_of(r) or 1) < r["claim"].power_for]
+    hidden = [r for r in rows if r["verdict"] == NOT_TESTABLE and r["answer"] and r["answer"].get("ci_lo") is not None]
+    other = [r for r in rows if r["verdict"] == REPRODUCED and not measure_of(r["claim"], r["primary"]).endswith(
+        "verified")]
+    power_for = sorted({r["claim"].power_for for r in undecided})
+    lines = [
+        f"- **{UNDERPOWERED} at N seeds** ({len(undecided)} rows): undecided, not \"no effect\"; the design had under "
+        f"{stats.POWER:.0%} power to find its `power_for` ({' or '.join(f'{p:g}' for p in power_for)}, on the row's "
+        "measure): a power for that effect, not for the one observed (power and seeds needed: claims.md).",
+        "- **not reproduced**: equivalent within the region, or no effect beyond it though powered for `power_for`"
+        + ("; where the arm to beat had less room to the ceiling than `power_for` ("
+           + ", ".join(f"{name(r)}: {room_of(r):.3f} of room, powered for {r['claim'].power_for:g}" for r in short)
+           + "), it rules out only an effect that large, not one that fits" if short else "") + ".",
+        "- **not testable here**: a rule fixed before the run (a ceiling, chance, no variance, the mechanism absent) "
+        "kept the row out of the test; the effect column still shows what was observed, untested"
+        + (" (" + "; ".join(f"{name(r)}: {effect_text(r['answer'])}" for r in hidden) + ")" if hidden else "") + ".",
+        "- **reproduced**: the Holm-adjusted interval lies beyond the region, in the claimed direction, on the row's "
+        "measure" + (" (" + ", ".join(f"{name(r)}: a {measure_of(r['claim'], r['primary'])}, not an accuracy"
+                                     for r in other) + ")" if other else "")
+        + ". A verified count's floor is 0 (a guess verifies 0)"
+        + ("; the answer-only guess (" + "; ".join(f"{t} {a:.3f} at pass@1, {b:.3f} at the largest k"
+                                                   for t, (a, b) in guesses.items())
+           + ") is a reference for answer-only counts, not a floor or a ceiling here" if guesses else "") + ".",
+    ]
+    return lines

@@ -3,9 +3,9 @@ bars. Every figure goes through save_figure (tests/test_figures.py catches it th
 
 from __future__ import annotations
 
-import itertools
 import math
 import textwrap
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,9 +26,18 @@ from ..io import atomic_path  # noqa: E402
 # at step 1 where the data start (a trailing mean lags the raw value and kinks where its window fills)
 SMOOTH = 9
 SMOOTHING = f"centred {SMOOTH}-step mean"  # narrowing to the raw value at the first and last step
-SMOOTH_NOTE = f"per-step curves: {SMOOTHING}"
+SMOOTH_NOTE = f"per-step curves: {SMOOTHING}, its window narrowing over the first and last {SMOOTH // 2} steps"
 STEP = "RL step"
-SEED_RANGE = "band: min–max over seeds"
+# Figure rule (docs/studies.md, "Figure rules"): an arm of fewer than MIN_BAND_RUNS runs draws each run (thin) and
+# their mean; from MIN_BAND_RUNS runs on, the mean with its 95% run-level t-interval. Never a min–max band: over three
+# runs it hides a spike of one, and over eight it grows with the number of runs.
+MIN_BAND_RUNS = 5
+SEED_RANGE = f"each run thin and their mean where fewer than {MIN_BAND_RUNS} runs; else mean and 95% CI over runs"
+# A share (an accuracy, a rate, a fraction) is drawn on one axis from 0 to 1 (a margin for a marker at a bound), so
+# sibling panels compare at a glance and a change near a ceiling is not magnified into a collapse.
+SHARE_YLIM = (-0.02, 1.02)
+SHARE_WORDS = ("accuracy", "pass@", "share", "fraction", "rate", "(0–1)")
+VERIFIED_FLOOR = "verified floor: a guess verifies 0"
 
 # Colours of hop world's outcome types (Problem.classify); an unknown type gets grey.
 FAILURE_COLORS = {"correct": "#009E73", "overshoot": "#E69F00", "early": "#F0E442", "lookup": "#D55E00",
@@ -43,8 +52,7 @@ class Curve:
     style: dict = field(default_factory=dict)  # passed to ax.plot (color, ls, marker, ...)
     points: bool = False  # evaluations every few steps: markers with error bars, not a band
     bounds: tuple[float, float] | None = None  # the measure's range (a share: 0-1); intervals are drawn inside it
-    # "range": the band spans the seeds' min to max (a t-interval of three seeds that split covers the whole range)
-    spread: str = "ci"
+    spread: str = "ci"  # kept for old callers: a min–max band is no longer drawn (MIN_BAND_RUNS)
 
 
 @dataclass
@@ -96,20 +104,37 @@ def error_bars(ys, lows, highs) -> np.ndarray:
 
 
 def band(ax, curve: Curve) -> tuple[float, float, str] | None:
-    """The mean of a curve over its seeds with its 95% interval: a band for per-step curves, error bars
-    on the points of in-training evaluations (a few steps apart: the line between them is not data).
-    A per-step curve returns its last drawn (step, value, colour), where a truncated arm is marked."""
-    st = band_stats(curve.series, curve.smooth, curve.bounds, curve.spread)
+    """The mean of a curve over its runs: from MIN_BAND_RUNS runs with its 95% run-level interval (a band for
+    per-step curves, error bars on the points of in-training evaluations: the line between them is not data);
+    below that each run drawn thin beside the mean, so a spike of one run stays visible. A per-step curve returns
+    its last drawn (step, value, colour), where a truncated arm is marked."""
+    st = band_stats(curve.series, curve.smooth, curve.bounds)
+    few = len(curve.series) < MIN_BAND_RUNS
+    color = curve.style.get("color")
     if curve.points and len(curve.series) > 1:
-        err = np.array([st["mean"] - st["lo"], st["hi"] - st["mean"]])
-        ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
-                    alpha=0.9, **curve.style)
+        if few:
+            for s in curve.series:
+                ax.plot(s.index, s.values, ls="none", marker=curve.style.get("marker", "o"), ms=3, alpha=0.45,
+                        color=color, label="_run")
+            ax.errorbar(st.index, st["mean"], yerr=None, label=curve.label, lw=0.8, alpha=0.95, **curve.style)
+        else:
+            err = np.array([st["mean"] - st["lo"], st["hi"] - st["mean"]])
+            ax.errorbar(st.index, st["mean"], yerr=err, label=curve.label, capsize=3, elinewidth=1, lw=0.8,
+                        alpha=0.9, **curve.style)
     else:
         # a per-step curve stops where its first seed stopped (runs with a rollout budget end at different steps):
         # past it the mean would switch to fewer seeds, and the interval of two would spike at the end
         st = st[st["n"] == len(curve.series)]
-        (line,) = ax.plot(st.index, st["mean"], label=curve.label, **curve.style)
-        if len(curve.series) > 1:
+        style = {**curve.style}
+        if "marker" in style and len(st) > 12:  # the arm's marker every tenth of the curve: its style in grey
+            style.setdefault("markevery", max(1, len(st) // 10))
+            style.setdefault("ms", 5)
+        (line,) = ax.plot(st.index, st["mean"], label=curve.label, **style)
+        if len(curve.series) > 1 and few:
+            for s in curve.series:
+                r = centred_mean(s, curve.smooth).loc[:st.index[-1]]
+                ax.plot(r.index, r.values, color=line.get_color(), lw=0.7, alpha=0.35, label="_run")
+        elif len(curve.series) > 1:
             ax.fill_between(st.index, st["lo"], st["hi"], color=line.get_color(), alpha=0.2, lw=0)
         return float(st.index[-1]), float(st["mean"].iloc[-1]), line.get_color()
     return None
@@ -122,26 +147,62 @@ MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 ARM_MARKERS = (*MARKERS, "X", "<", ">", "h", "*", "p")
-# Okabe & Ito's colours without black (the bases') and the pale yellow last, then Tol's: eleven arms of one figure
+# Okabe & Ito's colours without black (the bases') and without the pale yellow, then Tol's: eleven arms of one figure
 # (hop's and chain's together) each get a colour of their own
-ARM_COLORS = (*OKABE_ITO[:6], "#882255", "#44AA99", "#999933", "#332288", "#F0E442")
+ARM_COLORS = (*OKABE_ITO[:6], "#882255", "#44AA99", "#999933", "#332288", "#AA3377")  # no pale yellow: unreadable
+
+
+# Every arm's one style (colour, marker, line style) in every figure of every study, by its name before any " ("
+# (a seed count, a compute note): the bases black, each figure's arms consecutive so that they differ in colour.
+# The pairs (colour i mod 11, marker (i mod 11 + i div 11) mod 12) are distinct for the first 132 names.
+BASES = {"base": ("k", "o", "-"), "chain base": ("k", "s", "--")}
+ARMS = (
+    "grpo", "sft", "rft",  # methods and the headline
+    # pass@k, hop then chain: placed so that arms drawn together differ in hue, not only in shade
+    "grpo in", "grpo far", "grpo edge", "exposure base", "grpo far, exposure", "grpo mix",
+    "chain grpo in", "chain grpo far", "chain grpo edge",
+    "noskill", "think0", "think2", "think10", "think0, t 1.5",  # R1-Zero's bases
+    "true reward", "random reward", "shuffled reward",  # R1-Zero's reward controls
+    "proxy reward", "true reward of the samples", "greedy accuracy on the validation set",  # a hacking arm's measures
+    "random, adam, mu 1", "random, adam, mu 2",  # the random reward's clip
+    "rloo", "dr. grpo", "token_mean", "seq_mean_token_mean", "no kl", "k1 in reward", "k3 in loss",  # ablations
+    "mu 1", "mu 2, symmetric", "mu 2, clip-higher", "off", "on", "on, equal updates", "lr 1e-4", "lr 3e-6",
+)
+ARM_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+
+
+def arm_key(label: str) -> str:
+    """The arm a legend label names: lower case, without a bracketed note ("GRPO edge (8 seeds)": "grpo edge")."""
+    return " ".join(label.split(" (")[0].lower().split())
+
+
+def arm_style(label: str) -> dict:
+    """The one style of the arm `label` names, in every figure: {color, marker, ls}. A name not in ARMS gets a
+    slot past them from its hash (tests/test_figure_rules.py checks that the arms drawn never share one)."""
+    key = arm_key(label)
+    if key in BASES:
+        color, marker, ls = BASES[key]
+        return {"color": color, "marker": marker, "ls": ls}
+    i = ARMS.index(key) if key in ARMS else len(ARMS) + zlib.crc32(key.encode()) % (132 - len(ARMS))
+    a, b = i % len(ARM_COLORS), i // len(ARM_COLORS)
+    return {"color": ARM_COLORS[a], "marker": ARM_MARKERS[(a + b) % len(ARM_MARKERS)],
+            "ls": ARM_LINESTYLES[i % len(ARM_LINESTYLES)]}
 
 
 def arm_styles(groups: Iterable[list[str]]) -> dict[str, tuple[str, str]]:
-    """(colour, marker) per arm over every group (task) of one figure, each pair unique across them: the first
-    arm of each group (its base) is black; the others walk the palette, so hop's and chain's arms never share."""
-    styles, i = {}, 0
-    for g, (base, *arms) in enumerate(groups):
-        styles[base] = ("k", ARM_MARKERS[g % len(ARM_MARKERS)])
-        for arm in arms:
-            styles[arm] = (ARM_COLORS[i % len(ARM_COLORS)], ARM_MARKERS[(len(styles) - 1) % len(ARM_MARKERS)])
-            i += 1
-    return styles
+    """(colour, marker) per arm of every group (task) of one figure: `arm_style`'s, the same in every figure."""
+    return {arm: (arm_style(arm)["color"], arm_style(arm)["marker"]) for g in groups for arm in g}
 
 
 def palette(labels: Iterable[str]) -> dict[str, str]:
-    """A fixed colour per label, so a label keeps its colour in every panel of a figure."""
-    return {label: OKABE_ITO[i % len(OKABE_ITO)] for i, label in enumerate(labels)}
+    """Each label's arm colour (`arm_style`), the same in every panel and every figure."""
+    return {label: arm_style(label)["color"] for label in labels}
+
+
+def is_share(ylabel: str) -> bool:
+    """Whether a y label names a share (0–1), not a difference of shares."""
+    low = ylabel.lower()
+    return any(w in low for w in SHARE_WORDS) and not any(w in low for w in ("minus", "−", "gain", "difference"))
 
 
 # The range of each per-step training record that has one: a t-interval over a few seeds that split can
@@ -165,21 +226,26 @@ def evaluated(label: str, series: list[pd.Series], color: str | None = None, **s
 
 
 def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, size=(6.2, 3.9)) -> None:
-    """Panels in a grid (size: inches per panel), each with its curves, labelled axes and a legend."""
-    nrows, single = math.ceil(len(panels) / ncols), len(panels) == 1
+    """Panels in a grid (size: inches per panel), each with its curves in their arms' styles (`arm_style`) and
+    labelled axes; a share's axis is SHARE_YLIM. One legend under the grid names every panel's arms and references
+    once (a legend inside a panel covers its data: arms at the ceiling sit where it would go)."""
+    nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
     for ax, p in zip(axes.flat, panels):
         points = [c for c in p.curves if c.points]
         steps = sorted({x for c in points for s in c.series for x in s.index})
         gap = min(np.diff(steps)) if len(steps) > 1 else 1.0
         ends = []
-        for c, ls, marker in zip(p.curves, itertools.cycle(LINESTYLES), itertools.cycle(MARKERS)):
+        for c in p.curves:
+            own = arm_style(c.label)
             if c.points:  # markers of their own, side by side: arms at the same value stay visible
                 dodge = (points.index(c) - (len(points) - 1) / 2) * 0.06 * gap
                 c = replace(c, series=[s.set_axis(s.index + dodge) for s in c.series],
-                            style={**c.style, "marker": marker})
-            elif "ls" not in c.style:
-                c = replace(c, style={**c.style, "ls": ls})
+                            style={**c.style, "color": c.style.get("color") or own["color"], "marker": own["marker"]})
+            else:
+                c = replace(c, style={"ls": own["ls"], "marker": own["marker"], **{k: v for k, v in c.style.items()
+                                                                                  if v is not None}})
+                c.style.setdefault("color", own["color"])
             ends.append(band(ax, c))
         last = max((e[0] for e in ends if e), default=None)
         for end in ends:
@@ -187,20 +253,17 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
                 ax.plot([end[0]], [end[1]], marker="x", ms=10, mew=2.5, color=end[2], ls="none")
                 ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(6, 14),
                             fontsize=8, color=end[2], bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 1})
+        if p.ylim is None and is_share(p.ylabel):
+            p = replace(p, ylim=SHARE_YLIM)
         guide_lines(ax, p)
         # a long panel title runs into its neighbour's: broken into lines of the panel's width
         head = "\n".join(textwrap.wrap(p.title, int(size[0] * 11)) + ([f"(×: {p.stop})"] if p.stop else []))
         ax.set(title=head, xlabel=p.xlabel, ylabel=p.ylabel)
         ax.grid(alpha=0.3)
-        if not single:
-            ax.legend(fontsize=8)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.suptitle(wrapped(title, fig))
-    if single:  # one panel's bands can fill every corner (seeds that split): its legend goes under it
-        legend_below(fig, axes.flat[0])
-    else:
-        fig.tight_layout()
+    legend_below(fig, *list(axes.flat)[:len(panels)])  # every panel's arms and references once, under the grid
     save_figure(fig, path)
 
 
@@ -216,9 +279,14 @@ def guide_lines(ax, p: Panel) -> None:
 
 def guess_line(ax, guess: float, label: str | None = None) -> None:
     """The random-guess accuracy as a dotted line, the same on every figure: a guessed answer comes with no
-    verified trace, so the floor is the answer-only one."""
+    verified trace, so it is a reference for answer-only counts, not the floor of a verified one (which is 0)."""
     label = label or f"random guess ({guess:.3f}, answer only; verifies 0)"
     ax.axhline(guess, color="0.35", ls=":", lw=1.5, label=label)
+
+
+def verified_floor(ax) -> None:
+    """The floor of a verified accuracy: 0, since a guessed answer comes with no verified trace."""
+    ax.axhline(0.0, color="k", lw=1.0, label=VERIFIED_FLOOR)
 
 
 def share_ylim(drawn: list[float], span: float = 0.2) -> tuple[float, float]:
@@ -236,20 +304,32 @@ def wrapped(title: str, fig) -> str:
     return "\n".join(part for line in title.splitlines() for part in textwrap.wrap(line, per_line) or [""])
 
 
-def legend_below(fig, ax) -> None:
-    """One legend for the whole figure, centred under its panels (for panels whose curves fill every corner)."""
-    handles, labels = ax.get_legend_handles_labels()
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.legend(handles, labels, loc="lower center", ncols=min(len(labels), 6), fontsize=9, frameon=False)
+def legend_below(fig, *axes) -> None:
+    """One legend for the whole figure, centred under its panels (a legend inside a panel covers its data): each
+    entry of the given axes once, in order."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, h)
+    rows = math.ceil(len(entries) / 4)
+    fig.tight_layout(rect=(0, min(0.3, (0.35 + 0.22 * rows) / fig.get_figheight()), 1, 1))
+    fig.legend(list(entries.values()), list(entries), loc="lower center", ncols=min(len(entries), 4), fontsize=9,
+               frameon=False)
+
+
+FAILURE_TITLE = ("Outcome types of greedy answers, judged by the answer alone (answer-only: a right answer with a "
+                 "wrong trace counts as correct)")
+FAILURE_BAR = "95% CI of the answer-only failure share (1 − correct)"
 
 
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
                  ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
     """Horizontal stacked bars of the failures, one bar per label (top to bottom in the given order), one
-    segment per failure type (every type but `correct`); the axis fits the largest failure share, so types
-    stay visible when nearly everything is correct. `ci`: the 95% interval of a label's correct share,
-    drawn as the interval of its failure share (1 - correct) at the bar's end, cut at 0 and 1. The legend sits right of
-    the axes so it never covers a bar or the axis label."""
+    segment per failure type (every type but `correct`, which is judged by the answer alone: a right answer with a
+    wrong trace counts as correct); the axis fits the largest failure share, so types stay visible when nearly
+    everything is correct, and each row prints its failure share (a bar too short to see is still labelled).
+    `ci`: the 95% interval of a label's answer-only correct share, drawn as the interval of its failure share
+    (1 - correct) at the bar's end, cut at 0 and 1. The legend sits under the axes so it never covers a bar."""
     labels = list(mixes)[::-1]
     left = [0.0] * len(labels)
     for t in next(iter(mixes.values())):
@@ -259,24 +339,28 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
         ax.barh(labels, shares, left=left, color=FAILURE_COLORS.get(t, "tab:gray"), label=t)
         left = [a + b for a, b in zip(left, shares)]
     right = max(left)
-    for i, (label, width) in enumerate(zip(labels, left)):
-        if width == 0:  # no failure at all: say so rather than leave an empty row
-            ax.text(0, i, " all correct", va="center", ha="left", fontsize=8, color="0.3")
+    ends = list(left)
+    for i, label in enumerate(labels):
         if ci and label in ci:
             iv = ci[label]  # cut at the share's range, which a t-interval over a few seeds can overshoot
             fail, lo, hi = 1 - iv.mean, max(0.0, 1 - iv.hi), min(1.0, 1 - iv.lo)
-            right = max(right, hi)
+            right, ends[i] = max(right, hi), max(ends[i], hi)
             ax.errorbar([fail], [i], xerr=[[fail - lo], [hi - fail]], color="k", capsize=4, lw=1.2,
-                        label="95% CI of the failure share"
-                        if i == min(j for j, x in enumerate(labels) if x in ci) else None)
-    ax.set(xlim=(0, max(right * 1.12, 0.01)), title=title,
-           xlabel=f"share of greedy responses on the {set_name} set that fail, by failure type")
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+                        label=FAILURE_BAR if i == min(j for j, x in enumerate(labels) if x in ci) else None)
+    for i, (width, end) in enumerate(zip(left, ends)):
+        text = (" none fail (by the answer)" if width == 0 else " < 0.001 fail" if width < 0.0005
+                else f" {width:.3f} fail")
+        ax.text(end, i, text, va="center", ha="left", fontsize=8, color="0.25", clip_on=False)
+    ax.set(xlim=(0, min(1.0, max(right * 1.12, 0.01))), title="\n".join(textwrap.wrap(title, 90)),
+           xlabel=f"share of greedy responses on the {set_name} set that fail by the answer, by failure type")
+    # under the axes, clear of the bars and of the numbers at their ends
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.9 / ax.figure.get_figheight()), ncols=4,
+              frameon=False)
 
 
 def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
                    ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
-    fig, ax = plt.subplots(figsize=(9, max(2.4, 1.2 + 0.45 * len(mixes))))
+    fig, ax = plt.subplots(figsize=(9, max(3.2, 2.0 + 0.45 * len(mixes))))
     failure_bars(ax, mixes, title, ci, set_name)
     fig.tight_layout()
     save_figure(fig, path)

@@ -13,7 +13,7 @@ any other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,11 +26,14 @@ from ..stats import fmt_share
 from . import pair_name, slug
 from .answers import Answer, answers_table, arm_interval, arm_outcomes, check_measure, run_arm, write_answers
 from .figures import (
+    FAILURE_BAR,
+    FAILURE_TITLE,
     RANGES,
     SEED_RANGE,
+    SHARE_YLIM,
     SMOOTH_NOTE,
     Panel,
-    band_stats,
+    centred_mean,
     evaluated,
     failure_figure,
     palette,
@@ -121,32 +124,37 @@ def outputs(cfg: Config) -> list[str]:
 
 
 def reward_curves(arm: list[Run]) -> list:
-    """The proxy, the true reward and the greedy accuracy of an arm, each with its seeds' min–max band: a
-    t-interval of three seeds that split (one collapses) spans the whole 0–1 range and says nothing."""
+    """The proxy, the true reward and the greedy accuracy of an arm, each run drawn (`figures.MIN_BAND_RUNS`): a
+    band over three runs that split (one collapses) would hide which run did what."""
     job = arm[0].job
     share = RANGES["reward/true"]
     # the proxy is a share like the true reward unless a length penalty can push it below 0
     proxy = share if not job.get("len_pen") and not job.get("overlong") else None
-    return [smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], "tab:red",
-                     bounds=proxy, spread="range"),
-            smoothed("true reward", [r.history["reward/true"] for r in arm], "tab:blue", bounds=share,
-                     spread="range"),
-            replace(evaluated("greedy accuracy on the validation set (eval)", [eval_column(r, "acc") for r in arm],
-                              "k"), spread="range")]
+    return [smoothed("proxy reward (training signal)", [r.history["reward/proxy"] for r in arm], bounds=proxy),
+            smoothed("true reward of the samples (verified)", [r.history["reward/true"] for r in arm], bounds=share),
+            evaluated("greedy accuracy on the validation set (eval, verified)", [eval_column(r, "acc") for r in arm])]
 
 
 def shared_ylim(arms: list[list[Run]]) -> tuple[float, float]:
-    """One y-range for every reward figure, so that sibling arms compare at a glance."""
-    stats_ = [band_stats(c.series, c.smooth, c.bounds, c.spread) for arm in arms for c in reward_curves(arm)]
-    lo, hi = min(min(0.0, st["lo"].min()) for st in stats_), max(max(1.0, st["hi"].max()) for st in stats_)
-    pad = 0.04 * (hi - lo)
-    return lo - pad, hi + pad
+    """One y-range for every reward figure, so that sibling arms compare at a glance: the share axis (SHARE_YLIM).
+    A length-penalised proxy is not a share and can dip below 0 (in its first steps): it is cut at the axis, and
+    its figure says so (`below_axis`), rather than stretch every sibling's axis for it."""
+    return SHARE_YLIM
+
+
+def below_axis(arm: list[Run], ylim: tuple[float, float]) -> float | None:
+    """The lowest drawn (smoothed, per run) value of an arm's curves where it lies below the axis, else None."""
+    low = min(float(centred_mean(s, c.smooth).min()) for c in reward_curves(arm) for s in c.series)
+    return low if low < ylim[0] else None
 
 
 def reward_figure(label: str, arm: list[Run], path: Path, ylim: tuple[float, float] | None = None,
                   guess: float | None = None) -> None:
     job = arm[0].job
-    panel_figure([Panel(f"Proxy (training) reward vs true reward ({SEED_RANGE})", "reward (batch mean); ▲: accuracy",
+    ylim = ylim or SHARE_YLIM
+    low = below_axis(arm, ylim)
+    cut = "" if low is None else f"; the length-penalised proxy reaches {low:.2f}, below the axis (cut there)"
+    panel_figure([Panel("Proxy (training) reward vs true reward" + cut, "reward (batch mean, 0–1); points: accuracy",
                         reward_curves(arm), guess=guess, ylim=ylim)],
                  f"Reward {label}, runs {', '.join(r.name for r in arm)}\n"
                  + ", ".join(f"{k} {job[k]}" for k in SETTINGS) + f"; mean over seeds, {SEED_RANGE}; {SMOOTH_NOTE}",
@@ -158,21 +166,20 @@ def random_clip_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: flo
             for label in cfg.random_pair}
     colors = palette(arms)
 
-    # three seeds of a random reward split widely: their t-interval covers the whole range, so the band is
-    # the seeds' own range, as on the reward figures
+    # three seeds of a random reward split widely: each is drawn; the eight of mu 2 take a run-level t-interval
     def curves(column):
         if column == "acc":
-            return [replace(evaluated(label, [eval_column(r, "acc") for r in arm], colors[label]), spread="range")
+            return [evaluated(label, [eval_column(r, "acc") for r in arm], colors[label])
                     for label, arm in arms.items()]
-        return [smoothed(label, [r.history[column] for r in arm], colors[label], RANGES[column], spread="range")
+        return [smoothed(label, [r.history[column] for r in arm], colors[label], RANGES[column])
                 for label, arm in arms.items()]
 
     panel_figure([
         Panel("Fraction of tokens whose ratio was clipped", "clip fraction", curves("losses/clip_frac")),
         Panel("KL to the starting model (k3 estimate)", "KL (nats per token)", curves("losses/kl")),
-        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)", curves("acc"),
-              guess=guess),
-        Panel("True reward of the training samples", "mean reward per sample (0–1)", curves("reward/true")),
+        Panel("Greedy accuracy on the validation set during training (verified)", "accuracy (fraction correct)",
+              curves("acc"), guess=guess),
+        Panel("True reward of the training samples (verified)", "mean reward per sample (0–1)", curves("reward/true")),
     ], f"Random reward: does it change the policy only when clipping acts? (mean over seeds, {SEED_RANGE}; "
        f"{SMOOTH_NOTE})", path)
 
@@ -301,8 +308,8 @@ def report(cfg: Config, root: Path) -> None:
     mixes = {before: base["failure_mix"]} | {names[row["reward"]]: row["failure_mix"] for row in rows}
     # the bars' "correct" is an outcome type, judged by the answer: its error bar is the answer-only interval
     ci = {before: arm_interval(base_arm.answer)} | {names[k]: arm_interval(outcomes[k].answer) for k in arms}
-    failure_figure(mixes, "Outcome types of greedy answers at the end of each arm (error bar: 95% CI of the "
-                   "correct share)", out / "failure_mix.png", ci, cfg.set)
+    failure_figure(mixes, f"{FAILURE_TITLE}, at the end of each arm; error bar: {FAILURE_BAR}", out / "failure_mix.png",
+                   ci, cfg.set)
     random_clip_figure(cfg, runs, out / "random_clip.png", guess)
     fooled = [f for label, arm in arms.items() for r in arm for f in fooled_rows(label, r)]
     effects = [clip_effect(label, arms[label]) for label in cfg.random_pair]
@@ -352,8 +359,8 @@ def manifest(cfg: Config, runs: dict[str, Run], rows: list[dict], effects: list[
                 f"{row['true (last 10%)']:.3f}.") for row in rows]
     correct = ", ".join(f"{row['reward']} {row['greedy acc. [95% CI]']}" for row in rows)
     a, b = effects
-    figures += [("hacking/failure_mix.png", f"Outcome types of greedy answers at the end of each arm; greedy "
-                 f"accuracy [95% CI] {correct}."),
+    figures += [("hacking/failure_mix.png", f"Outcome types of greedy answers at the end of each arm, judged by the "
+                 f"answer alone (answer-only), with the {FAILURE_BAR}; verified greedy accuracy [95% CI] {correct}."),
                 ("hacking/random_clip.png", f"Random reward at μ = {a['mu']} vs μ = {b['mu']}: clip fraction, KL to "
                  f"the start, accuracy and true reward (mean over seeds, {SEED_RANGE}); KL at the end "
                  f"{a['kl_end']:.4f} vs {b['kl_end']:.4f}.")]

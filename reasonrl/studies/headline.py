@@ -21,7 +21,7 @@ from ..io import read_json, write_json
 from ..stats import fmt_ci
 from . import pair_name
 from .answers import MEASURES, Answer, answers_table, arm_interval, arm_outcomes, check_measure, write_answers
-from .figures import guess_line, save_figure
+from .figures import SHARE_YLIM, arm_style, guess_line, save_figure, verified_floor
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
 from .paths import (
@@ -108,8 +108,11 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tup
 
 
 def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | None = None) -> None:
-    """One panel per (task, set, measure): base and run accuracy per base seed and pooled, with 95% CIs.
-    `chance`: (task, set) -> the random-guess accuracy, drawn where it falls on the axis, else named."""
+    """One panel per (task, set, measure), all on one 0–1 axis (siblings compare at a glance; a fitted axis made
+    −0.004 near the ceiling look like a collapse): base and run accuracy per base seed and pooled, verified
+    (filled, with 95% CIs) and answer-only (hollow). The verified floor is 0; the random guess is an answer-only
+    reference. Each run's gain over its base is printed along the panel's foot, clear of the markers.
+    `chance`: (task, set) -> the random-guess accuracy."""
     keys = list(cells)
     ncols = min(2, len(keys))
     nrows = -(-len(keys) // ncols)
@@ -125,41 +128,39 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
         # an accuracy lies in [0, 1]: a t-interval over five bases may not, so its bar is drawn cut there
         pts_a = [(m, max(lo, 0.0), min(hi, 1.0)) for m, lo, hi in pts_a]
         pts_b = [(m, max(lo, 0.0), min(hi, 1.0)) for m, lo, hi in pts_b]
-        for shift, pts, name, color in ((-0.15, pts_a, "base", "#999999"), (0.15, pts_b, method, "#0072B2")):
+        answer_only = [c.answer_only for c in [*per_base, pooled]]
+        for shift, pts, name, side in ((-0.15, pts_a, "base", "a"), (0.15, pts_b, method, "b")):
+            style = arm_style(name)
             m = np.array([p[0] for p in pts])
             err = np.array([[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]])
-            ax.errorbar(x + shift, m, yerr=err, fmt="o", color=color, capsize=4, label=name)
+            ax.errorbar(x + shift, m, yerr=err, fmt=style["marker"], color=style["color"], capsize=4,
+                        label=f"{name} (verified)")
+            if all(answer_only):
+                ax.plot(x + shift, [getattr(c, side) for c in answer_only], ls="none", marker=style["marker"],
+                        mfc="none", color=style["color"], ms=7, label=f"{name} (answer-only, hollow)")
         effects = [c.cmp for c in per_base] + [pooled.cmp]
-        for xi, c, pa, pb in zip(x, effects, pts_a, pts_b):  # above both bars, so no number sits on one
-            ax.annotate(f"{c.effect:+.3f}", (xi, max(pa[2], pb[2])), textcoords="offset points", xytext=(0, 4),
-                        ha="center", fontsize=8)
+        for xi, c in zip(x, effects):  # along the foot of the panel, never on a marker
+            ax.annotate(f"{c.effect:+.3f}", (xi, 0), xycoords=("data", "axes fraction"), xytext=(0, 3),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                        bbox={"fc": "white", "ec": "0.8", "pad": 1.5, "lw": 0.5})
         task, set_name, measure = key
-        lo = min(p[1] for p in pts_a + pts_b)
-        hi = max(p[2] for p in pts_a + pts_b)
-        pad = max(0.004, 0.15 * (hi - lo))
-        top = min(hi + 1.5 * pad, 1.0 + max(0.004, 0.08 * (1.0 - lo)))  # room for the numbers, not far past 1
-        bottom = max(0.0, lo - pad)
+        verified_floor(ax)
         guess = (chance or {}).get((task, set_name))
-        title = f"{task}, {set_name}: {MEASURES[measure]}"
-        if guess is not None and bottom <= guess <= top:
-            guess_line(ax, guess, "random guess, answer only")
-        elif guess is not None:  # a floor far below would squash the differences the panel is about
-            title += f"\n(random guess {guess:.3f}, answer only: below the axis)"
-        # an axis fitted to the data magnifies small differences: the label says so
-        ylabel = "accuracy (fraction correct)" + ("; fitted y-axis, not from 0" if bottom > 0 else "")
-        ax.set(title=title, xticks=x, xticklabels=labels, xlabel="starting base", ylabel=ylabel,
-               ylim=(bottom, top), xlim=(-0.6, len(labels) - 0.4))
-        ax.ticklabel_format(axis="y", useOffset=False)
+        if guess is not None:
+            guess_line(ax, guess, "random guess (answer-only reference; verifies 0)")
+        ax.set(title=f"{task}, {set_name}: {MEASURES[measure]}", xticks=x, xticklabels=labels,
+               xlabel="starting base (number at the foot: the run's verified gain)",
+               ylabel="accuracy (fraction correct)", ylim=SHARE_YLIM, xlim=(-0.6, len(labels) - 0.4))
         ax.grid(alpha=0.3)
-    legend = {}  # every panel's entries once: the random-guess line is drawn only where it falls on an axis
+    legend = {}  # every panel's entries once
     for ax in axes.flat:
         for h, name in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(name, h)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", ncols=len(legend),
-               bbox_to_anchor=(0.5, 1 - 0.7 / fig.get_figheight()))
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncols=min(len(legend), 3),
+               bbox_to_anchor=(0.5, 1 - 0.74 / fig.get_figheight()), fontsize=9)
     fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
-                 "problems,\npooled over bases, df = bases − 1; number above: the run's gain over its base)")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 1.0 / fig.get_figheight()))
+                 "problems only, one RL run per base,\nnot the run-to-run spread; pooled over bases, df = bases − 1)")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 1.1 / fig.get_figheight()))
     save_figure(fig, path)
 
 

@@ -17,7 +17,19 @@ from ..io import read_json, write_json
 from ..stats import SHARE, fmt_ci, fmt_share
 from . import pair_name
 from .answers import MEASURES, Answer, answers_table, arm_interval, arm_outcomes, check_measure, run_arm, write_answers
-from .figures import RANGES, SMOOTH_NOTE, Panel, evaluated, failure_figure, palette, panel_figure, smoothed
+from .figures import (
+    FAILURE_BAR,
+    FAILURE_TITLE,
+    RANGES,
+    SEED_RANGE,
+    SMOOTH_NOTE,
+    Panel,
+    evaluated,
+    failure_figure,
+    palette,
+    panel_figure,
+    smoothed,
+)
 from .floors import chance, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
@@ -107,15 +119,16 @@ def curves_figure(cfg: Config, runs: dict, path: Path, guess: float | None = Non
     seeds = "; ".join(f"{m} " + ", ".join(map(str, sorted({runs[r].job["seed"] for r in rs})))
                       for m, rs in cfg.runs.items())
     panel_figure([
-        Panel("Greedy accuracy on the validation set during training", "accuracy (fraction correct)",
+        Panel("Verified greedy accuracy on the validation set during training", "accuracy (fraction correct)",
               curves(evaluated, "acc"), guess=guess),
-        Panel("True reward of the training samples (SFT: gold traces, not drawn)", "mean reward per sample (0–1)",
+        Panel("True (verified) reward of the training samples (SFT: gold traces, not drawn)",
+              "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", sampled_only=True)),
         Panel("Token entropy of the training responses (SFT: of the gold traces)", "entropy (nats per token)",
               curves(smoothed, "rollout/entropy")),
         Panel("Response length (SFT: of the gold traces)", "characters per response",
               curves(smoothed, "rollout/length")),
-    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: mean and 95% CI over seeds ({seeds})"
+    ], f"{' vs '.join(cfg.runs)} from base {cfg.base}: {SEED_RANGE} (seeds: {seeds})"
        f" ({SMOOTH_NOTE})", path)
 
 
@@ -165,8 +178,8 @@ def report(cfg: Config, root: Path) -> None:
     # the bars are greedy outcome types, judged by the answer: their error bars are answer-only greedy intervals
     greedy = study_answers(replace(cfg, measure="correct_answer"), root, runs)[1]
     ci = {before: greedy[base_label]} | {f"after {m} (mean of {len(rs)})": greedy[m] for m, rs in cfg.runs.items()}
-    failure_figure(mixes, "Outcome types of greedy answers before and after RL (error bar: 95% CI of the failure "
-                   "share, 1 − correct)", out / "failure_mix.png", ci, cfg.set)
+    failure_figure(mixes, f"{FAILURE_TITLE}, before and after RL; error bar: {FAILURE_BAR}", out / "failure_mix.png",
+                   ci, cfg.set)
     iv = ivs[base_label]
     first = {"method": f"{base_label} (before)", "seeds": "—", "final accuracy [95% CI]": fmt_share(iv)}
     table = pd.DataFrame([first] + [method_row(cfg, m, rs, runs, ivs[m]) for m, rs in cfg.runs.items()])
@@ -203,9 +216,9 @@ def manifest(cfg: Config, runs: dict, metrics: dict, answers: list[Answer]) -> M
         "methods", "SFT vs RFT vs GRPO", "Which training method reaches the highest accuracy, and how do "
         "entropy and length move while it trains?", answer(cfg, metrics, answers),
         [f"{m}: " + ", ".join(f"{r} (seed {runs[r].job['seed']})" for r in rs) for m, rs in cfg.runs.items()],
-        [("methods/curves.png", f"Accuracy, true reward, entropy and length against step per method (mean and "
-          f"95% CI over seeds; {SMOOTH_NOTE}); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
-         ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method, with the "
-          f"95% CI of the failure share (1 − correct); correct share base "
+        [("methods/curves.png", f"Verified accuracy, true reward, entropy and length against step per method "
+          f"({SEED_RANGE}; {SMOOTH_NOTE}); final accuracy {accs} (base {metrics['base']['acc']:.3f})."),
+         ("methods/failure_mix.png", f"Outcome types of greedy answers before and after each method, judged by the "
+          f"answer alone (answer-only), with the {FAILURE_BAR}; answer-only correct share base "
           f"{metrics['base']['failure_mix']['correct']:.2f} → {correct}.")],
         ["methods/table.md"], manifest_answers(answers))

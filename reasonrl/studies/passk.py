@@ -24,7 +24,16 @@ from ..metrics import pass_at_k
 from . import PasskModel, newsol, pair_name
 from . import passk_data_path as data_path
 from .answers import Answer, ArmOutcomes, answers_table, arm_interval, with_answer, write_answers
-from .figures import arm_styles, error_bars, legend_below, save_figure
+from .figures import (
+    MIN_BAND_RUNS,
+    SHARE_YLIM,
+    arm_style,
+    arm_styles,
+    error_bars,
+    legend_below,
+    save_figure,
+    verified_floor,
+)
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
 from .paths import answers_dir, manifest_path, study_metrics_path
@@ -197,35 +206,42 @@ def arm_colors(cfg: Config, part: int = 0) -> dict[str, str]:
 
 def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, cis: dict, cmps: dict,
                  ax, diff_ax, colors: dict) -> None:
-    """One set of one task: each arm's pass@k curve on `ax`, each arm minus the base on `diff_ax`."""
+    """One set of one task: each arm's pass@k curve on `ax` (verified: its floor is 0; the answer-only guess is a
+    labelled reference, not a floor), each arm minus the base on `diff_ax`, and each further pair (`cfg.pairs`: the
+    exposure arm against its own base) there too. An arm of fewer than MIN_BAND_RUNS seeds draws each seed's curve;
+    from MIN_BAND_RUNS on, its 95% interval over seeds and problems."""
     markers = arm_colors(cfg, part=1)
     ks, _ = curve(base_data(cfg, data, task), s)
     for label in arms:
         ivs = cis[s][label]
-        style = {"color": colors[label], "lw": 2.2 if label in cfg.bases else 1.5, "marker": markers[label]}
+        style = {"color": colors[label], "lw": 2.2 if label in cfg.bases else 1.5, "marker": markers[label],
+                 "ls": arm_style(label)["ls"]}
         name = f"{label} ({seed_count(len(cfg.arms[label]))})"
         ax.plot(ks, [iv.mean for iv in ivs], ms=4, label=name, **style)
-        # pass@k lies in [0, 1]: an interval over a few seeds that overshoots is cut there
-        ax.fill_between(ks, [max(0.0, iv.lo) for iv in ivs], [min(1.0, iv.hi) for iv in ivs], color=style["color"],
-                        alpha=0.18, lw=0)
-    for label in arms[1:]:
-        answers = cmps[s][label]
+        if len(cfg.arms[label]) >= MIN_BAND_RUNS:  # pass@k lies in [0, 1]: an interval that overshoots is cut there
+            ax.fill_between(ks, [max(0.0, iv.lo) for iv in ivs], [min(1.0, iv.hi) for iv in ivs],
+                            color=style["color"], alpha=0.12, lw=0)
+        else:
+            for m in cfg.arms[label]:
+                ax.plot(*curve(data[m], s), color=style["color"], lw=0.7, alpha=0.4, label="_run")
+    pairs = [(label, cfg.base_of(label), cmps[s][label]) for label in arms[1:]]
+    pairs += [(b, a, cmps.get("pairs", {}).get(s, {}).get((a, b))) for a, b in cfg.pairs if b in arms]
+    for label, ref, answers in pairs:
+        if not answers:
+            continue
+        name = label if ref == arms[0] else f"{label} (minus {ref})"
         diff_ax.plot(ks, [x.cmp.effect for x in answers], marker=markers[label], ms=4, color=colors[label],
-                     label=label)
-        diff_ax.fill_between(ks, [max(-1.0, x.cmp.ci_lo) for x in answers], [min(1.0, x.cmp.ci_hi) for x in answers],
-                             color=colors[label], alpha=0.18, lw=0)
+                     ls=arm_style(label)["ls"], label=name)
+        if len(cfg.arms[label]) >= MIN_BAND_RUNS:
+            diff_ax.fill_between(ks, [max(-1.0, x.cmp.ci_lo) for x in answers],
+                                 [min(1.0, x.cmp.ci_hi) for x in answers], color=colors[label], alpha=0.12, lw=0)
+    if all(abs(x.cmp.effect) < 1e-12 and x.cmp.ci_lo == x.cmp.ci_hi for _, _, xs in pairs if xs for x in xs):
+        diff_ax.text(0.5, 0.75, f"every arm equals {arms[0]} at every k here\n(nothing to compare)",
+                     transform=diff_ax.transAxes, ha="center", va="center", fontsize=9, color="0.3")
     diff_ax.axhline(0, color="k", lw=1)
-    lo = max(0.0, min(iv.lo for label in arms for iv in cis[s][label]))
-    ks, ys = curve(base_data(cfg, data, task), s, "random_baseline")
-    hi = min(1.0, max([iv.hi for label in arms for iv in cis[s][label]] + ys))
-    pad = max(0.002, 0.08 * (hi - lo))
-    shown = [(k, y) for k, y in zip(ks, ys) if y >= lo]
-    guess = "random guess 1 − (1 − 1/n)^k, answer only" + ("" if len(shown) == len(ks) else
-                                               f" ({min(ys):.2f}–{max(ys):.2f}; below the axis where not drawn)")
-    ax.plot([k for k, _ in shown], [y for _, y in shown], color="gray", ls="--", lw=2, label=guess)
-    # under the guess, shaded: an arm inside it does no better than k guessed answers would, counted by the answer
-    ax.fill_between([k for k, _ in shown], lo - pad, [y for _, y in shown], color="0.5", alpha=0.12, lw=0,
-                    hatch="..", label="at or below an answer-only guess")
+    verified_floor(ax)
+    gks, ys = curve(base_data(cfg, data, task), s, "random_baseline")
+    ax.plot(gks, ys, color="0.45", ls=":", lw=1.2, label="answer-only guess 1 − (1 − 1/n)^k: a reference (verifies 0)")
     info = base_data(cfg, data, task)["sets"][s]
     for a in (ax, diff_ax):
         a.set_xscale("log", base=2)
@@ -234,28 +250,39 @@ def curve_panels(cfg: Config, data: dict, task: str, arms: list[str], s: str, ci
         a.set_xlabel("k (samples per problem, log scale)")
         a.grid(alpha=0.3)
     ax.set(title=f"{task}, {s}: difficulty {', '.join(map(str, info['difficulties']))}, {measured(info)}",
-           ylabel="pass@k (fraction of problems solved)", ylim=(lo - pad, min(1 + pad, hi + pad)))
-    ax.ticklabel_format(axis="y", useOffset=False)
-    diff_ax.set(title=f"{task}, {s}: each arm minus {arms[0]} (paired, 95% CI)", ylabel=f"pass@k − {arms[0]}'s pass@k")
+           ylabel="verified pass@k (fraction of problems solved)", ylim=SHARE_YLIM)
+    diff_ax.set(title=f"{task}, {s}: arm minus {arms[0]} (paired; CI from {MIN_BAND_RUNS} seeds)",
+                ylabel="verified pass@k minus the reference's")
 
 
 def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict, path: Path) -> None:
     """Per task, a row of every arm's pass@k curve and a row of each arm minus the base, paired by seed and
     problem: near the ceiling the curves overlap within a line's width, so the differences (the study's
-    question) get panels of their own, on a scale that shows them."""
+    question) get panels of their own, on one scale shared by every difference panel."""
     colors = arm_colors(cfg)
     tasks = cfg.tasks()
+    ks = {s: curve(base_data(cfg, data), s)[0] for s in sets}
+    cmps = {**cmps, "pairs": {s: {(a, b): compared(cfg, data, a, b, s, ks[s]) for a, b in cfg.pairs} for s in sets}}
     fig, axes = plt.subplots(2 * len(tasks), len(sets), figsize=(5.2 * len(sets), 8.2 * len(tasks)), squeeze=False)
     for row, (task, arms) in enumerate(tasks.items()):
         for col, s in enumerate(sets):
             curve_panels(cfg, data, task, arms, s, cis, cmps, axes[2 * row][col], axes[2 * row + 1][col], colors)
-    fig.suptitle(f"pass@k of each task's base and arms (unbiased estimator from N = {base_data(cfg, data)['N']} "
-                 "samples per problem; mean and 95% CI over seeds and problems)")
-    handles = {}
+    diffs = [axes[2 * row + 1][col] for row in range(len(tasks)) for col in range(len(sets))]
+    reach = max(max(abs(v) for v in ax.get_ylim()) for ax in diffs)
+    for ax in diffs:  # sibling panels: one range
+        ax.set_ylim(-min(reach, 1.05), min(reach, 1.05))
+    fig.suptitle(f"Verified pass@k of each task's base and arms (unbiased estimator from N = "
+                 f"{base_data(cfg, data)['N']} samples per problem; under {MIN_BAND_RUNS} seeds each seed's curve "
+                 f"drawn thin, from {MIN_BAND_RUNS} the mean and 95% CI over seeds and problems)")
+    handles = {}  # the curves' entries (with their seeds), and the difference panels' own pairs
     for row in range(len(tasks)):
-        for h, label in zip(*axes[2 * row][0].get_legend_handles_labels()):
-            handles.setdefault(label, h)
-    fig.tight_layout(rect=(0, 0.08 / len(tasks), 1, 0.98))
+        for col in range(len(sets)):
+            for h, label in zip(*axes[2 * row][col].get_legend_handles_labels()):
+                handles.setdefault(label, h)
+            for h, label in zip(*axes[2 * row + 1][col].get_legend_handles_labels()):
+                if "(minus " in label:
+                    handles.setdefault(label, h)
+    fig.tight_layout(rect=(0, 0.16 / len(tasks), 1, 0.98))
     fig.legend(list(handles.values()), list(handles), loc="lower center", ncols=min(len(handles), 4), fontsize=9,
                frameon=False)
     save_figure(fig, path)
@@ -273,12 +300,30 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
             ys = [sum(v) / len(v) for v in per_seed]
-            # the spread over seeds: min-max whiskers (one model: none)
-            yerr = error_bars(ys, [min(v) for v in per_seed], [max(v) for v in per_seed])
-            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr, capsize=3,
+            # the spread over seeds: under MIN_BAND_RUNS each seed a dot on its bar; from MIN_BAND_RUNS the 95%
+            # t-interval of the mean over seeds (never a min–max whisker)
+            many = len(cfg.arms[label]) >= MIN_BAND_RUNS
+            ivs = [stats.mean_ci(np.array(v, dtype=float)) if many else None for v in per_seed]
+            # both measures are counts or entropies, never below 0: an interval over a few seeds is cut there
+            yerr = error_bars(ys, [max(0.0, iv.lo) if iv else None for iv in ivs],
+                              [iv.hi if iv else None for iv in ivs])
+            ax.bar(xs, ys, width, color=colors[label], label=label, yerr=yerr if many else None, capsize=3,
                    hatch=hatches[cfg.task_of(label)], edgecolor="white", lw=0)
+            if not many and len(cfg.arms[label]) > 1:
+                for x, v in zip(xs, per_seed):
+                    ax.plot([x] * len(v), v, ls="none", marker="o", ms=2.5, mfc="white", mec="0.15", mew=0.7,
+                            label="_run")
+        if key == "distinct_answers":  # what guessing alone would give: n options (1 / the guess's pass@1), N draws
+            n_draws = base_data(cfg, data)["N"]
+            for j, s in enumerate(sets):
+                for task in cfg.tasks():
+                    g = curve(base_data(cfg, data, task), s, "random_baseline")[1][0]
+                    n = 1 / g
+                    ax.hlines(n * (1 - (1 - 1 / n) ** n_draws), j - 0.45, j + 0.45, color="k", ls=":", lw=1.4,
+                              label=f"uniform guess among ~{n:.0f} answers ({task}): a reference" if j == 0 else None)
         ax.set_xticks(range(len(sets)), sets)
-        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:] + " (whiskers: seed range)")
+        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:]
+               + f"\n(dots: each seed under {MIN_BAND_RUNS}; whiskers: 95% CI from {MIN_BAND_RUNS} seeds)")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"Diversity of {base_data(cfg, data)['N']} samples per problem at temperature 1")
     legend_below(fig, axes[0])

@@ -29,6 +29,8 @@ from . import pair_name, slug
 from .answers import Answer, answers_table, write_answers
 from .figures import (
     RANGES,
+    SEED_RANGE,
+    SHARE_YLIM,
     SMOOTH_NOTE,
     Panel,
     error_bars,
@@ -38,7 +40,6 @@ from .figures import (
     palette,
     panel_figure,
     save_figure,
-    share_ylim,
     smoothed,
 )
 from .floors import chance, guess_sets
@@ -185,13 +186,13 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float 
     panel_figure([
         Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
               curves(evaluated, "think", True)),
-        Panel("Accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
+        Panel("Verified accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
               curves(evaluated, "acc", True), guess=guess),
         Panel("Think rate of the training samples", "share of responses with a trace",
               curves(smoothed, "rollout/think_rate", False)),
-        Panel("True reward of the training samples", "mean reward per sample (0–1)",
+        Panel("True (verified) reward of the training samples", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", False)),
-    ], f"GRPO from each mixed base: thinking and accuracy during RL (mean and 95% CI over seeds; {SMOOTH_NOTE})",
+    ], f"GRPO from each mixed base: thinking and accuracy during RL ({SEED_RANGE}; {SMOOTH_NOTE})",
        path)
 
 
@@ -207,7 +208,7 @@ def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float |
                                 [evaluated(label, [eval_column(runs[r], column) for r in rs], colors[label])
                                  for label, rs in arms.items()], guess=guess if column == "acc" else None))
     panel_figure(panels, "Reward controls: GRPO with the true reward and with each control reward from the same base "
-                 "(mean and 95% CI over seeds)", path)
+                 f"(verified accuracy; {SEED_RANGE})", path)
 
 
 def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
@@ -223,7 +224,7 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
                                              [max(0.0, min(1.0, err[k][1]) - y) for k, y in zip(ks, ys)]]
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
             drawn += ys if err is None else [min(1.0, max(0.0, v)) for k in ks for v in err[k]]
-        ax.set(title=f"base {b}", xlabel="hop count k", ylim=share_ylim(drawn))
+        ax.set(title=f"base {b}", xlabel="hop count k", ylim=SHARE_YLIM)  # siblings: one share axis
         ax.set_ylabel("share of responses with a trace")
         ax.grid(alpha=0.3)
     fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
@@ -236,8 +237,12 @@ RARE = 0.01  # bars resting on fewer than this share of the responses are marked
 
 
 def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | None = None) -> None:
-    bars = [("acc_think", "before", "thinking, before"), ("acc_think", "after", "thinking, after"),
-            ("acc_direct", "before", "direct, before"), ("acc_direct", "after", "direct, after")]
+    # a thinking response's accuracy is verified (answer and trace); a direct one has no trace to verify, so its
+    # accuracy is the answer's alone: the two are marked apart (hatched: answer-only)
+    bars = [("acc_think", "before", "thinking, before (verified)"),
+            ("acc_think", "after", "thinking, after (verified)"),
+            ("acc_direct", "before", "direct, before (answer-only)"),
+            ("acc_direct", "after", "direct, after (answer-only)")]
     colors = ["#56B4E9", "#0072B2", "#F0E442", "#E69F00"]
     fig, ax = plt.subplots(figsize=(1.6 + 1.9 * len(cfg.runs), 4.2))
     width = 0.8 / len(bars)
@@ -250,7 +255,8 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
         ends = [(None, None) if None in (y, ci) else (max(0.0, ci[0]), min(1.0, ci[1])) for y, ci in zip(ys, cis)]
         err = error_bars(ys, *zip(*ends))
         ax.bar(xs, [y if y is not None else 0 for y in ys], width, color=color, label=label, yerr=err,
-               capsize=2, error_kw={"elinewidth": 0.8})
+               capsize=2, error_kw={"elinewidth": 0.8}, hatch="//" if key == "acc_direct" else None,
+               edgecolor="0.3" if key == "acc_direct" else None, lw=0)
         for x, y, share, (_, top) in zip(xs, ys, shares, ends):
             note = "n/a" if y is None else f"<{RARE:.0%}" if share < RARE else None
             if note:  # above the whisker too, so the two never cross
@@ -258,8 +264,9 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
     if guess is not None:
         guess_line(ax, guess)
     ax.set_xticks(range(len(cfg.runs)), [f"base {b}" for b in cfg.runs])
-    ax.set(xlabel="starting base", ylabel="accuracy (fraction correct)", ylim=(0, 1.05),
-           title=f"Accuracy when thinking vs when answering directly (95% CI over seeds)\n(n/a: no such "
+    ax.set(xlabel="starting base", ylabel="accuracy (thinking: verified; direct: answer-only)", ylim=SHARE_YLIM,
+           title=f"Accuracy when thinking (verified) vs when answering directly (answer-only, hatched; 95% CI over "
+                 f"seeds)\n(n/a: no such "
                  f"responses; <{RARE:.0%}: under {RARE:.0%} of the responses, a handful of answers)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
@@ -377,14 +384,14 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer
     last = list(cfg.runs)[-1]
     hops = prof[last]["after"]["by_difficulty"]
     controls = [("zero/rewards.png", f"Think rate and accuracy against step from {', '.join(cfg.controls)} under "
-                 "the true reward and each control reward (mean and 95% CI over seeds).")] if cfg.controls else []
+                 f"the true reward and each control reward ({SEED_RANGE}).")] if cfg.controls else []
     return Manifest(
         "zero", "R1-Zero: does RL create thinking or select it?",
         "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
         answer(cfg, prof, answers, acc), [describe(runs[r], ("init", "method", "reward", "seed", "temperature"))
                                    for r in all_runs(cfg)],
-        [("zero/training.png", f"Think rate and accuracy against step from each mixed base (mean and 95% CI over "
-          f"seeds; {SMOOTH_NOTE}); think rate {think}."),
+        [("zero/training.png", f"Think rate and verified accuracy against step from each mixed base ({SEED_RANGE}; "
+          f"{SMOOTH_NOTE}); think rate {think}."),
          ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "

@@ -1,0 +1,153 @@
+"""The figure rules (docs/studies.md, "Figure rules"), checked on the figures run 1's committed data draws: each
+study's report is run on its committed inputs (linked into a scratch folder) with `save_figure` caught, and the
+returned axes are read, not the pixels.
+
+- a share (accuracy, pass@k, a rate, a fraction) is drawn on an axis inside [0, 1] (SHARE_SLACK for a marker
+  at a bound);
+- sibling panels (one figure's panels of one measure, and the hacking study's reward figures) share one y range;
+- an arm keeps one style (colour, marker, line style) in every figure, and no two arms share one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.container import ErrorbarContainer  # noqa: E402
+
+from reasonrl.config import load_params  # noqa: E402
+from reasonrl.studies import ablations, figures, hacking, headline, methods, passk, zero  # noqa: E402
+from reasonrl.studies.stage import load_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = {"headline": headline, "methods": methods, "passk": passk, "zero": zero, "hacking": hacking,
+           "ablations": ablations}
+SHARE_SLACK = 0.03  # a share's axis may reach this far past 0 and 1, so that a marker at a bound is drawn whole
+SHARE_WORDS = ("accuracy", "pass@", "share", "fraction", "rate", "(0–1)")
+# legend entries that are references, not arms: a guess, a floor, a gold length, an interval's key
+REFERENCES = ("random guess", "guess", "floor", "gold", "95% ci", "interval", "uniform", "reference", "ceiling")
+
+
+def link_inputs(module, cfg, root: Path) -> None:
+    """The study's inputs, linked file by file under root (the report writes its outputs there, not here)."""
+    for path in module.inputs(cfg):
+        src = ROOT / path
+        files = [p for p in src.rglob("*") if p.is_file()] if src.is_dir() else [src]
+        for f in files:
+            dst = root / f.relative_to(ROOT)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if not dst.exists():
+                dst.symlink_to(f)
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> dict[str, plt.Figure]:
+    """Every study figure of run 1, by "<study>/<file>", as its report draws it from the committed inputs."""
+    root = tmp_path_factory.mktemp("run1")
+    params = load_params(ROOT / "params.yaml")
+    figs: dict[str, plt.Figure] = {}
+    mp = pytest.MonkeyPatch()
+    for mod in (figures, *STUDIES.values()):
+        if hasattr(mod, "save_figure"):
+            mp.setattr(mod, "save_figure", lambda fig, path: figs.__setitem__("/".join(Path(path).parts[-2:]), fig))
+    try:
+        for module in STUDIES.values():
+            cfg = load_config(module, params)
+            link_inputs(module, cfg, root)
+            module.report(cfg, root)
+    finally:
+        mp.undo()
+    yield figs
+    for fig in figs.values():
+        plt.close(fig)
+
+
+def panels(fig) -> list:
+    return [ax for ax in fig.axes if ax.axison]
+
+
+def name_of(fig_name: str, ax) -> str:
+    return f"{fig_name} [{ax.get_title().splitlines()[0] if ax.get_title() else ax.get_ylabel()}]"
+
+
+def is_share(ax) -> bool:
+    label = ax.get_ylabel().lower()
+    return any(w in label for w in SHARE_WORDS) and "minus" not in label and "−" not in label and "gain" not in label
+
+
+def test_share_axes_lie_inside_0_1(drawn):
+    outside = [f"{name_of(n, ax)}: y {tuple(round(v, 3) for v in ax.get_ylim())}"
+               for n, fig in drawn.items() for ax in panels(fig)
+               if is_share(ax) and not (-SHARE_SLACK <= ax.get_ylim()[0] and ax.get_ylim()[1] <= 1 + SHARE_SLACK)]
+    assert not outside, "share axes outside [0, 1]:\n" + "\n".join(outside)
+
+
+def test_sibling_panels_share_one_y_range(drawn):
+    """One figure's panels of one measure (one y label) share their y range; so do the hacking reward figures."""
+    split = []
+    for n, fig in drawn.items():
+        by_label: dict[str, list] = {}
+        for ax in panels(fig):
+            if ax.get_ylabel():
+                by_label.setdefault(ax.get_ylabel(), []).append(ax)
+        for label, axes in by_label.items():
+            ranges = {tuple(round(v, 4) for v in ax.get_ylim()) for ax in axes}
+            if len(ranges) > 1:
+                split.append(f"{n} '{label}': " + "; ".join(
+                    f"{name_of(n, ax)} y {tuple(round(v, 3) for v in ax.get_ylim())}" for ax in axes))
+    rewards = {n: panels(fig)[0].get_ylim() for n, fig in drawn.items() if n.startswith("hacking/reward_")}
+    if len({tuple(round(v, 4) for v in r) for r in rewards.values()}) > 1:
+        split.append(f"hacking/reward_*: {sorted(set(rewards.values()))}")
+    assert not split, "sibling panels with their own y range:\n" + "\n".join(split)
+
+
+def arm_entries(fig) -> list[tuple[str, tuple]]:
+    """(label, (colour, marker, line style)) of every legend entry of a figure that is an arm (not a reference)."""
+    out = []
+    for ax in fig.axes:
+        handles, labels = ax.get_legend_handles_labels()
+        if ax.get_legend() is None and not fig.legends:
+            continue
+        for h, label in zip(handles, labels):
+            if any(r in label.lower() for r in REFERENCES):
+                continue
+            line = h.lines[0] if isinstance(h, ErrorbarContainer) else h
+            if not hasattr(line, "get_marker"):
+                continue  # a bar or a band: the failure types, not arms
+            ls = line.get_linestyle() if line.get_linestyle() not in ("None", "none", " ", "") else "none"
+            out.append((label, (to_hex(line.get_color()), str(line.get_marker()), str(ls))))
+    return out
+
+
+def arm_key(label: str) -> str:
+    """The arm a legend label names, as `figures.arm_key` reads it (kept here so that the test runs on code older than
+    it): lower case, without a bracketed note ("GRPO edge (8 seeds)" is the arm "grpo edge")."""
+    return " ".join(label.split(" (")[0].lower().split())
+
+
+def test_an_arm_keeps_one_style_and_no_two_arms_share_one(drawn):
+    """Each arm (`arm_key`) has one colour, one marker and
+    one line style in every figure (points of in-training evaluations, unjoined, draw no line: any line style), and
+    no two arms share a (colour, marker)."""
+    styles: dict[str, dict[tuple, list[str]]] = {}
+    for n, fig in drawn.items():
+        for label, style in arm_entries(fig):
+            styles.setdefault(arm_key(label), {}).setdefault(style, []).append(n)
+    problems = []
+    for arm, s in styles.items():
+        looks = {st[:2] for st in s}
+        lines = {st[2] for st in s if st[2] != "none"}
+        if len(looks) > 1 or len(lines) > 1:
+            problems.append(f"arm '{arm}' drawn in {len(s)} styles: "
+                            + "; ".join(f"{st} in {sorted(set(f))}" for st, f in s.items()))
+    owners: dict[tuple, set[str]] = {}
+    for arm, s in styles.items():
+        for st in s:
+            owners.setdefault(st[:2], set()).add(arm)
+    problems += [f"(colour, marker) {st} shared by arms {sorted(arms)}" for st, arms in owners.items() if len(arms) > 1]
+    assert not problems, f"{len(problems)} style problems:\n" + "\n".join(problems)
