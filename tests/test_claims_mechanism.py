@@ -43,12 +43,12 @@ EXPECTED = {"clip_frac": 0.25, "clip_frac_a": 0.125, "updates_ratio": 0.333333, 
 
 def fake_run(name: str, **job) -> Run:
     history = pd.read_csv(io.StringIO(HEAD + HISTORIES[name])).set_index("step")
-    job = {"seed": int(name[1]), "num_iterations": ITERATIONS[name[0]]} | job
+    job = {"task": "hop", "seed": int(name[1]), "num_iterations": ITERATIONS[name[0]]} | job
     return Run(name, history, pd.DataFrame(), {"job": job, "evals": []}, None)
 
 
 def write_outcomes(root: Path, run: str, correct: list[int]) -> None:
-    path = root / run_outcomes_path(run)
+    path = root / run_outcomes_path(run, task="hop")
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = [{"problem": f"p{i}", "set": "edge", "correct": c, "correct_answer": c} for i, c in enumerate(correct)]
     pd.DataFrame(rows).to_csv(path, index=False)

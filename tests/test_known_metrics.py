@@ -20,7 +20,7 @@ from torch import nn
 
 import reasonrl.evaluate as ev
 from reasonrl.stats import Comparison, word
-from reasonrl.studies import PasskModel, hacking, methods, passk, zero
+from reasonrl.studies import PasskModel, figures, hacking, methods, passk, zero
 from reasonrl.studies.answers import Answer
 from reasonrl.tasks import STOI, get_task, trace_of, vocab_size
 from reasonrl.tasks.hop import build_problem
@@ -408,13 +408,13 @@ def test_zero_think_vs_direct_bars_and_notes_by_hand(monkeypatch):
     # four bars per base, 0.2 wide, centred on the base's tick
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     centres = {c.get_label(): [round(r.get_x() + r.get_width() / 2, 9) for r in c] for c in bars}
-    assert centres == {"thinking, before": [-0.3, 0.7], "thinking, after": [-0.1, 0.9],
-                       "direct, before": [0.1, 1.1], "direct, after": [0.3, 1.3]}
+    assert centres == {"thinking, before (verified)": [-0.3, 0.7], "thinking, after (verified)": [-0.1, 0.9],
+                       "direct, before (answer-only)": [0.1, 1.1], "direct, after (answer-only)": [0.3, 1.3]}
     assert {round(r.get_width(), 9) for c in ax.containers if isinstance(c, BarContainer) for r in c} == {0.2}
     # n/a over an empty bar; <1% over a bar resting on under 1% of the responses (thinking or direct)
     notes = sorted((t.get_text(), round(t.get_position()[0], 9), round(t.get_position()[1], 9)) for t in ax.texts)
     assert notes == [("<1%", -0.1, 0.52), ("<1%", 1.3, 0.42), ("n/a", -0.3, 0.02)]
-    assert ax.get_ylim() == (0, 1.05) and ax.get_xlabel() == "starting base"
+    assert ax.get_ylim() == figures.SHARE_YLIM and ax.get_xlabel() == "starting base"
     plt.close(figs["t.png"])
 
 
