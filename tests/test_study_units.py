@@ -342,3 +342,11 @@ def test_answers_table_shows_the_answer_only_effect_with_its_interval():
     rows = [line for line in table.splitlines() if line.startswith("| GRPO vs base")]
     assert "| 0.785 → 0.870, +0.086 [0.004, 0.168]" in rows[0]  # not the verified -0.007
     assert "0.785" not in rows[1]  # an answer without an answer-only comparison leaves the cell empty
+
+
+def test_the_headline_title_counts_each_tasks_bases_apart():
+    from reasonrl.studies import headline
+
+    cfg = headline.Config(runs={"h0": "cot", "h1": "cot_s1", "c0": "chain_s0"},
+                          tasks={"base_cot": "hop", "base_cot_s1": "hop", "base_chain_s0": "chain"})
+    assert headline.title("GRPO", cfg) == "Headline: GRPO from 2 hop bases and 1 chain base"

@@ -9,6 +9,7 @@ of the eval stages, by each per-problem measure (greedy or sampled accuracy)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,6 +180,12 @@ def summary(method: str, cells: dict, measure: str) -> str:
     return f"{method} against its own base, {MEASURES[measure]} pooled over bases — " + "; ".join(parts) + "."
 
 
+def title(method: str, cfg: Config) -> str:
+    """'Headline: GRPO from 5 hop bases and 5 chain bases': each task's bases counted apart, as they are compared."""
+    counts = Counter(cfg.tasks[f"base_{base}"] for base in cfg.runs.values())
+    return f"Headline: {method} from " + " and ".join(f"{n} {task} base{'s' * (n != 1)}" for task, n in counts.items())
+
+
 def report(cfg: Config, root: Path) -> None:
     method = method_of(cfg, root)
     cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
@@ -195,7 +202,7 @@ def report(cfg: Config, root: Path) -> None:
              "answer-only base → run": f"{c.answer_only.a:.3f} → {c.answer_only.b:.3f}" if c.answer_only else "—"}
             for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
-    write_markdown(root / OUT / "table.md", f"Headline: {method} from {len(cfg.runs)} bases", text, [
+    write_markdown(root / OUT / "table.md", title(method, cfg), text, [
         answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
                       "Each base and the run started from it share a seed index."),
         md_table(pd.DataFrame(rows), "Per base",
@@ -206,7 +213,7 @@ def report(cfg: Config, root: Path) -> None:
         | ({"base_answer": p.answer_only.a, "run_answer": p.answer_only.b} if p.answer_only else {})
         for (t, s, m), (p, pb, iv_a, iv_b, _) in cells.items()})
     write_answers(root, "headline", pooled)
-    Manifest("headline", f"Headline: {method} from {len(cfg.runs)} bases",
+    Manifest("headline", title(method, cfg),
              "Does the headline method improve on its starting base, and does that hold from every base seed?",
              text, [f"{r} from base {b}" for r, b in cfg.runs.items()],
              [("headline/before_after.png", f"{method} against its base per base seed and pooled; pooled: "

@@ -376,7 +376,8 @@ def front_page(cfg: Config, manifests: list[dict], exact: dict | None) -> str:
     intro = ("Each claim's primary comparison was fixed in params.yaml (`studies.claims`) before the run and judged "
              "once, Holm-adjusted across the testable claims: an effect beyond the equivalence region "
              f"(±{cfg.equivalence:g} unless the claim sets its own). Effect: b − a, unadjusted 95% interval, the "
-             "run as the unit; run 1 tested on the raw scale. Each claim links to its full text, reason, power "
+             "run as the unit. These are run 1's verdicts (the first confirmatory run), tested on the raw scale; "
+             "run 2, its successor, tests start-free scales. Each claim links to its full text, reason, power "
              "and seeds in " + link("claims.md") + ".")
     table = md_rows(verdict_rows(cfg, by_study, exact))
     judged = list(judge_all(cfg.claims, by_study, cfg.equivalence).values())
