@@ -316,3 +316,5 @@ def test_design_power_reads_the_committed_pilot_once_per_model():
     assert all(v > 0 for v in c.values)  # GRPO on edge errs less than every hop base
     row = dp.design(c, math.log(2), 1)
     assert row["plan"]["seeds"] >= 2 and row["plan"]["power"] >= 0.8
+    # the bound puts all the spread between bases, which seeds cannot shrink: it never asks for fewer bases
+    assert row["bound"]["power"] >= 0.8 and row["bound"]["bases"] >= row["plan"]["bases"]

@@ -54,3 +54,20 @@ def test_no_study_names_a_task():
     found = {path.name: hits for path in sorted((ROOT / "reasonrl/studies").glob("*.py"))
              if (hits := hard_coded(path.read_text()))}
     assert not found, found
+
+
+def test_the_plots_stage_depends_on_the_folder_of_every_task_it_reads():
+    # stages/plots.py reads each study run from its task's folder: a run of another task added to a study must
+    # make that folder a dependency, or the stage would read it without rerunning when it changes
+    import yaml
+
+    from reasonrl.plotdata import STUDY_PLOTS, study_runs
+    from reasonrl.studies.paths import STUDY_RUN_GROUPS, checkpoint_tasks, rl_folder
+
+    root = Path(__file__).resolve().parents[1]
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    deps = set(yaml.safe_load((root / "dvc.yaml").read_text())["stages"]["plots"]["deps"])
+    defined = [run for group in STUDY_RUN_GROUPS for run in params.get(group) or {}]
+    tasks_of = checkpoint_tasks(params)
+    read = {tasks_of[f"rl_{run}"] for plot in STUDY_PLOTS.values() for run in study_runs(params, plot, defined)}
+    assert read and {rl_folder(t) for t in read} <= deps
