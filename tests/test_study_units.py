@@ -350,3 +350,14 @@ def test_the_headline_title_counts_each_tasks_bases_apart():
     cfg = headline.Config(runs={"h0": "cot", "h1": "cot_s1", "c0": "chain_s0"},
                           tasks={"base_cot": "hop", "base_cot_s1": "hop", "base_chain_s0": "chain"})
     assert headline.title("GRPO", cfg) == "Headline: GRPO from 2 hop bases and 1 chain base"
+
+
+def test_the_headline_corruption_rate_is_answer_only_minus_verified_for_base_and_run():
+    from reasonrl.studies import headline
+
+    # chain_s1 on edge in run 1: verified 0.809 -> 0.587, answer-only 0.868 -> 0.905: 0.059 -> 0.318 of the samples
+    # have the right answer after a wrong step
+    verified = stats.Comparison(0.809, 0.587, -0.222, -0.243, -0.201, 0.01, 999, 0.0, 0.03, 1, 1000)
+    answer_only = stats.Comparison(0.868, 0.905, 0.037, 0.02, 0.054, 0.01, 999, 0.0, 0.03, 1, 1000)
+    assert headline.corruption(Answer("p", "base", "run", verified, answer_only=answer_only)) == "0.059 → 0.318"
+    assert headline.corruption(Answer("p", "base", "run", verified)) == "—"

@@ -180,6 +180,14 @@ def summary(method: str, cells: dict, measure: str) -> str:
     return f"{method} against its own base, {MEASURES[measure]} pooled over bases — " + "; ".join(parts) + "."
 
 
+def corruption(c: Answer) -> str:
+    """The trace-corruption rate of a pair, base → run: the share judged right by its answer but not verified (a wrong
+    step on the way), answer-only minus verified of the same outcomes; "—" without answer-only outcomes."""
+    if not c.answer_only:
+        return "—"
+    return f"{c.answer_only.a - c.cmp.a:.3f} → {c.answer_only.b - c.cmp.b:.3f}"
+
+
 def title(method: str, cfg: Config) -> str:
     """'Headline: GRPO from 5 hop bases and 5 chain bases': each task's bases counted apart, as they are compared."""
     counts = Counter(cfg.tasks[f"base_{base}"] for base in cfg.runs.values())
@@ -199,14 +207,17 @@ def report(cfg: Config, root: Path) -> None:
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),
              "run": c.b.removeprefix(f"{method} "), "base acc.": c.cmp.a, f"{method} acc.": c.cmp.b,
              "gain [95% CI]": fmt_ci(c.cmp.effect, c.cmp.ci_lo, c.cmp.ci_hi, sign=True, bounds=c.bounds),
-             "answer-only base → run": f"{c.answer_only.a:.3f} → {c.answer_only.b:.3f}" if c.answer_only else "—"}
+             "answer-only base → run": f"{c.answer_only.a:.3f} → {c.answer_only.b:.3f}" if c.answer_only else "—",
+             "answer right, trace wrong: base → run": corruption(c)}
             for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
     write_markdown(root / OUT / "table.md", title(method, cfg), text, [
         answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
                       "Each base and the run started from it share a seed index."),
         md_table(pd.DataFrame(rows), "Per base",
-                 "Each base's own comparison, its interval over problems only.")])
+                 "Each base's own comparison, its interval over problems only. Answer right, trace wrong: the share "
+                 "judged right by its answer alone but not verified (a wrong step on the way to the right answer), "
+                 "answer-only minus verified.")])
     write_json(root / study_metrics_path("headline"), {
         f"{t}_{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean,
                          "run_ci": [iv_b.lo, iv_b.hi], "per_base_gain": [c.cmp.effect for c in pb]}
