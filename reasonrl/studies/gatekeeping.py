@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .. import stats
+from ..config import check, from_dict
 from ..estimands import Crossing, Estimate, sign_test
 
 ALPHA = 0.05  # the family's: both directions of every claim together
@@ -107,6 +108,43 @@ class Gate:
 
     def text(self, value: float) -> str:
         return f"{self.name} measured {value:.3g}, needs {'≥' if self.at_least else '≤'} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """A gate as pre-registered in params (`studies.gates.<name>`), before it is measured: what it reads, its
+    threshold and direction, and the extra bounds some gates measure with (`scripts/gates.py`)."""
+
+    threshold: float
+    what: str
+    at_least: bool = True
+    measured: float | None = None  # scripts/gates.py's value on the validation side runs, entered before the run
+    ceiling: float | None = None  # crossing_arm: the arm's largest pass@k that leaves room below 1
+    pass1: float | None = None  # exposure_foothold: a base's far pass@1 at most this (a foothold, not mastery)
+    top_k: float | None = None  # exposure_foothold: and its far pass@256 at least this
+
+    def __post_init__(self):
+        check(bool(self.what.strip()), "what", "empty: say what the gate measures")
+        for key in ("ceiling", "pass1", "top_k"):
+            value = getattr(self, key)
+            check(value is None or 0 <= value <= 1, key, f"{value!r} is not a share in [0, 1]")
+
+    def gate(self, name: str, before: float | None = None) -> Gate:
+        """The gate with its reading before the run (`measured` unless given)."""
+        value = self.measured if before is None else before
+        check(value is not None, f"{GATES_KEY}.{name}.measured", "not measured yet",
+              "run scripts/gates.py and enter its value before the run")
+        return Gate(name, self.threshold, value, at_least=self.at_least)
+
+
+GATES_KEY = "studies.gates"
+
+
+def gate_specs(params: Mapping) -> dict[str, GateSpec]:
+    """params studies.gates: {name: GateSpec}, each checked (unknown keys and bad values name their key)."""
+    node = (params.get("studies") or {}).get("gates") or {}
+    check(isinstance(node, Mapping), GATES_KEY, f"expected a mapping, got {node!r}")
+    return {name: from_dict(GateSpec, spec, f"{GATES_KEY}.{name}") for name, spec in node.items()}
 
 
 @dataclass(frozen=True)
