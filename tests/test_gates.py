@@ -1,6 +1,8 @@
 """Run 2's gates as pre-registered in params (studies.gates) and scripts/gates.py's verdict line."""
 
 import importlib.util
+import json
+import math
 import sys
 from pathlib import Path
 
@@ -53,3 +55,44 @@ def test_script_verdict_line():
                                                    "at_least": True, "passes": True}
     assert g.verdict("shao_base", 0.49, specs)["passes"] is False
     assert g.verdict("other", 3, specs) == {"gate": "other", "value": 3, "threshold": None, "passes": None}
+
+
+def validation_power():
+    spec = importlib.util.spec_from_file_location("validation_power", ROOT / "scripts" / "validation_power.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_sign_test_counts_and_power():
+    v = validation_power()
+    assert (v.needed(5), v.needed(6), v.needed(8), v.needed(9), v.needed(10)) == (None, 6, 8, 8, 9)
+    assert v.at_least([0.9, 0.8], 2) == pytest.approx(0.72)
+    assert v.at_least([0.9, 0.8], 1) == pytest.approx(0.98)
+    assert v.at_least([0.9, 0.8, 0.5], 2) == pytest.approx(0.9 * 0.8 + 0.1 * 0.8 * 0.5 + 0.9 * 0.2 * 0.5)
+
+
+def test_validation_split_by_hand(tmp_path):
+    v = validation_power()
+    lines = [{"base": "a", "model": "base_a", "pass_at_k": {"1": 0.5}},
+             {"base": "a", "model": "rl", "pass_at_k": {"1": 0.75}},
+             {"base": "a", "model": "rl", "pass_at_k": {"1": 0.875}},
+             {"base": "b", "model": "base_b", "pass_at_k": {"1": 0.75}},
+             {"base": "b", "model": "rl", "pass_at_k": {"1": 0.875}},
+             {"base": "b", "model": "rl", "pass_at_k": {"1": 0.9375}},
+             {"base": "b", "above_at_1_and_below_ceiling": True}]
+    path = tmp_path / "lines.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    data = v.read_lines([str(path)])
+    # with P = 3 validation problems e = (3 (1 - p) + 0.5) / 4: a 0.5 -> 0.5; 0.75 -> 0.3125; 0.875 -> 0.21875;
+    # b 0.75 -> 0.3125; 0.875 -> 0.21875; 0.9375 -> 0.171875
+    a = [math.log(0.5 / 0.3125), math.log(0.5 / 0.21875)]
+    b = [math.log(0.3125 / 0.21875), math.log(0.3125 / 0.171875)]
+    r = v.row(data, 1, bases=8, seeds=2, problems=248, power_for=math.log(2), P=3)
+    within = math.sqrt(((a[0] - a[1]) ** 2 + (b[0] - b[1]) ** 2) / 2 / 2)
+    assert r["within_sd"] == pytest.approx(within) and r["within_df"] == 2
+    means = [sum(a) / 2, sum(b) / 2]
+    between = math.sqrt(max((means[0] - means[1]) ** 2 / 2 - within ** 2 / 2, 0))
+    assert r["between_sd"] == pytest.approx(between) and r["positive"] == 2 and r["mean"] == pytest.approx(
+        sum(means) / 2)
+    assert r["sign"]["needed"] is None  # two bases cannot reach 0.025 one-sided
