@@ -26,8 +26,8 @@ COUNTS = {  # model -> verified counts per problem (accuracy)
 # hand as above on P = 8 (L(e) = log((8 e + 0.5) / 9), RL at log(0.5 / 9)), far beyond 0
 WIDE = {"b0": [0] * 4 + [1] * 4, "b1": [1] * 8, "b2": [0] * 8} | {m: [2] * 8 for m in ("r00", "r01", "r10", "r11",
                                                                                       "r20", "r21")}
-# the RL arm in an order that is not its bases': grouping by position would pair r10 with b0
-RL_ARM = ["r10", "r00", "r21", "r01", "r11", "r20"]
+# the RL arm in an order that is not its bases': grouping by position would give b0 the seeds r20 and r21
+RL_ARM = ["r20", "r00", "r10", "r21", "r01", "r11"]
 INIT = {"r00": "b0", "r01": "b0", "r10": "b1", "r11": "b1", "r20": "b2", "r21": "b2"}
 
 # By hand, on the log error ratio counted on P = 2 problems, L(e) = log((2 e + 0.5) / 3):
