@@ -48,7 +48,8 @@ def params(**gates) -> dict:
     return {
         "runs": {m: {"task": "hop", "init": b} for m, b in INIT.items()} | {"y0": {"task": "hop", "init": "x0"}},
         "passk": {"bases": ["base"], "models": models,
-                  "arms": {"base": ["b0", "b1", "b2"], "GRPO": RL_ARM, "other base": ["x0"], "other": ["y0"]}},
+                  "arms": {"base": ["b0", "b1", "b2"], "GRPO": RL_ARM, "other base": ["x0"], "other": ["y0"],
+                           "one base": ["b2"], "from b2": ["r21", "r20"]}},
         "studies": {"claims": {"yue_pass1": {"paper": "Yue et al. 2025", "claim": "RL raises pass@1"},
                                "zhang_edge": {"paper": "Zhang et al. 2025", "claim": "RL raises pass@k"}},
                     "gates": gates},
@@ -100,6 +101,29 @@ def test_the_sign_row_and_min_seeds(root):
     assert out.judgement.p == pytest.approx(0.25) and out.judgement.verdict == G.INCONCLUSIVE
     with pytest.raises(ValueError, match="needs >= 3 per base"):
         judged(root, config(["hop"], [], {"hop": row()}, min_seeds=3))
+
+
+def test_single_base_and_the_crossing_through_the_registry(root):
+    rows = {"single": row(test="single", rl="from b2", base="one base"),
+            "cross": row(test="crossing", k_high=2)}
+    out = judged(root, config([], ["single", "cross"], rows))
+    single = out["single"].estimate
+    # the seeds are the units: each log(5/6) - log(1/2) = log(5/3) on P = 2, as in the blocked row's b2
+    assert (single.unit, single.df, single.values) == ("RL seed", 1, pytest.approx((B2, B2)))
+    assert out["single"].raw.values == pytest.approx((0.5, 0.5))
+    # pass@2 of 2 samples is 1 where any sample is right: bases 0.5, 1, 0; RL 1, 1 | 1, 1 | 1, 0.5: RL is not below
+    cross = out["cross"]
+    assert cross.high.starts == pytest.approx((0.5, 1.0, 0.0)) and cross.raw_high.values == pytest.approx(
+        (0.5, 0.0, 0.75))
+    p_low, p_high = cross.estimate.p_beyond(0.0, 1), cross.high.p_beyond(0.0, -1)
+    assert p_high > 0.5 and (cross.result.p_claimed, cross.result.p_opposite) == (max(p_low, p_high), None)
+    # one hypothesis in Holm (no opposite test), the single row's two beside it: M = 3, a p above 0.5 stays above
+    assert cross.judgement.p >= cross.result.p_claimed and cross.judgement.verdict == G.INCONCLUSIVE
+    # Holm's first step rejects the single row (its two seeds agree: the se is the problem term's), so the crossing
+    # is held at 0.05 / 2
+    assert out["single"].judgement.verdict == G.REPRODUCED and out["single"].judgement.level == pytest.approx(0.05 / 3)
+    assert cross.judgement.level == pytest.approx(0.05 / 2) and not P.TESTS["crossing"].opposite
+    assert "pass@1: " in P.markdown([cross]) and "pass@2: " in P.markdown([cross])
 
 
 def test_the_family_stops_at_a_failed_sequence_claim_and_the_rest_is_not_reached(root):
