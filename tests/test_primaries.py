@@ -5,8 +5,10 @@ data never read) and one failing in the run holding its row at p = 1; bad keys a
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +194,25 @@ def test_bad_keys_and_names_fail_naming_their_key(root):
         P.check_names(config(["hop"], [], {"hop": row(gates=("clip",))}), params())
     with pytest.raises(ConfigError, match=r"studies\.primaries\.rows\.hop\.rl: 'GRPO edge' is not a passk arm"):
         P.check_names(config(["hop"], [], {"hop": row(rl="GRPO edge")}), params())
+
+
+def test_an_rl_model_from_another_base_fails_naming_its_arm(root):
+    prm = params()
+    prm["passk"]["arms"]["GRPO"] = [*RL_ARM, "y0"]  # y0 started from x0, no model of the arm "base"
+    with pytest.raises(ConfigError, match=r"passk\.arms\.GRPO: y0 started from x0"):
+        judged(root, config(["hop"], [], {"hop": row()}), prm)
+
+
+def test_the_committed_run1_reanalysis_is_what_the_script_writes(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("reanalyse_run1", root / "scripts" / "reanalyse_run1.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "run1_reanalysis.md"
+    monkeypatch.chdir(root)
+    monkeypatch.setattr("sys.argv", ["reanalyse_run1.py", "--out", str(out)])
+    script.main()
+    text = out.read_text()
+    assert text == (root / "reports" / "run1_reanalysis.md").read_text()
+    # the hand check against run 1: hop pass@1 is +2.857 counted (8 of 8 bases, 0.5^8), its raw gain run 1's +0.295
+    assert "pass@1: +2.857 (≥ +2.36)" in text and "8 of 8 (p 0.0039)" in text and "pass@1: +0.295" in text

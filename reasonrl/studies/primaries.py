@@ -125,7 +125,7 @@ def started_from(params: Mapping, checkpoint: str) -> str:
     for name, section in params.items():
         if name.startswith("runs") and isinstance(section, Mapping) and run in section:
             return section[run]["init"]
-    raise ConfigError(f"passk.models: {checkpoint}", "no run of runs* trained this checkpoint",
+    raise ConfigError("passk.models", f"{checkpoint}: no run of runs* trained this checkpoint",
                       "an RL arm's models are the checkpoints rl_<run> of runs it names")
 
 
@@ -136,7 +136,7 @@ def seeds_by_base(params: Mapping, cfg: passk.Config, row: Row) -> dict[str, lis
     groups: dict[str, list[str]] = {b: [] for b in cfg.arms[row.base]}
     for m in cfg.arms[row.rl]:
         init = started_from(params, cfg.models[m].model)
-        check(init in by_checkpoint, f"{SECTION}: {row.rl}", f"{m} started from {init}, no model of arm {row.base!r}")
+        check(init in by_checkpoint, f"passk.arms.{row.rl}", f"{m} started from {init}, no model of arm {row.base!r}")
         groups[by_checkpoint[init]].append(m)
     return {b: seeds for b, seeds in groups.items() if seeds}
 
