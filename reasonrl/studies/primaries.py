@@ -1,0 +1,339 @@
+"""Run 2's primaries (issue 70): the pre-registered rows of params `studies.primaries`, each estimated from the
+passk study's per-problem counts with `reasonrl.estimands` and judged as one family with
+`reasonrl.studies.gatekeeping.judge` (the fixed sequence, then Holm on the rest).
+
+A row names its claim (a `studies.claims` key, for the paper and the wording), the passk arms it compares (an RL
+arm against the arm of the bases its runs started from), the set, k, the scale, the direction and margin, the test
+(`TESTS`: blocked t, exact sign test across bases, single base, Yue's crossing), its pre-run power and its gates
+(`studies.gates` keys). Each RL model is grouped under the base its run started from (`runs*.<run>.init`), so a
+base may carry several RL seeds. Per problem, pass@k is the unbiased 1 - C(N - c, k) / C(N, k) from the problem's
+count of verified samples (`metrics.pass_at_k`): the shares `blocked` and `single_base` take, so every interval
+carries the test set's own sampling.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from .. import estimands as E
+from ..config import check, from_dict
+from ..errors import ConfigError
+from ..io import read_json
+from ..metrics import pass_at_k
+from . import gatekeeping as G
+from . import passk, passk_data_path
+from .markdown import code
+
+SECTION = "studies.primaries"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One pre-registered row: `rl` (a passk arm) against `base` (the passk arm of the bases it started from) on
+    `set` at pass@`k` (and pass@`k_high` for the crossing), tested by `test` on `scale` in `direction` beyond
+    `margin` (on the test's own scale: the log error ratio or the raw gain; for the sign test, on the per-base
+    values). `power`: the pre-run power entered at pre-registration, for `power_for` (why: `power_reason`)."""
+
+    claim: str
+    task: str
+    test: str
+    rl: str
+    base: str
+    power_for: float
+    power_reason: str
+    power: float
+    scale: Literal["log error ratio", "raw gain"] = E.LOG_ERROR_RATIO
+    set: str = "edge"
+    k: int = 1
+    k_high: int | None = None  # the crossing's largest k: the base above RL there
+    direction: int = 1
+    margin: float = 0.0
+    margin_high: float = 0.0  # the crossing's margin at k_high
+    gates: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        check(self.test in TESTS, "test", f"{self.test!r} is not one of {list(TESTS)}")
+        check(self.direction in (1, -1), "direction", f"{self.direction!r} must be +1 (RL above) or -1 (below)")
+        check(self.k >= 1, "k", f"{self.k!r} must be >= 1")
+        crossing = self.test == "crossing"
+        check((self.k_high is not None) == crossing, "k_high", "the crossing, and only it, names its largest k")
+        check(not crossing or self.k_high > self.k, "k_high", f"{self.k_high!r} must be above k = {self.k}")
+        check(not crossing or self.direction == 1, "direction", "the crossing reads RL above the base at k and "
+              "below it at k_high: +1")
+        check(self.margin >= 0 and self.margin_high >= 0, "margin", "margins are >= 0 (the direction says which way)")
+        check(self.power_for > self.margin, "power_for", f"{self.power_for!r} must lie beyond the margin")
+        check(bool(self.power_reason.strip()), "power_reason", "empty: say why the power is for this effect")
+        check(0 <= self.power <= 1, "power", f"{self.power!r} is not a probability")
+        check(self.rl != self.base, "base", "the RL arm is compared with another arm, its bases")
+
+
+@dataclass(frozen=True)
+class Primaries:
+    """params studies.primaries: the fixed `sequence` and the Holm `rest` (row keys), and the `rows`."""
+
+    sequence: list[str]
+    rest: list[str]
+    rows: dict[str, Row]
+    min_seeds: int = 2  # RL seeds per base a blocked row needs (run 1 had one)
+
+    def __post_init__(self):
+        keys = [*self.sequence, *self.rest]
+        check(len(set(keys)) == len(keys), "rest", f"{keys}: each row is in the sequence or the rest, once")
+        missing = [k for k in keys if k not in self.rows]
+        check(not missing, "rows", f"{missing} of the sequence or the rest are not rows")
+        idle = [k for k in self.rows if k not in keys]
+        check(not idle, "rows", f"{idle} are in neither the sequence nor the rest")
+        check(self.min_seeds >= 1, "min_seeds", f"{self.min_seeds!r} must be >= 1")
+
+
+def load_config(params: Mapping) -> Primaries:
+    """params studies.primaries, checked against the claims, gates and passk arms it names."""
+    cfg = from_dict(Primaries, (params.get("studies") or {}).get("primaries"), SECTION)
+    check_names(cfg, params)
+    return cfg
+
+
+def check_names(cfg: Primaries, params: Mapping) -> None:
+    """Every row's claim, gates and arms exist, and its arms are of its task (each error names its key)."""
+    studies = params.get("studies") or {}
+    arms = passk.load_config(params)
+    for key, row in cfg.rows.items():
+        where = f"{SECTION}.rows.{key}"
+        check(row.claim in (studies.get("claims") or {}), f"{where}.claim",
+              f"{row.claim!r} is not a studies.claims key")
+        for name in row.gates:
+            check(name in (studies.get("gates") or {}), f"{where}.gates", f"{name!r} is not a studies.gates key")
+        for side in ("rl", "base"):
+            arm = getattr(row, side)
+            check(arm in arms.arms, f"{where}.{side}", f"{arm!r} is not a passk arm")
+            check(arms.task_of(arm) == row.task, f"{where}.{side}", f"{arm!r} is of task {arms.task_of(arm)!r}")
+
+
+# ----------------------------------------------------------------------------- the data: per-problem pass@k
+
+def started_from(params: Mapping, checkpoint: str) -> str:
+    """The checkpoint an RL checkpoint `rl_<run>` was trained from: its run's `init` in any runs* section."""
+    run = checkpoint.removeprefix("rl_")
+    for name, section in params.items():
+        if name.startswith("runs") and isinstance(section, Mapping) and run in section:
+            return section[run]["init"]
+    raise ConfigError("passk.models", f"{checkpoint}: no run of runs* trained this checkpoint",
+                      "an RL arm's models are the checkpoints rl_<run> of runs it names")
+
+
+def seeds_by_base(params: Mapping, cfg: passk.Config, row: Row) -> dict[str, list[str]]:
+    """{base model key: the RL arm's model keys started from it}, in the base arm's order; bases of the arm no
+    RL run started from are not blocks of this row."""
+    by_checkpoint = {cfg.models[b].model: b for b in cfg.arms[row.base]}
+    groups: dict[str, list[str]] = {b: [] for b in cfg.arms[row.base]}
+    for m in cfg.arms[row.rl]:
+        init = started_from(params, cfg.models[m].model)
+        check(init in by_checkpoint, f"passk.arms.{row.rl}", f"{m} started from {init}, no model of arm {row.base!r}")
+        groups[by_checkpoint[init]].append(m)
+    return {b: seeds for b, seeds in groups.items() if seeds}
+
+
+def shares(data: dict, set_name: str, k: int) -> np.ndarray:
+    """A model's per-problem pass@k on a set from its verified counts."""
+    return np.array([pass_at_k(data["N"], c, k) for c in data["sets"][set_name]["counts"]])
+
+
+@dataclass(frozen=True)
+class Arms:
+    """A row's data at one k: (bases, problems) base shares and, per base, its (seeds, problems) RL shares."""
+
+    base: np.ndarray
+    rl: list[np.ndarray]
+
+
+def arms_at(groups: dict[str, list[str]], data: Mapping[str, dict], set_name: str, k: int) -> Arms:
+    base = np.array([shares(data[b], set_name, k) for b in groups])
+    return Arms(base, [np.array([shares(data[m], set_name, k) for m in seeds]) for seeds in groups.values()])
+
+
+# ----------------------------------------------------------------------------- the tests
+
+def estimate_blocked(arms: Arms, scale: str, min_seeds: int) -> E.Estimate:
+    return E.blocked(arms.base, arms.rl, scale, min_seeds=min_seeds)
+
+
+def estimate_single(arms: Arms, scale: str, min_seeds: int) -> E.Estimate:
+    if len(arms.rl) != 1:
+        raise ValueError(f"a single-base row reads one base, got {len(arms.rl)}")
+    return E.single_base(arms.base[0], arms.rl[0], scale)
+
+
+def t_result(row: Row, est: E.Estimate, high: E.Estimate | None) -> G.Result:
+    return G.result_from_estimate(est, row.direction, row.margin)
+
+
+def sign_result(row: Row, est: E.Estimate, high: E.Estimate | None) -> G.Result:
+    """The exact sign test across bases, each direction (no equivalence test: a count has no interval)."""
+    return G.Result(E.sign_test(est, row.direction, row.margin).p, E.sign_test(est, -row.direction, row.margin).p)
+
+
+def crossing_result(row: Row, est: E.Estimate, high: E.Estimate | None) -> G.Result:
+    return G.result_from_crossing(E.crossing(est, high, row.margin, row.margin_high))
+
+
+@dataclass(frozen=True)
+class Test:
+    """How a test estimates (per unit, on a scale) and what p-values it gives; `opposite`: it holds a test of
+    the opposite direction (the crossing, an intersection-union test, does not)."""
+
+    estimate: Callable[[Arms, str, int], E.Estimate]
+    result: Callable[[Row, E.Estimate, E.Estimate | None], G.Result]
+    opposite: bool = True
+
+
+TESTS: dict[str, Test] = {
+    "blocked": Test(estimate_blocked, t_result),
+    "sign": Test(estimate_blocked, sign_result),
+    "single": Test(estimate_single, t_result),
+    "crossing": Test(estimate_blocked, crossing_result, opposite=False),
+}
+
+
+# ----------------------------------------------------------------------------- the family
+
+@dataclass(frozen=True)
+class Primary:
+    """A judged row: its config, the claim's paper and wording, the estimate on its scale at k (and at k_high for
+    the crossing), the raw gain beside each, the run's unadjusted p-values and the family's judgement. A row a gate
+    took out before the run is not estimated (None)."""
+
+    key: str
+    row: Row
+    paper: str
+    wording: str
+    judgement: G.Judgement
+    estimate: E.Estimate | None = None
+    raw: E.Estimate | None = None
+    high: E.Estimate | None = None
+    raw_high: E.Estimate | None = None
+    result: G.Result | None = None
+
+    @property
+    def bound(self) -> float | None:
+        """The one-sided (1 - TAIL) bound the claim must clear, in its direction."""
+        return None if self.estimate is None else self.estimate.bound(E.TAIL, self.row.direction)
+
+    @property
+    def sign(self) -> E.SignTest | None:
+        return None if self.estimate is None else E.sign_test(self.estimate, self.row.direction, self.row.margin)
+
+    @property
+    def correlation(self) -> float | None:
+        return None if self.estimate is None else E.start_correlation(self.estimate)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the run gives a row: its estimates and p-values."""
+
+    estimate: E.Estimate
+    raw: E.Estimate
+    result: G.Result
+    high: E.Estimate | None = None
+    raw_high: E.Estimate | None = None
+
+
+def read_row(row: Row, groups: dict[str, list[str]], data: Mapping[str, dict], min_seeds: int) -> Reading:
+    """A row's estimates (its scale and the raw gain, at k and k_high) and its p-values."""
+    test = TESTS[row.test]
+
+    def at(k: int | None, scale: str) -> E.Estimate | None:
+        return None if k is None else test.estimate(arms_at(groups, data, row.set, k), scale, min_seeds)
+
+    est, high = at(row.k, row.scale), at(row.k_high, row.scale)
+    return Reading(est, at(row.k, E.RAW), test.result(row, est, high), high, at(row.k_high, E.RAW))
+
+
+def slot(key: str, row: Row, specs: Mapping[str, G.GateSpec], in_run: Mapping[str, float]) -> G.Slot:
+    """The row's place in the family: its pre-run power and its gates, read before and (where given) in the run."""
+    gates = tuple(dataclasses.replace(specs[name].gate(name), run=in_run.get(name)) for name in row.gates)
+    return G.Slot(key, row.power, gates, TESTS[row.test].opposite)
+
+
+def load_data(root: Path, models: set[str]) -> dict[str, dict]:
+    return {m: read_json(root / passk_data_path(m)) for m in sorted(models)}
+
+
+def judge_primaries(cfg: Primaries, params: Mapping, root: Path, specs: Mapping[str, G.GateSpec],
+                    in_run: Mapping[str, float] | None = None) -> list[Primary]:
+    """Every row judged, sequence first then the rest: estimated from reports/passk/data under `root` (rows a gate
+    took out before the run are not read), then `gatekeeping.judge`. `in_run`: gates' readings in the run."""
+    arms = passk.load_config(params)
+    claims = (params.get("studies") or {}).get("claims") or {}
+    slots = {k: slot(k, r, specs, in_run or {}) for k, r in cfg.rows.items()}
+    live = [k for k, s in slots.items() if s.out_before is None]
+    groups = {k: seeds_by_base(params, arms, cfg.rows[k]) for k in live}
+    data = load_data(root, {m for g in groups.values() for b, seeds in g.items() for m in (b, *seeds)})
+    readings = {k: read_row(cfg.rows[k], groups[k], data, cfg.min_seeds) for k in live}
+    judged = G.judge([slots[k] for k in cfg.sequence], [slots[k] for k in cfg.rest],
+                     {k: r.result for k, r in readings.items()})
+    out = []
+    for key, j in judged.items():
+        row, reading = cfg.rows[key], readings.get(key)
+        claim = claims.get(row.claim) or {}
+        parts = {} if reading is None else {f.name: getattr(reading, f.name) for f in dataclasses.fields(Reading)}
+        out.append(Primary(key, row, claim.get("paper", ""), claim.get("claim", ""), j, **parts))
+    return out
+
+
+# ----------------------------------------------------------------------------- the table
+
+def signed(x: float | None, digits: int = 3) -> str:
+    return "" if x is None or not math.isfinite(x) else f"{x:+.{digits}f}"
+
+
+def estimate_text(est: E.Estimate | None, direction: int, k: int) -> str:
+    """"pass@k: +2.857 (≥ +2.40)": the estimate and the one-sided bound its direction must clear."""
+    if est is None:
+        return ""
+    return f"pass@{k}: {signed(est.value)} ({'≥' if direction > 0 else '≤'} {signed(est.bound(E.TAIL, direction), 2)})"
+
+
+def sign_text(est: E.Estimate | None, direction: int, margin: float) -> str:
+    if est is None:
+        return ""
+    s = E.sign_test(est, direction, margin)
+    return f"{s.beyond} of {s.beyond + s.short} (p {s.p:.2g})"
+
+
+def p_text(p: float | None) -> str:
+    return "" if p is None else f"{p:.2g}"
+
+
+def table_row(p: Primary) -> dict[str, str]:
+    """One line of the table; a crossing shows its two parts, each in the direction it claims."""
+    r, j = p.row, p.judgement
+    parts = [(p.estimate, p.raw, r.direction, r.k, r.margin), (p.high, p.raw_high, -1, r.k_high, r.margin_high)]
+    parts = [x for x in parts if x[0] is not None]
+    corr = [E.start_correlation(est) for est, *_ in parts]
+    return {
+        "row": code(p.key), "claim": f"{p.paper}: {p.wording}" if p.paper else r.claim, "task": r.task,
+        "test": r.test, "scale": r.scale, "estimate (one-sided bound)": "; ".join(
+            estimate_text(est, d, k) for est, _, d, k, _ in parts),
+        "raw gain": "; ".join(f"pass@{k}: {signed(raw.value)}" for _, raw, _, k, _ in parts),
+        "sign test": "; ".join(sign_text(est, d, m) for est, _, d, _, m in parts),
+        "r with start": "; ".join("" if c is None else f"{c:+.2f}" for c in corr),
+        "p": p_text(None if p.result is None else p.result.p_claimed), "adjusted p": p_text(j.p),
+        "verdict": j.verdict, "why": j.reason,
+    }
+
+
+def markdown(rows: list[Primary]) -> str:
+    """The judged family as a markdown table, then the verdicts' legend."""
+    df = pd.DataFrame([table_row(p) for p in rows])
+    body = df.to_markdown(index=False, disable_numparse=True) if len(df) else "(no rows)"
+    return f"{body}\n\nVerdicts:\n\n{G.legend()}\n"
+
