@@ -229,6 +229,8 @@ def test_the_stamp_script_reads_the_deps_dvc_resolves():
             deps, out = tool.stage_paths(dvc_yaml(), name)
             assert (set(deps), [out]) == (file_deps(stage), [o.def_path for o in stage.outs]), name
             assert stage.cmd == f"python {STAMP} {name}", name
+            # a changed stamp format reaches every stamp: each reads the script's own stamp
+            assert name == "code_stamp" or f"{STAMPS}stamp.txt" in file_deps(stage), name
 
 
 def test_a_stamp_changes_exactly_when_a_dep_does(tmp_path, monkeypatch):
