@@ -13,8 +13,11 @@ and is refused like any other code change.
 
 `deps`: after code moved between modules (dvc.yaml's code deps changed with it, tests/test_deps.py), and
 only after `python scripts/smoke_identity.py <rev before>` printed "identical": every stage's code deps
-in dvc.lock (reasonrl/ and stages/ files) become those dvc.yaml now lists, with their md5s; data, model
-and report deps, params and outs are kept as they are. dvc.lock is written with DVC's own YAML writer.
+in dvc.lock (reasonrl/ and stages/ files, and the code stamps reports/code/*.txt) become those dvc.yaml now
+lists, with their md5s; a data, model or report dep dvc.yaml no longer lists is dropped (it moved into a
+code stamp), the others, params and outs are kept as they are. Run the stamp stages first (`dvc repro -s`
+each, cheap: they hash files): their own entries are DVC's, and the stamps must be current. dvc.lock is
+written with DVC's own YAML writer.
 
 `prune`: after stages left dvc.yaml. `dvc repro -s`, which `reasonrl repro` runs per stage, leaves a removed
 stage's dvc.lock entry (and its outputs in git) in place, and `dvc remove` can no longer name the stage. The
@@ -34,7 +37,8 @@ from pathlib import Path
 from reasonrl.runner import dvc_adapter
 
 LOCK = "dvc.lock"
-CODE = ("reasonrl/", "stages/")
+# a code stamp stands for modules: a dep of the same kind (stages/stamp.py, docs/pipeline.md)
+CODE = ("reasonrl/", "stages/", "reports/code/")
 
 
 def same_tree(path: str, rev: str) -> bool:
@@ -56,15 +60,20 @@ def comments(files: list[str], rev: str) -> int:
     return rewrite(lambda stage, deps: [file_entry(d["path"]) if d["path"] in files else d for d in deps])
 
 
+def relocked(stage: str, declared: list[str], old: list[dict]) -> list[dict]:
+    """Stage `stage`'s dvc.lock deps `old` with the code deps dvc.yaml now lists (`declared`) at their current md5s,
+    without the deps it no longer lists; a declared dep that is neither code nor in `old` is an error."""
+    kept = [d for d in old if not d["path"].startswith(CODE) and d["path"] in declared]
+    code = [file_entry(p) for p in declared if p.startswith(CODE)]
+    missing = set(declared) - {d["path"] for d in kept + code}
+    if missing:  # a new input is no code move: DVC must run the stage
+        raise SystemExit(f"error: {stage}: {', '.join(sorted(missing))} not in {LOCK}; run the stage")
+    return sorted(kept + code, key=lambda d: d["path"])
+
+
 def deps() -> int:
-    declared = {stage: sorted(p for p in paths if p.startswith(CODE))
-                for stage, paths in dvc_adapter.stage_deps(".").items()}
-
-    def update(stage: str, old: list[dict]) -> list[dict]:
-        kept = [d for d in old if not d["path"].startswith(CODE)]
-        return sorted(kept + [file_entry(p) for p in declared[stage]], key=lambda d: d["path"])
-
-    return rewrite(update)
+    declared = dvc_adapter.stage_deps(".")
+    return rewrite(lambda stage, old: relocked(stage, declared[stage], old), only=set(declared))
 
 
 def pruned(stages: dict, defined: set[str]) -> tuple[dict, list[str]]:
@@ -91,10 +100,13 @@ def prune(dry: bool = False) -> int:
     return 0
 
 
-def rewrite(update) -> int:
+def rewrite(update, only: set[str] | None = None) -> int:
+    """Apply update(stage, its dvc.lock deps) to every stage of dvc.lock, or to those of `only`."""
     lock = dvc_adapter.load_yaml_file(LOCK)
     count = 0
     for stage, entry in lock["stages"].items():
+        if only is not None and stage not in only:
+            continue
         new = update(stage, entry["deps"])
         count += new != entry["deps"]
         entry["deps"] = new

@@ -1,12 +1,13 @@
-"""dvc.yaml cannot drift from the code: every stage's deps are exactly its script's transitive reasonrl
-imports (derived here with `ast`), the module of each task it loads by name with that module's own imports,
-and files other stages make;
-every stage reads `threads` and `device`, and no two RL stages train the same job."""
+"""dvc.yaml cannot drift from the code: every stage's code deps, read through the code stamps it depends on, are
+exactly its script's transitive reasonrl imports (derived here with `ast`), the module of each task it loads by
+name with that module's own imports; a task stage names only its script's stamp for its task; no module is named
+in two lists; its other deps are files other stages make; every stage but a stamp reads `threads` and `device`,
+and no two RL stages train the same job."""
 
 from __future__ import annotations
 
 import ast
-import json
+import importlib.util
 import re
 from functools import cache
 from pathlib import Path
@@ -120,13 +121,13 @@ def dvc_yaml() -> dict:
 
 
 def tasks_loaded(name: str, stage) -> set[str]:
-    """The task modules a stage's registry loads: its item's `task` (a data stage's key is its task), or for a
-    stage without an item, the tasks of the data files it reads (the only problems it can meet)."""
+    """The task modules a stage's registry loads: its item's `task` (the key of a stage per task, data@<task>
+    or a code stamp's, is its task), or for a stage without an item, the tasks of the data files it reads (the
+    only problems it can meet)."""
     group, _, key = name.partition("@")
     if key:
-        foreach = dvc_yaml()["stages"][group]["foreach"]
-        item = node_at(params(), foreach.removeprefix("${").removesuffix("}"))[key]
-        return {f"reasonrl/tasks/{key if group == 'data' else item['task']}.py"}
+        per_task = dvc_yaml()["stages"][group]["foreach"] == "${data}"
+        return {f"reasonrl/tasks/{key if per_task else item_of(name)['task']}.py"}
     return {f"reasonrl/tasks/{m.group(1)}.py" for d in stage.deps if (m := DATA_FILE.fullmatch(d.def_path))}
 
 
@@ -138,20 +139,121 @@ def test_a_stage_loads_its_items_task_or_the_task_of_the_data_it_reads():
     assert tasks_loaded("exact", stages()["exact"]) == set()
 
 
-@pytest.mark.parametrize("name", sorted(stages()))
+STAMP = "stages/stamp.py"  # the command of every code stamp stage (dvc.yaml's code stamps)
+STAMPS = "reports/code/"
+
+
+def is_stamp(stage) -> bool:
+    return stage.cmd.split()[1] == STAMP
+
+
+@cache
+def stamp_makers() -> dict[str, str]:
+    """stamp file -> the stamp stage that writes it."""
+    return {o.def_path: name for name, st in stages().items() if is_stamp(st) for o in st.outs}
+
+
+def file_deps(stage) -> set[str]:
+    return {d.def_path for d in stage.deps if not hasattr(d, "params")}
+
+
+def code_deps(name: str) -> set[str]:
+    """The modules and scripts stage `name` depends on: those it lists and, through each stamp it lists, those
+    the stamp's stage depends on (at any depth); the stamp tool's own stamp is no code of the stage."""
+    out = set()
+    for dep in file_deps(stages()[name]):
+        if dep.startswith(STAMPS):
+            if stamp_makers()[dep] != "code_stamp":
+                out |= code_deps(stamp_makers()[dep])
+        elif dep.endswith(".py"):
+            out.add(dep)
+    return out
+
+
+def runs(name: str, stage) -> tuple[str, str | None]:
+    """(the script whose imports stage `name` must depend on, the stamp its body must name or None): a stamp
+    stage code_<script>@<task> stands for stages/<script>.py (code_task@<task> for the task module alone)."""
+    group, _, key = name.partition("@")
+    if not is_stamp(stage):
+        script = stage.cmd.split()[1]
+        stamp = None
+        if key:
+            task, = (Path(m).stem for m in tasks_loaded(name, stage))
+            stamp = f"{STAMPS}{Path(script).stem}_{task}.txt"
+        return script, stamp
+    if group == "code_task":
+        return f"reasonrl/tasks/{key}.py", None
+    return (f"stages/{group.removeprefix('code_')}.py" if key else STAMP), None
+
+
+def item_of(name: str) -> dict:
+    group, _, key = name.partition("@")
+    foreach = dvc_yaml()["stages"][group]["foreach"]
+    return node_at(params(), foreach.removeprefix("${").removesuffix("}"))[key]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, st in stages().items() if not n.startswith("lib_")))
 def test_stage_deps_are_exactly_its_imports(name):
+    """A stage's code, through its stamps, is its script's import closure with its task's module and that
+    module's imports; a task stage names no module itself, only the stamp of its script and task."""
     stage = stages()[name]
-    script = stage.cmd.split()[1]
     assert stage.cmd.startswith("python stages/"), stage.cmd
-    deps = {d.def_path for d in stage.deps if not hasattr(d, "params")}
-    code = {d for d in deps if d.endswith(".py")}
+    script, stamp = runs(name, stage)
     imports = {script} | closure(ROOT / script)
     loaded = tasks_loaded(name, stage) if REGISTRY in imports else set()
     assert loaded or REGISTRY not in imports, f"{name} loads tasks but names no task (item.task or a data file)"
     loaded |= {m for task in loaded for m in closure(ROOT / task)}  # what the task module imports runs too
-    assert code == imports | loaded, name
+    assert code_deps(name) == imports | loaded, name
+    if stamp:  # the right stamp, and nothing else of code: no module list written out in a task stage
+        assert {d for d in file_deps(stage) if d.startswith((STAMPS, "reasonrl/", "stages/"))} == {stamp}, name
+    if is_stamp(stage):
+        return  # a stamp reads no params: a changed thread count must not rewrite any stamp
     params = next(d.params for d in stage.deps if hasattr(d, "params"))
     assert {"threads", "device"} <= set(params), name
+
+
+def test_each_lib_stamp_is_shared():
+    """A lib_ stamp stands for modules more than one stamp or stage needs (one user's modules are written in its
+    own list), and every module of it runs in each stage that reads it (the test above, through its users)."""
+    users = {s: [n for n, st in stages().items() if s in file_deps(st)] for s in stamp_makers()}
+    for path, name in stamp_makers().items():
+        if name.startswith("lib_"):
+            assert len(users[path]) >= 2, (name, users[path])
+
+
+def test_the_stamp_script_reads_the_deps_dvc_resolves():
+    """stages/stamp.py finds its stage's deps and output in dvc.yaml itself, as DVC resolves them."""
+    tool = load_stamp_tool()
+    for name, stage in stages().items():
+        if is_stamp(stage):
+            deps, out = tool.stage_paths(dvc_yaml(), name)
+            assert (set(deps), [out]) == (file_deps(stage), [o.def_path for o in stage.outs]), name
+            assert stage.cmd == f"python {STAMP} {name}", name
+            # a changed stamp format reaches every stamp: each reads the script's own stamp
+            assert name == "code_stamp" or f"{STAMPS}stamp.txt" in file_deps(stage), name
+
+
+def test_a_stamp_changes_exactly_when_a_dep_does(tmp_path, monkeypatch):
+    tool = load_stamp_tool()
+    monkeypatch.chdir(tmp_path)
+    Path("b.py").write_text("x = 1\n")
+    Path("a.py").write_text("y = 2\n")
+    Path("reports/code").mkdir(parents=True)
+    Path(tool.TOOL).write_text("the tool's md5\n")
+    first = tool.stamp(["b.py", "a.py", tool.TOOL])
+    assert [line.split("  ")[1] for line in first.splitlines()] == ["a.py", "b.py"]  # sorted; the tool left out
+    assert tool.stamp(["a.py", "b.py", tool.TOOL]) == first
+    Path(tool.TOOL).write_text("a new tool\n")
+    assert tool.stamp(["a.py", "b.py", tool.TOOL]) == first
+    Path("a.py").write_text("y = 3\n")
+    assert tool.stamp(["a.py", "b.py"]) != first
+
+
+def load_stamp_tool():
+    spec = importlib.util.spec_from_file_location("stamp_tool", ROOT / STAMP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_every_file_dep_is_made_by_another_stage():
@@ -225,14 +327,9 @@ def test_a_task_modules_own_imports_are_deps_of_its_stages():
     assert {"reasonrl/tasks/base.py", "reasonrl/config.py"} <= closure(ROOT / "reasonrl/tasks/chain.py")
 
 
-# DVC cannot append to a list (deps: [str], no list interpolation), so these bodies write out another's code deps
-# with one item's model added: (the body written out, the one whose list it repeats)
-APPENDED = {("mixed", "base"), ("rl_orm", "rl")}
-
-
-def written_deps(text: str) -> dict[str, list[str]]:
-    """{stage group: its code deps} of every deps list dvc.yaml writes out, aliases (`*name`, `<<: *name`) not
-    counted again: the group is the first stage whose body holds the list."""
+def written_deps(text: str) -> list[tuple[str, list[str]]]:
+    """(stage group, its code deps) of every deps list dvc.yaml `text` writes out, aliases (`*name`,
+    `<<: *name`) not counted again: the group is the first stage whose body holds the list."""
     written: dict[int, tuple[str, list[str]]] = {}
     for key, group in yaml.compose(text).value:
         if key.value != "stages":
@@ -248,30 +345,31 @@ def written_deps(text: str) -> dict[str, list[str]]:
                             written.setdefault(id(v), (name.value, code))
                         else:
                             todo.append(v)
-    return {name: code for name, code in written.values()}
+    return list(written.values())
 
 
-def repeated(text: str) -> list[str]:
-    """The deps lists of dvc.yaml `text` that write out a module list already written (or a module twice)."""
-    seen: dict[frozenset, str] = {}
-    out = []
-    for name, code in written_deps(text).items():
-        key = frozenset(code)
-        if len(key) < len(code):
-            out.append(f"{name} lists a module twice")
-        if key in seen and (name, seen[key]) not in APPENDED:
-            out.append(f"{name} writes out {seen[key]}'s module list again")
-        seen.setdefault(key, name)
-    return out
+def named_twice(text: str) -> list[str]:
+    """The modules and scripts that more than one deps list of dvc.yaml `text` names (or one list twice): each is
+    written once, in a lib_ stamp, a code stamp or the one stage whose script alone imports it."""
+    lists: dict[str, list[str]] = {}
+    for name, code in written_deps(text):
+        for path in code:
+            lists.setdefault(path, []).append(name)
+    return [f"{path}: {', '.join(names)}" for path, names in sorted(lists.items()) if len(names) > 1]
 
 
-def test_dvc_yaml_writes_each_module_list_once():
+def test_dvc_yaml_names_each_module_once():
     text = (ROOT / "dvc.yaml").read_text()
-    assert repeated(text) == []
-    lists = written_deps(text)
-    assert {"eval_base", "rl", "base"} <= set(lists) and not {"eval", "eval_orm", "rl_noeval", "mixed_p1"} & set(lists)
-    # the same list written out by a second group is found
-    again = text.replace("  eval_orm:\n    foreach: ${runs_orm}\n    do: *eval_rl\n",
-                         "  eval_orm:\n    foreach: ${runs_orm}\n    do:\n      <<: *eval_rl\n      deps: ["
-                         + ", ".join(map(json.dumps, lists["eval_base"])) + "]\n")
-    assert again != text and repeated(again) == ["eval_orm writes out eval_base's module list again"]
+    assert named_twice(text) == []
+    groups = {name for name, _ in written_deps(text)}
+    # the lists are found where they are written, an alias is no second list
+    assert {"lib_core", "code_rl", "rl", "rl_orm", "eval_base"} <= groups
+    assert not {"eval", "eval_orm", "rl_noeval", "mixed_p1"} & groups
+    # a module written into a second list is found
+    again = text.replace("reasonrl/errors.py, reports/code/stamp.txt]",
+                         "reasonrl/errors.py, reasonrl/io.py, reports/code/stamp.txt]")
+    assert again != text and named_twice(again) == ["reasonrl/io.py: lib_core, lib_io"]
+    # as is a list written out again in a body that could share it
+    again = text.replace('      deps: ["reports/code/eval_${item.task}.txt", "models/${ckpt}_${key}.pt"]',
+                         '      deps: [stages/eval.py, "models/${ckpt}_${key}.pt"]')
+    assert again != text and named_twice(again) == ["stages/eval.py: code_eval, eval_base"]

@@ -58,7 +58,7 @@ def all_stages(repo) -> set[str]:
 def tiny_repo(tmp_path_factory):
     repo = copy_repo(tmp_path_factory.mktemp("repo"))
     set_params(repo, lambda p: p.update(shrink(p)))
-    thin_repo(repo)  # seed 0 of every run family, two stability variants: 45 RL runs instead of 219, 115 stages
+    thin_repo(repo)  # seed 0 of every run family, two stability variants: 45 RL runs instead of 219, 152 stages
     # Built from nothing: without the committed full run's dvc.lock (~245 stages, 29,000 lines), which
     # DVC reads and rewrites around every stage (seconds each), and without the reports it lists.
     (repo / "dvc.lock").unlink()
@@ -124,18 +124,21 @@ def test_changing_a_second_task_param_reruns_nothing_of_hop_world(tiny_repo):
 
     direct, closure = stale_after(tiny_repo, update)
     assert direct == {"data@chain", "base@chain_s0"}
-    # the chain base's own chain: its evaluation, verifiers, headline run, edge-study runs and their pass@k;
+    # the chain base's own chain: its evaluation, verifiers, headline run, edge-study runs and their pass@k (and the
+    # code stamps that hold chain's data sets, through which the runs, evaluations and pass@k read them);
     # the reports of the studies that hold chain arms (headline, passk) and the index. No hop-world data, base,
     # run, evaluation or report reruns: the hop studies read reports/rl/hop and reports/eval/hop only
     chain = {f"rl_noeval@chainedge_{p}_s0" for p in ("in", "edge", "far")} | {
         f"passk@{m}" for m in ("cbase_s0", "cbase_draw2_s0", "cGRPO_in_s0", "cGRPO_edge_s0", "cGRPO_far_s0")}
+    chain |= {f"code_{script}@chain" for script in ("base", "rl", "eval", "passk")}
     assert closure == chain | {"data@chain", "base@chain_s0", "eval_base@chain_s0", "verifier@chain_orm",
                                "verifier@chain_prm", "rl_headline@headline_chain_s0",
                                "eval_headline@headline_chain_s0"} | CHAIN_READERS
 
 
 def stage_tasks(repo) -> dict[str, str]:
-    """stage -> the task its item names (a data stage's key is its task), for every foreach stage."""
+    """stage -> the task its item names (the key of a stage per task, data@ or a code stamp, is its task), for
+    every foreach stage."""
     dvc = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
     params = yaml.safe_load((repo / "params.yaml").read_text())
     out = {}
@@ -143,14 +146,14 @@ def stage_tasks(repo) -> dict[str, str]:
         group, _, key = stage.partition("@")
         if key:
             item = functools.reduce(dict.get, dvc[group]["foreach"][2:-1].split("."), params)[key]
-            out[stage] = key if group == "data" else item["task"]
+            out[stage] = key if dvc[group]["foreach"] == "${data}" else item["task"]
     return out
 
 
 def test_adding_a_task_plans_only_its_own_stages(tiny_repo):
     """docs/extending.md's example task, added as the doc says (its module, data and a base) to a scratch copy:
-    `reasonrl repro --dry` plans its data, its base and that base's evaluation, which writes under
-    reports/eval/<its name>/; no existing stage, of any task or study, is stale."""
+    `reasonrl repro --dry` plans its code stamps, its data, its base and that base's evaluation, which writes
+    under reports/eval/<its name>/; no existing stage, of any task or study, is stale."""
     name, source, sections = doc_example_task()
     module = tiny_repo / f"reasonrl/tasks/{name}.py"
     module.write_text(source)
@@ -161,12 +164,14 @@ def test_adding_a_task_plans_only_its_own_stages(tiny_repo):
     finally:
         module.unlink()
         run(["git", "checkout", "params.yaml"], tiny_repo)
-    assert planned == {f"data@{name}", f"base@{name}", f"eval_base@{name}"}
+    stamps = {f"code_{script}@{name}" for script in ("task", "data", "base", "verifier", "rl", "eval", "passk")}
+    assert planned == {f"data@{name}", f"base@{name}", f"eval_base@{name}"} | stamps
 
 
 def test_a_comment_in_a_task_module_reruns_its_stages_and_the_reports_of_its_runs(tiny_repo):
-    """A comment added to the chain task's module: every stage of the chain task, then the reports that read
-    chain runs (headline, passk, the index); no stage that reads only hop runs."""
+    """A comment added to the chain task's module: its stamp (the only stage that names the module), then every
+    stage of the chain task, its code stamps included, then the reports that read chain runs (headline, passk, the
+    index); no stage that reads only hop runs."""
     module = tiny_repo / "reasonrl/tasks/chain.py"
     try:
         direct, closure = stale_after(tiny_repo, lambda p: module.write_text(module.read_text() + "# edited\n"))
@@ -174,8 +179,8 @@ def test_a_comment_in_a_task_module_reruns_its_stages_and_the_reports_of_its_run
         run(["git", "checkout", "reasonrl/tasks/chain.py"], tiny_repo)
     chain = {stage for stage, task in stage_tasks(tiny_repo).items() if task == "chain"}
     assert {"data@chain", "base@chain_s0", "verifier@chain_orm", "passk@cbase_s0"} <= chain
-    assert direct == chain  # every stage of the chain task, and no hop stage
-    assert closure - chain == CHAIN_READERS
+    assert direct == {"code_task@chain"}
+    assert closure == chain | CHAIN_READERS  # every stage of the chain task, and no hop stage
 
 
 def test_smoke_verifiers_beat_chance_and_bases_are_evaluated(tiny_repo):

@@ -1,5 +1,6 @@
 """The helper scripts' pure parts, on hand-built inputs."""
 
+import hashlib
 import math
 import os
 import sys
@@ -39,6 +40,19 @@ stages:
     assert R.recorded(lock) == {"models/base_cot.pt": "5756b7fbc03a7b57012d141a2cb1d7be",
                                 "reports/exact/results.json": "ae0f15a465214ecbaa42e59e11df6f92"}
     assert R.recorded("") == {}
+
+
+def test_relock_deps_takes_the_code_stamps_and_drops_what_moved_into_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports/code").mkdir(parents=True)
+    (tmp_path / "reports/code/base_hop.txt").write_text("stamp\n")
+    old = [{"path": "data/hop_in.jsonl", "md5": "d"}, {"path": "models/base_cot.pt", "md5": "m"},
+           {"path": "reasonrl/io.py", "md5": "old"}]
+    new = relock.relocked("mixed@x", ["reports/code/base_hop.txt", "models/base_cot.pt"], old)
+    assert [d["path"] for d in new] == ["models/base_cot.pt", "reports/code/base_hop.txt"]
+    assert new[0] is old[1] and new[1]["md5"] == hashlib.md5(b"stamp\n").hexdigest()
+    with pytest.raises(SystemExit, match="mixed@x: models/new.pt not in dvc.lock"):
+        relock.relocked("mixed@x", ["models/new.pt"], old)
 
 
 def test_prune_drops_removed_stages_and_names_only_the_outputs_no_kept_stage_records():
