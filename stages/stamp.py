@@ -1,7 +1,8 @@
 """Stage `lib_<name>`, `code_task@<task>`, `code_<script>@<task>` or `code_stamp`: write its one output, a stamp,
 one `md5  path` line per dep of the stage in dvc.yaml, sorted by path.
 
-    python stages/stamp.py <stage>
+    python stages/stamp.py            # as a stage: DVC names it in DVC_STAGE
+    python stages/stamp.py <stage>    # by hand
 
 A stamp stands for a module list written once in dvc.yaml (docs/pipeline.md): a stage that depends on the stamp
 reruns exactly when a file of the list changes, because then, and only then, the stamp's bytes change.
@@ -53,10 +54,12 @@ def write_atomic(path: str, text: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python stages/stamp.py <stage>", file=sys.stderr)
+    # DVC (>= 3.49) gives every stage command its own address, so dvc.yaml writes one command for all stamps
+    name = argv[0] if len(argv) == 1 else os.environ.get("DVC_STAGE")
+    if len(argv) > 1 or not name:
+        print("usage: python stages/stamp.py [<stage>]  (without it, DVC_STAGE names the stage)", file=sys.stderr)
         return 2
-    deps, out = stage_paths(yaml.safe_load(Path("dvc.yaml").read_text()), argv[0])
+    deps, out = stage_paths(yaml.safe_load(Path("dvc.yaml").read_text()), name)
     write_atomic(out, stamp(deps))
     return 0
 

@@ -7,6 +7,7 @@ and no two RL stages train the same job."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import re
 from functools import cache
@@ -212,6 +213,21 @@ def test_stage_deps_are_exactly_its_imports(name):
     assert {"threads", "device"} <= set(params), name
 
 
+def test_the_stamp_script_takes_its_stage_from_dvc(tmp_path, monkeypatch):
+    """As a stage the script is named by DVC_STAGE (what DVC sets for every command), by hand by its argument."""
+    tool = load_stamp_tool()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "dvc.yaml").write_text("stages:\n  lib_a:\n    cmd: python stages/stamp.py\n"
+                                       "    deps: [a.py]\n    outs: [reports/code/lib_a.txt: {cache: false}]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DVC_STAGE", "lib_a")
+    assert tool.main([]) == 0
+    digest = hashlib.md5(b"x = 1\n").hexdigest()
+    assert (tmp_path / "reports/code/lib_a.txt").read_text() == f"{digest}  a.py\n"
+    monkeypatch.delenv("DVC_STAGE")
+    assert tool.main([]) == 2 and tool.main(["lib_a"]) == 0
+
+
 def test_each_lib_stamp_is_shared():
     """A lib_ stamp stands for modules more than one stamp or stage needs (one user's modules are written in its
     own list), and every module of it runs in each stage that reads it (the test above, through its users)."""
@@ -228,7 +244,7 @@ def test_the_stamp_script_reads_the_deps_dvc_resolves():
         if is_stamp(stage):
             deps, out = tool.stage_paths(dvc_yaml(), name)
             assert (set(deps), [out]) == (file_deps(stage), [o.def_path for o in stage.outs]), name
-            assert stage.cmd == f"python {STAMP} {name}", name
+            assert stage.cmd == f"python {STAMP}", name  # one command: DVC_STAGE names the stage
             # a changed stamp format reaches every stamp: each reads the script's own stamp
             assert name == "code_stamp" or f"{STAMPS}stamp.txt" in file_deps(stage), name
 
