@@ -1,11 +1,12 @@
 """Run 2's sequence powered from validation side runs: the blocked t on the log error ratio and the exact sign test.
 
     python scripts/validation_power.py docs/runlogs/gates_run2/grpo_edge_*.jsonl [--k 1 256] [--seeds 2]
-        [--bases 8] [--problems 248] [--power-for 0.693]
+        [--bases 8] [--problems 248] [--power-for 0.693] [--band 0.05 0.9]
 
 Reads the lines `scripts/gates.py crossing` prints (a base's verified pass@k curve on val_edge, then each RL seed's
-on the same problems) and, per k, the log error ratio of every (base, seed) pair on the validation problems
-(`estimands.log_error_ratio`, counted on them). From those it splits the spread: `within` (a base's RL seeds,
+on the same problems), keeps the bases the edge band admits (`--band`: pass@1 in it) and takes, per k, the log
+error ratio of every (base, seed) pair on the validation problems (`estimands.log_error_ratio`, counted on them).
+From those it splits the spread: `within` (a base's RL seeds,
 pooled) and `between` (the bases' means, less within / seeds), and powers run 2's two tests of a direction, each
 one-sided at 0.025 (a claim's level in the fixed sequence), for `--power-for` on the log scale (log 2: RL halves the
 error; fixed without reading run 1's or these runs' effect):
@@ -14,10 +15,12 @@ error; fixed without reading run 1's or these runs' effect):
   values, so where RL sits at the ceiling (pass@256) it is the spread of where the bases start;
 - **the exact sign test across bases** (the claim of direction: RL raises every base's pass@k). Under the
   alternative that RL at least halves each base's error, a base's value is below 0 only through its own noise:
-  its RL seeds' spread (within / seeds) and the test set's draw of the base's error, a binomial share of unsolved
-  problems at `--problems` (delta method: var log e = (1 - e) / (P e), e the base's validation error, at least
-  half a problem). Its power is the chance that at least the count `scipy.stats.binomtest` needs at 0.025 of the
-  bases come out positive, each with its own probability (exact over the ways up to that many miss).
+  its RL seeds' spread (within / seeds) and the test set's draw of the two errors, each a binomial share of
+  unsolved problems at `--problems` (delta method: var log e = (1 - e) / (P e); e the base's validation error, at
+  least half a problem, and RL's e / 2**(power_for / log 2), the error the alternative leaves; the RL term is not
+  divided by the seeds, which share the problems, nor paired with the base's, which would shrink it: a lower
+  bound). Its power is the chance that at least the count `scipy.stats.binomtest` needs at 0.025 of the bases
+  come out positive, each with its own probability (exact over the ways up to that many miss).
 
 Prints one row per k; `--json OUT` writes them."""
 
@@ -35,20 +38,23 @@ from scipy import stats
 from reasonrl import estimands
 
 
-def read_lines(paths: list[str]) -> dict[str, dict]:
-    """{base: {"base": curve, "rl": [curves]}} from gates.py crossing's lines."""
+def read_lines(paths: list[str], band: tuple[float, float] = (0.0, 1.0)) -> dict[str, dict]:
+    """{base: {"base": curve, "rl": [curves]}} from gates.py crossing's lines, for the bases whose pass@1 lies in
+    `band` (the edge band admits run 2's bases); a seed's line met twice (a rerun) counts once."""
     by_base: dict[str, dict] = {}
     for path in paths:
         for line in Path(path).read_text().splitlines():
             row = json.loads(line)
             if "pass_at_k" not in row:
                 continue
-            entry = by_base.setdefault(row["base"], {"base": None, "rl": []})
-            if row["model"] == "rl":
-                entry["rl"].append(row["pass_at_k"])
-            else:
+            entry = by_base.setdefault(row["base"], {"base": None, "rl": [], "seeds": set()})
+            if row["model"] != "rl":
                 entry["base"] = row["pass_at_k"]
-    return {b: e for b, e in by_base.items() if e["base"] is not None and e["rl"]}
+            elif row["arm"]["seed"] not in entry["seeds"]:
+                entry["seeds"].add(row["arm"]["seed"])
+                entry["rl"].append(row["pass_at_k"])
+    return {b: {"base": e["base"], "rl": e["rl"]} for b, e in by_base.items()
+            if e["base"] is not None and e["rl"] and band[0] <= e["base"]["1"] <= band[1]}
 
 
 def needed(bases: int, tail: float = estimands.TAIL) -> int | None:
@@ -73,7 +79,8 @@ def sign_power(base_errors: list[float], within: float, seeds: int, problems: in
     probs = []
     for e in base_errors:
         e = max(e, 0.5 / problems)
-        sd = math.sqrt(within ** 2 / seeds + (1 - e) / (problems * e))
+        e_rl = e * math.exp(-power_for)
+        sd = math.sqrt(within ** 2 / seeds + (1 - e) / (problems * e) + (1 - e_rl) / (problems * e_rl))
         probs.append(float(stats.norm.cdf(power_for / sd)))
     count = needed(len(probs))
     return {"needed": count, "of": len(probs), "power": at_least(probs, count) if count is not None else 0.0,
@@ -112,9 +119,10 @@ def main() -> None:
     ap.add_argument("--problems", type=int, default=248, help="run 2's test problems per set (passk.problems)")
     ap.add_argument("--validation-problems", type=int, default=200, help="the side runs' problems (gates.py --count)")
     ap.add_argument("--power-for", type=float, default=math.log(2))
+    ap.add_argument("--band", type=float, nargs=2, default=[0.05, 0.9], help="bases admitted: pass@1 in it")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    data = read_lines(a.files)
+    data = read_lines(a.files, tuple(a.band))
     rows = [row(data, k, a.bases, a.seeds, a.problems, a.power_for, a.validation_problems) for k in a.k]
     print("| k | bases (seeds) measured | mean | positive | within sd (df) | between sd | t power at design | "
           "sign test: needs | sign power | lowest P(base positive) |")

@@ -75,15 +75,19 @@ def test_sign_test_counts_and_power():
 def test_validation_split_by_hand(tmp_path):
     v = validation_power()
     lines = [{"base": "a", "model": "base_a", "pass_at_k": {"1": 0.5}},
-             {"base": "a", "model": "rl", "pass_at_k": {"1": 0.75}},
-             {"base": "a", "model": "rl", "pass_at_k": {"1": 0.875}},
+             {"base": "a", "model": "rl", "arm": {"seed": 1}, "pass_at_k": {"1": 0.75}},
+             {"base": "a", "model": "rl", "arm": {"seed": 2}, "pass_at_k": {"1": 0.875}},
+             {"base": "a", "model": "rl", "arm": {"seed": 2}, "pass_at_k": {"1": 0.875}},  # a rerun: counted once
              {"base": "b", "model": "base_b", "pass_at_k": {"1": 0.75}},
-             {"base": "b", "model": "rl", "pass_at_k": {"1": 0.875}},
-             {"base": "b", "model": "rl", "pass_at_k": {"1": 0.9375}},
-             {"base": "b", "above_at_1_and_below_ceiling": True}]
+             {"base": "b", "model": "rl", "arm": {"seed": 1}, "pass_at_k": {"1": 0.875}},
+             {"base": "b", "model": "rl", "arm": {"seed": 2}, "pass_at_k": {"1": 0.9375}},
+             {"base": "b", "above_at_1_and_below_ceiling": True},
+             {"base": "c", "model": "base_c", "pass_at_k": {"1": 0.95}},  # above the band: not a base of the run
+             {"base": "c", "model": "rl", "arm": {"seed": 1}, "pass_at_k": {"1": 0.99}}]
     path = tmp_path / "lines.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    data = v.read_lines([str(path)])
+    data = v.read_lines([str(path)], (0.05, 0.9))
+    assert sorted(data) == ["a", "b"] and len(data["a"]["rl"]) == 2
     # with P = 3 validation problems e = (3 (1 - p) + 0.5) / 4: a 0.5 -> 0.5; 0.75 -> 0.3125; 0.875 -> 0.21875;
     # b 0.75 -> 0.3125; 0.875 -> 0.21875; 0.9375 -> 0.171875
     a = [math.log(0.5 / 0.3125), math.log(0.5 / 0.21875)]
