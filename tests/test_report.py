@@ -411,8 +411,12 @@ def test_ablations_compare_with_the_group_reference(studies):
     m = read_json(studies / "reports/metrics/ablations.json")
     assert m["dr_grpo"]["off"]["acc"] == 0.72 and m["clip"]["clip-higher"]["acc"] == 0.65
     assert m["dr_grpo"]["off"]["rollouts_per_step"] == 256  # the synthetic runs draw 256 rollouts per step
+    # compute per run: 256 rollouts x 60 steps; updates num_iterations x the 60 steps (each with a gradient)
+    assert (m["dr_grpo"]["off"]["rollouts"], m["dr_grpo"]["off"]["updates"]) == (15360, 60)
+    assert m["clip"]["μ = 2, symmetric"]["updates"] == 120
     table = (studies / "reports/ablations/table.md").read_text()
     assert "rollouts per step (mean)" in table and "seconds" not in table
+    assert "rollouts (per run)" in table and "updates (per run)" in table
     assert "+0.020 [" in table and "-0.050 [" in table  # off vs on; clip-higher vs μ = 1
     assert "μ = 1 > clip-higher by 0.050 [" in table
     sym = read_json(studies / "reports/ablations/answers/clip_clip_higher_vs_mu_2_symmetric.json")  # a group pair

@@ -36,7 +36,7 @@ from .figures import RANGES, SEED_RANGE, SMOOTH_NOTE, Panel, evaluated, palette,
 from .floors import chance, gold_length, guess_sets
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
-from .mechanisms import ablation_extra
+from .mechanisms import ablation_extra, run_updates
 from .paths import answers_dir, manifest_path, run_inputs, study_metrics_path
 from .runs import Run, as_runs, describe, eval_column, load_runs, tail_mean
 
@@ -277,7 +277,9 @@ def run_metrics(run: Run, set_name: str) -> dict:
     return {"acc": run.metrics[set_name]["greedy"]["acc"], "entropy_end": tail_mean(h["rollout/entropy"]),
             "zero_var_mean": float(h["rollout/zero_var_frac"].mean()),
             "length_wrong_end": tail_mean(wrong_length(run).dropna()),
-            "rollouts_per_step": float(h["rollout/count"].mean())}
+            "rollouts_per_step": float(h["rollout/count"].mean()),
+            # the compute an arm spent, stated beside its accuracy: dynamic sampling trades one for the other
+            "rollouts": float(h["rollout/count"].sum()), "updates": float(run_updates(run))}
 
 
 def arm_metrics(names: list[str], runs: dict[str, Run], iv, set_name: str) -> dict:
@@ -307,7 +309,8 @@ def table_rows(cfg: Config, metrics: dict, answers: dict[str, list[Answer]]) -> 
                          "entropy (last 10%)": m["entropy_end"],
                          "zero-variance fraction (mean)": m["zero_var_mean"],
                          "wrong length (last 10%)": m["length_wrong_end"],
-                         "rollouts per step (mean)": m["rollouts_per_step"]})
+                         "rollouts per step (mean)": m["rollouts_per_step"],
+                         "rollouts (per run)": m["rollouts"], "updates (per run)": m["updates"]})
     return rows
 
 
@@ -358,7 +361,9 @@ def report(cfg: Config, root: Path) -> None:
                      "row with its "
                      "95% interval and the design's MDE. Entropy and wrong-response length: mean over the last 10% of "
                      "steps; zero-variance fraction: mean over all steps (before any resampling); rollouts per step: "
-                     "mean of rollout/count (what dynamic sampling's resampling rounds cost); means over seeds."))
+                     "mean of rollout/count (what dynamic sampling's resampling rounds cost); rollouts and updates per "
+                     "run: rollout/count summed over the steps, and num_iterations x the steps with a non-zero "
+                     "gradient (the compute each arm spent); means over seeds."))
     if cfg.stability:
         answers["stability"], st_ivs = stability_answers(cfg, root, runs)
         guess = runs[cfg.stability.runs()[0]].metrics[cfg.set]["random_baseline"]["1"]  # the test set's
