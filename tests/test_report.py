@@ -516,6 +516,18 @@ def test_report_stages_depend_on_exactly_what_they_read():
         assert all(next(iter(o.values()))["cache"] is False for o in stage["outs"] + stage.get("metrics", []))
 
 
+def data_deps(stages: dict, body: dict) -> set[str]:
+    """The data files a task stage depends on, its own and through the code stamps it reads (a stamp of
+    `code_<script>@<task>` lists its script's data sets: docs/pipeline.md), written as the stage's ${item.task}."""
+    found = {d for d in stage_files(body, "deps") if d.startswith("data/")}
+    for dep in stage_files(body, "deps"):
+        if dep.startswith("reports/code/") and dep.endswith("_${item.task}.txt"):
+            group = "code_" + dep.removeprefix("reports/code/").removesuffix("_${item.task}.txt")
+            found |= {d.replace("${key}", "${item.task}") for d in stage_files(stages[group]["do"], "deps")
+                      if d.startswith("data/")}
+    return found
+
+
 def test_studies_know_the_sets_the_eval_stage_writes():
     # stages/eval.py keeps its own SETS (importing reasonrl.studies would make every report module a dep of
     # every eval stage); the two lists must agree, and the eval stages depend on exactly those files
@@ -523,17 +535,16 @@ def test_studies_know_the_sets_the_eval_stage_writes():
     sets = next(ast.literal_eval(n.value) for n in tree.body
                 if isinstance(n, ast.Assign) and [t.id for t in n.targets] == ["SETS"])
     assert tuple(sets) == answers.EVAL_SETS
-    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["eval"]["do"]
-    assert {d for d in stage_files(stage, "deps") if d.startswith("data/")} == {
-        f"data/${{item.task}}_{s}.jsonl" for s in sets}
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert data_deps(stages, stages["eval"]["do"]) == {f"data/${{item.task}}_{s}.jsonl" for s in sets}
 
 
 def test_passk_stage_reads_the_sets_and_models_params_name():
-    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["passk"]
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stage = stages["passk"]
     params = yaml.safe_load((ROOT / "params.yaml").read_text())["passk"]
     assert stage["foreach"] == "${passk.models}"
-    deps = stage_files(stage["do"], "deps")
-    assert {d for d in deps if d.startswith("data/")} == {f"data/${{item.task}}_{s}.jsonl" for s in params["sets"]}
+    assert data_deps(stages, stage["do"]) == {f"data/${{item.task}}_{s}.jsonl" for s in params["sets"]}
     assert params["eval"]["passk_ks"][-1] == params["eval"]["passk_N"]
     assert all(math.log2(k).is_integer() for k in params["eval"]["passk_ks"])
     runs = {f"rl_{r}" for group in ("runs", "runs_noeval", "runs_orm", "runs_prm")
