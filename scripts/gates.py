@@ -75,10 +75,10 @@ def base_model(name: str):
     return model
 
 
-def side_run(init: str, overrides: dict, data: str = "data"):
-    """One RL run from models/<init>.pt with the rl: defaults and `overrides`, in memory: (policy, history)."""
-    params = load_params("params.yaml")
-    job = make_job(params["rl"], {**overrides, "init": init, "eval": "none"}, "gates")
+def side_run(args, init: str, overrides: dict, data: str = "data"):
+    """One RL run from models/<init>.pt with the rl: defaults (read once, at the start: `args.rl`) and
+    `overrides`, in memory: (policy, history)."""
+    job = make_job(args.rl, {**overrides, "init": init, "eval": "none"}, "gates")
     sets = {"val_edge": read_problems(f"{data}/{job.task}_val_edge.jsonl")}
     return run_job(job, f"models/{init}.pt", None, sets, "cpu", progress=False, where="gates")
 
@@ -114,7 +114,7 @@ def crossing(args, gates: dict) -> dict:
         for seed in args.seeds:
             overrides = {"task": base.cfg.task, **EDGE_PLACEMENT, "steps": args.steps, "lr": args.lr,
                          "seed": SIDE_SEED + 10 * i + seed}
-            policy, _ = side_run(f"base_{name}", overrides)
+            policy, _ = side_run(args, f"base_{name}", overrides)
             r = pass_at(curve(policy, problems, args.N))
             ones.append(r[1])
             tops.append(r[top])
@@ -136,7 +136,7 @@ def clip(args, gates: dict) -> dict:
             for arm, eps_high in (("symmetric", 0.2), ("higher", args.eps_high)):
                 overrides = {"task": base_model(name).cfg.task, **EDGE_PLACEMENT, "steps": args.steps,
                              "lr": args.lr, "num_iterations": args.mu, "eps_high": eps_high, "seed": SIDE_SEED + seed}
-                _, hist = side_run(f"base_{name}", overrides)
+                _, hist = side_run(args, f"base_{name}", overrides)
                 fracs = [rec["losses/clip_frac"] for rec in hist["steps"]]
                 share[arm] = sum(fracs) / len(fracs)
             diffs.append(share["symmetric"] - share["higher"])
@@ -172,7 +172,7 @@ def room(args, gates: dict) -> dict:
         for seed in args.seeds:
             overrides = {"task": base_model(name).cfg.task, **EDGE_PLACEMENT, "steps": args.steps, "lr": args.lr,
                          "advantage": "dr_grpo", "loss_agg": "dr_grpo", "seed": SIDE_SEED + seed}
-            _, hist = side_run(f"base_{name}", overrides)
+            _, hist = side_run(args, f"base_{name}", overrides)
             steps = [rec for rec in hist["steps"] if rec["reward/true"] < 1]  # a step with no wrong response has none
             wrong = [rec["rollout/length_wrong"] for rec in steps]
             budget = EDGE_PLACEMENT["k_max"] + 5
@@ -202,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     numerics.pin(numerics.DEFAULT)
     torch.set_num_threads(1)
-    emit(GATES[args.gate](args, gate_specs(load_params(args.params))))
+    params = load_params(args.params)
+    args.rl = params["rl"]
+    emit(GATES[args.gate](args, gate_specs(params)))
     return 0
 
 
