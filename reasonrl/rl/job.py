@@ -29,7 +29,7 @@ class Job:
     task: str = DEFAULT  # a task's name (tasks.names()): its init's task (the stage checks the checkpoint agrees)
     init: str = "base_cot"  # starting checkpoint models/<init>.pt (base_<name> or mixed_<name>)
     method: str = "grpo"  # key of variants.METHODS: grpo (policy gradient) | rft (own correct samples) | sft (gold)
-    reward: str = "true"  # key of variants.REWARDS: true | random | shuffled | orm, prm_full (learned verifiers)
+    reward: str = "true"  # key of variants.REWARDS: true | verified | random | shuffled | orm, prm_full (verifiers)
     guard: bool = False  # zero the reward of malformed responses
     len_pen: float = 0.0  # reward -= len_pen * response length (characters)
     overlong: int = 0  # soft penalty over the last `overlong` characters of the length budget (0 = off)

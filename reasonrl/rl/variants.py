@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..tasks.base import verified
+
 if TYPE_CHECKING:
     from .batch import Batch
 
@@ -177,6 +179,13 @@ REWARDS: dict[str, Callable] = {}
 @_register(REWARDS, "true")
 def true_reward(problems, responses, ctx) -> torch.Tensor:
     return torch.tensor([float(p.is_correct(r)) for p, r in zip(problems, responses)])
+
+
+@_register(REWARDS, "verified")
+def verified_reward(problems, responses, ctx) -> torch.Tensor:
+    """1 for a right answer after a trace whose every step is right (`tasks.base.verified`): the reward of the
+    chain claim that asks whether an answer-only reward on a short answer teaches right answers with wrong steps."""
+    return torch.tensor([float(verified(p, r)) for p, r in zip(problems, responses)])
 
 
 @_register(REWARDS, "random")
