@@ -230,18 +230,20 @@ def test_shuffled_reward_permutes_the_true_rewards_with_the_run_generator():
 
 
 def test_verified_reward_checks_every_trace_step():
+    from reasonrl.rl.context import Context
     from reasonrl.rl.variants import REWARDS
     from reasonrl.tasks.hop import sample_problem
 
     rng = __import__("random").Random(0)
     probs = [sample_problem(rng, (4, 6)) for _ in range(4)]
+    ctx = Context.__new__(Context)  # the reward reads only the context's check, no run state
     wrong_step = [p.trace[:-1] + ("a" if p.trace[-1] != "a" else "b") for p in probs]
     resps = [probs[0].trace + "|" + probs[0].answer + "$",  # right trace, right answer
              wrong_step[1] + "|" + probs[1].answer + "$",  # a wrong last step, the right answer
              "|" + probs[2].answer + "$",  # the right answer, no trace
              probs[3].trace + "|" + ("a" if probs[3].answer != "a" else "b") + "$"]  # right trace, wrong answer
     assert REWARDS["true"](probs, resps, None).tolist() == [1.0, 1.0, 1.0, 0.0]
-    assert REWARDS["verified"](probs, resps, None).tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert REWARDS["verified"](probs, resps, ctx).tolist() == [1.0, 0.0, 0.0, 0.0]
 
 
 def test_zero_advantage_moves_nothing_without_kl():

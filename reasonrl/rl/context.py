@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..tasks.base import verified
 from ..verifiers import score as verifier_score
 from .job import Job
 from .layout import Plan, plan_for
@@ -54,6 +55,10 @@ class Context:
     def __post_init__(self):
         if self.plan is None:
             self.plan = plan_for(self.job, self.shared_prefix, self.verifier is not None)
+
+    def verified(self, problems: list, responses: list[str]) -> list[bool]:
+        """Each response's trace-verified correctness: the answer and every step right (the `verified` reward)."""
+        return [verified(p, r) for p, r in zip(problems, responses)]
 
     def verifier_scores(self, problems: list, responses: list[str]) -> list[float]:
         """The learned verifier's score of each response (the `orm` and `prm_full` rewards)."""

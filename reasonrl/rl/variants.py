@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ..tasks.base import verified
-
 if TYPE_CHECKING:
     from .batch import Batch
 
@@ -184,8 +182,9 @@ def true_reward(problems, responses, ctx) -> torch.Tensor:
 @_register(REWARDS, "verified")
 def verified_reward(problems, responses, ctx) -> torch.Tensor:
     """1 for a right answer after a trace whose every step is right (`tasks.base.verified`): the reward of the
-    chain claim that asks whether an answer-only reward on a short answer teaches right answers with wrong steps."""
-    return torch.tensor([float(verified(p, r)) for p, r in zip(problems, responses)])
+    chain claim that asks whether an answer-only reward on a short answer teaches right answers with wrong steps.
+    Read through the run's context, as the verifiers' scores are: the exact toy imports this registry, no task."""
+    return torch.tensor([float(ok) for ok in ctx.verified(problems, responses)])
 
 
 @_register(REWARDS, "random")
