@@ -131,10 +131,11 @@ def clip(args, gates: dict) -> dict:
     at (--lr, --mu, --steps) from each base."""
     diffs = []
     for name in args.bases:
+        task = base_model(name).cfg.task
         for seed in args.seeds:
             share = {}
-            for arm, eps_high in (("symmetric", 0.2), ("higher", args.eps_high)):
-                overrides = {"task": base_model(name).cfg.task, **EDGE_PLACEMENT, "steps": args.steps,
+            for arm, eps_high in (("symmetric", args.rl["eps_low"]), ("higher", args.eps_high)):
+                overrides = {"task": task, **EDGE_PLACEMENT, "steps": args.steps,
                              "lr": args.lr, "num_iterations": args.mu, "eps_high": eps_high, "seed": SIDE_SEED + seed}
                 _, hist = side_run(args, f"base_{name}", overrides)
                 fracs = [rec["losses/clip_frac"] for rec in hist["steps"]]
@@ -169,8 +170,9 @@ def room(args, gates: dict) -> dict:
     the steps of a side run in the Dr. GRPO arm's regime (--lr, --steps), and the share of wrong responses."""
     rooms = []
     for name in args.bases:
+        task = base_model(name).cfg.task
         for seed in args.seeds:
-            overrides = {"task": base_model(name).cfg.task, **EDGE_PLACEMENT, "steps": args.steps, "lr": args.lr,
+            overrides = {"task": task, **EDGE_PLACEMENT, "steps": args.steps, "lr": args.lr,
                          "advantage": "dr_grpo", "loss_agg": "dr_grpo", "seed": SIDE_SEED + seed}
             _, hist = side_run(args, f"base_{name}", overrides)
             steps = [rec for rec in hist["steps"] if rec["reward/true"] < 1]  # a step with no wrong response has none
