@@ -5,6 +5,7 @@
     python scripts/gates.py clip      cot --lr 1e-5 --mu 2 --steps 20 --eps-high 0.28 --seeds 0 1
     python scripts/gates.py exposure  exp_s0 exp_s1 ...                # val_far pass@1 and pass@256 per exposure base
     python scripts/gates.py room      cot --lr 3e-6 --steps 80          # Dr. GRPO: room between budget and wrong length
+    python scripts/gates.py corruption chain_s0 ... --steps 80 --N 16   # chain: answer-only RL's corrupted traces
 
 Run it in a workspace holding `models/base_<name>.pt` (`reasonrl repro base@<name>`). Each gate prints one JSON
 line per unit it measures and a last line `{"gate": ..., "value": ..., "threshold": ..., "passes": ...}` with the
@@ -23,6 +24,8 @@ Why each gate (issue 70, item 4):
 - `exposure`: the exposure claim reads bases with a foothold on the far cells (some pass@256, not mastery).
 - `room`: Dr. GRPO's length claim needs wrong responses that could grow; in run 1 they were 7.6-9.5 characters
   against a budget of k + 5 = 12.
+- `corruption`: the trace-verified reward can only keep traces sound where the answer-only reward corrupts them
+  (the sampled answer right, its trace wrong); in run 1 GRPO on chain's edge left 0.085-0.613 of samples so.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from reasonrl.tasks import get_task  # noqa: E402
 
 SIDE_SEED = 9400  # the side runs' RL seeds: 9400 + i, used by no pipeline stage
 EDGE_PLACEMENT = {"n_range": [15, 16], "k_min": 7, "k_max": 7}  # the hop edge cell the study runs train on
+CHAIN_EDGE = {"n_range": [8, 9], "k_min": 7, "k_max": 7}  # chain's edge cell (runs_noeval.chainedge_edge_*)
 
 
 def emit(row: dict) -> None:
@@ -186,7 +190,44 @@ def room(args, gates: dict) -> dict:
     return verdict("drgrpo_room", round(sum(rooms) / len(rooms), 3), gates)
 
 
-GATES = {"shao": shao, "crossing": crossing, "clip": clip, "exposure": exposure, "room": room}
+def corrupted(measured: dict) -> float:
+    """The share of samples whose answer is right and whose trace is not: answer-only minus verified pass@1."""
+    return round(one(measured, "pass_at_k_answer") - one(measured, "pass_at_k"), 4)
+
+
+def one(measured: dict, key: str) -> float:
+    """pass@1 of val_curve.curve's `key` curve (its k are strings or integers)."""
+    return {int(k): v for k, v in measured[key].items()}[1]
+
+
+def corruption(args, gates: dict) -> dict:
+    """Per chain base: the corrupted share on val_edge (`corrupted`) of the base, of GRPO at chain's edge with the
+    answer-only reward (`true`) and with the trace-verified reward (`verified`), one side run each per --seeds at
+    (--steps, --lr). The value is the mean over bases and seeds of the answer-only arm's share minus its base's."""
+    rises = []
+    for i, name in enumerate(args.bases):
+        base = base_model(name)
+        problems = problems_of(get_task(base.cfg.task), "val_edge", args.count)
+        b = curve(base, problems, args.N)
+        emit({"base": name, "model": f"base_{name}", "set": "val_edge", "pass_at_1": one(b, "pass_at_k"),
+              "pass_at_1_answer": one(b, "pass_at_k_answer"), "corrupted": corrupted(b)})
+        for seed in args.seeds:
+            shares = {}
+            for reward in ("true", "verified"):
+                overrides = {"task": base.cfg.task, **CHAIN_EDGE, "steps": args.steps, "lr": args.lr,
+                             "reward": reward, "seed": SIDE_SEED + 10 * i + seed}
+                policy, _ = side_run(args, f"base_{name}", overrides)
+                r = curve(policy, problems, args.N)
+                shares[reward] = corrupted(r)
+                emit({"base": name, "model": "rl", "arm": overrides, "set": "val_edge",
+                      "pass_at_1": one(r, "pass_at_k"), "pass_at_1_answer": one(r, "pass_at_k_answer"),
+                      "corrupted": shares[reward]})
+            rises.append(shares["true"] - corrupted(b))
+    return verdict("chain_corruption", round(sum(rises) / len(rises), 4), gates)
+
+
+GATES = {"shao": shao, "crossing": crossing, "clip": clip, "exposure": exposure, "room": room,
+         "corruption": corruption}
 
 
 def main(argv: list[str] | None = None) -> int:

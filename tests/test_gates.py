@@ -57,6 +57,14 @@ def test_script_verdict_line():
     assert g.verdict("other", 3, specs) == {"gate": "other", "value": 3, "threshold": None, "passes": None}
 
 
+def test_corrupted_share_is_answer_minus_verified_pass1():
+    g = gates_script()
+    # val_curve.curve's shape after JSON (string k) and in memory (integer k): 0.71 answer-right, 0.52 verified
+    assert g.corrupted({"pass_at_k": {"1": 0.52, "2": 0.7}, "pass_at_k_answer": {"1": 0.71, "2": 0.8}}) == 0.19
+    assert g.corrupted({"pass_at_k": {1: 0.3}, "pass_at_k_answer": {1: 0.3}}) == 0.0
+    assert g.CHAIN_EDGE == {"n_range": [8, 9], "k_min": 7, "k_max": 7}  # runs_noeval.chainedge_edge_*'s cell
+
+
 def validation_power():
     spec = importlib.util.spec_from_file_location("validation_power", ROOT / "scripts" / "validation_power.py")
     module = importlib.util.module_from_spec(spec)
