@@ -1,6 +1,6 @@
 """Run 2's seeds from run 1 (its pilot): variance components and power on the log error ratio, per cross-base claim.
 
-    python scripts/design_power.py [--root .] [--params params.yaml] [--power-for 0.693] [--json OUT]
+    python scripts/design_power.py [--root .] [--params reports/run1/params.yaml] [--power-for 0.693] [--json OUT]
 
 Run 2 tests "RL raises accuracy or pass@k" on the per-base log error ratio L(e_base) - L(e_RL) (reasonrl.estimands),
 the base as the block with >= 2 RL seeds per base. Its power needs two variance components that run 1's files hold:
@@ -160,7 +160,7 @@ CLAIMS = (("yue_pass1", "hop", 1, 1), ("yue_pass1", "chain", 1, 1), ("zhang_edge
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=".", help="the repository whose reports/ hold the pilot's files")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default="reports/run1/params.yaml", help="run 1's params (its arms and runs)")
     ap.add_argument("--power-for", type=float, default=math.log(2))
     ap.add_argument("--json", default=None, help="write the rows here as JSON too")
     a = ap.parse_args()

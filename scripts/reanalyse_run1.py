@@ -1,6 +1,6 @@
 """Run 1 re-analysed with run 2's estimands and gatekeeping: exploratory (issue 70 item 11).
 
-    python scripts/reanalyse_run1.py [--root .] [--params params.yaml] [--out reports/run1_reanalysis.md]
+    python scripts/reanalyse_run1.py [--root .] [--params reports/run1/params.yaml] [--out reports/run1_reanalysis.md]
 
 Run 1 was designed for other tests (raw-scale, two-sided, one Holm family of 16 rows; reports/index.md) and its
 verdicts stand. This reads its passk rows that fit run 2's design through `reasonrl.studies.primaries`: pass@1
@@ -95,7 +95,7 @@ to show what they say, not to decide a claim. Written by `python scripts/reanaly
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=".", help="the repository whose reports/passk/data hold run 1's counts")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default="reports/run1/params.yaml", help="run 1's params (its arms and runs)")
     ap.add_argument("--out", default="reports/run1_reanalysis.md")
     a = ap.parse_args()
     params = yaml.safe_load(Path(a.params).read_text())

@@ -50,9 +50,9 @@ def test_no_base_seed_copies_its_familys_training_block():
 
 def test_a_copied_block_is_found():
     text = (ROOT / "params.yaml").read_text()
-    block = yaml.safe_load(text)["bases"]["cot_s2"]["train"]
-    copied = text.replace("  cot_s2: {<<: *hop_base, train: {<<: *hop_train, seed: 2}}",
-                          "  cot_s2: {<<: *hop_base, train: " + yaml.safe_dump(block, default_flow_style=True).strip()
+    block = yaml.safe_load(text)["bases"]["cot_s3"]["train"]
+    copied = text.replace("  cot_s3: {<<: *hop_base, train: {<<: *hop_train, seed: 3}}",
+                          "  cot_s3: {<<: *hop_base, train: " + yaml.safe_dump(block, default_flow_style=True).strip()
                           + "}")
     assert copied != text and yaml.safe_load(copied) == yaml.safe_load(text)
-    assert copies(copied) == [("cot_s1", "cot_s2")]
+    assert copies(copied) == [("cot_s2", "cot_s3")]

@@ -322,7 +322,7 @@ def test_design_power_reads_the_committed_pilot_once_per_model():
     import yaml
 
     root = Path(__file__).resolve().parents[1]
-    params = yaml.safe_load((root / "params.yaml").read_text())
+    params = yaml.safe_load((root / "reports" / "run1" / "params.yaml").read_text())  # the pilot's arms
     c = dp.components(root, params, "hop", "yue_pass1", 1)
     # the 8 hop bases of the passk study; base_cot's 5 methods seeds and headline run (grpo_s0 is the passk run,
     # read once) give it 6 runs, cot_s1..s4 two each: 5 + 4 degrees of freedom
