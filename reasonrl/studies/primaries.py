@@ -274,6 +274,7 @@ class Primary:
     raw_high: E.Estimate | None = None
     result: G.Result | None = None
     note: str = ""  # what the data say beside the verdict (Yue's crossing: RL at or above the base at every k)
+    source: str = ""  # an answer row's answer file (from params: also where a gate took the row out)
 
     @property
     def verdict(self) -> str:
@@ -380,8 +381,9 @@ def judge_primaries(cfg: Primaries, params: Mapping, root: Path, specs: Mapping[
         row, reading = cfg.rows[key], readings.get(key)
         claim = claims.get(row.claim) or {}
         parts = {} if reading is None else {f.name: getattr(reading, f.name) for f in dataclasses.fields(Reading)}
+        source = answer_file(row, claims) if TESTS[row.test].reads == ANSWER else ""
         out.append(Primary(key, row, claim.get("paper", ""), claim.get("claim", ""), j, note=notes.get(key, ""),
-                           **parts))
+                           source=source, **parts))
     return out
 
 
@@ -412,11 +414,13 @@ def signed(x: float | None, digits: int = 3) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:+.{digits}f}"
 
 
-def estimate_text(est: E.Estimate | None, direction: int, k: int) -> str:
-    """"pass@k: +2.857 (≥ +2.40)": the estimate and the one-sided bound its direction must clear."""
+def estimate_text(est: E.Estimate | None, direction: int, k: int, label: str | None = None) -> str:
+    """"pass@k: +2.857 (≥ +2.40)": the estimate and the one-sided bound its direction must clear (`label`: in place
+    of pass@k, an answer's "b − a")."""
     if est is None:
         return ""
-    return f"pass@{k}: {signed(est.value)} ({'≥' if direction > 0 else '≤'} {signed(est.bound(E.TAIL, direction), 2)})"
+    bound = signed(est.bound(E.TAIL, direction), 2)
+    return f"{label or f'pass@{k}'}: {signed(est.value)} ({'≥' if direction > 0 else '≤'} {bound})"
 
 
 def sign_text(est: E.Estimate | None, direction: int, margin: float) -> str:
@@ -436,11 +440,12 @@ def table_row(p: Primary) -> dict[str, str]:
     parts = [(p.estimate, p.raw, r.direction, r.k, r.margin), (p.high, p.raw_high, -1, r.k_high, r.margin_high)]
     parts = [x for x in parts if x[0] is not None]
     corr = [E.start_correlation(est) for est, *_ in parts]
+    label = "b − a" if p.source else None  # an answer's effect, arm b less arm a, at no k
     return {
         "row": code(p.key), "claim": f"{p.paper}: {p.wording}" if p.paper else r.claim, "task": r.task,
-        "test": r.test, "scale": r.scale, "estimate (one-sided bound)": "; ".join(
-            estimate_text(est, d, k) for est, _, d, k, _ in parts),
-        "raw gain": "; ".join(f"pass@{k}: {signed(raw.value)}" for _, raw, _, k, _ in parts),
+        "test": f"{r.test} ({p.source})" if p.source else r.test, "scale": r.scale,
+        "estimate (one-sided bound)": "; ".join(estimate_text(est, d, k, label) for est, _, d, k, _ in parts),
+        "raw gain": "; ".join(f"{label or f'pass@{k}'}: {signed(raw.value)}" for _, raw, _, k, _ in parts),
         "sign test": "; ".join(sign_text(est, d, m) for est, _, d, _, m in parts if est.values),
         "r with start": "; ".join("" if c is None else f"{c:+.2f}" for c in corr),
         "p": p_text(None if p.result is None else p.result.p_claimed), "adjusted p": p_text(j.p),
@@ -480,9 +485,10 @@ def row_json(p: Primary, specs: Mapping[str, G.GateSpec]) -> dict:
     r, j, s = p.row, p.judgement, p.sign
     gates = {name: {"measured": specs[name].measured, "threshold": specs[name].threshold,
                     "at_least": specs[name].at_least,
-                    "passed": specs[name].gate(name).passes(specs[name].measured)} for name in r.gates}
+                    "passed_before": not specs[name].gate(name).failed_before} for name in r.gates}
     return {
         "key": p.key, "claim": r.claim, "paper": p.paper, "wording": p.wording, "task": r.task, "test": r.test,
+        "answer": p.source or None,
         "scale": r.scale, "rl": r.rl or None, "base": r.base, "set": r.set, "k": r.k, "k_high": r.k_high,
         "direction": r.direction, "margin": r.margin,
         "verdict": j.verdict, "verdict_text": p.verdict, "reason": p.why, "family": j.family,
