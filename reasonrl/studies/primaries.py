@@ -55,7 +55,9 @@ class Row:
     """One pre-registered row: `rl` (a passk arm) against `base` (the passk arm of the bases it started from) on
     `set` at pass@`k` (and pass@`k_high` for the crossing), tested by `test` on `scale` in `direction` beyond
     `margin` (on the test's own scale: the log error ratio or the raw gain; for the sign test, on the per-base
-    values). `power`: the pre-run power entered at pre-registration, for `power_for` (why: `power_reason`)."""
+    values). `power`: the pre-run power entered at pre-registration, for `power_for` (why: `power_reason`). A row of
+    test `answer` names no `rl`: it reads its claim's answer file (or the pair `answer` of the claim's study) on the
+    raw scale, and `base` is the label of the one base its RL seeds started from."""
 
     claim: str
     task: str
