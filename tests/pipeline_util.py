@@ -71,6 +71,8 @@ def thin(params: dict, keep: int = KEEP_SEEDS) -> dict:
     for group in ("bases", "runs", "runs_noeval", "runs_orm", "runs_prm", "headline", "passk", "studies"):
         if group in out:
             out[group] = _without_dropped(out[group], keep)
+    if "primaries" in out.get("studies", {}):  # run 2's rows need >= 2 bases x 2 seeds: the thin DAG judges none
+        out["studies"] = {**out["studies"], "primaries": {"sequence": [], "rest": [], "rows": {}}}
     return _two_stability_variants(out)
 
 

@@ -108,7 +108,7 @@ def test_the_rl_package_imports_nothing():
 
 def test_exact_and_the_reports_depend_on_no_rl_loop_module():
     for script in ("exact", "report_exact", "report_index", "report_headline", "report_methods", "report_passk",
-                   "report_zero", "report_hacking", "report_ablations"):
+                   "report_zero", "report_hacking", "report_ablations", "report_primaries"):
         deps = closure(ROOT / f"stages/{script}.py")
         assert not deps & RL_LOOP, (script, sorted(deps & RL_LOOP))
 

@@ -29,9 +29,12 @@ pytestmark = pytest.mark.slow
 
 # What a changed hop study run feeds beyond its own chain: every report that reads the folders reports/rl/hop
 # and reports/eval/hop (cheap: seconds each), the study plots' data and the index.
-READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index"}
-# The reports that read chain runs: the headline and passk studies pool both tasks, the index quotes them
-CHAIN_READERS = {"report_headline", "report_passk", "report_index"}
+# and run 2's primaries, which read the zero, hacking and ablations studies' answer folders
+READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index",
+           "report_primaries"}
+# The reports that read chain runs: the headline and passk studies pool both tasks, the index quotes them, run 2's
+# primaries read the passk data
+CHAIN_READERS = {"report_headline", "report_passk", "report_index", "report_primaries"}
 # every headline run the smoke DAG keeps, and what a changed `method` reruns: their chains,
 # the headline report that pools them and the index that lists it
 HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
@@ -236,7 +239,8 @@ def test_changing_one_study_run_reruns_it_its_eval_its_report_and_the_index(tiny
         p["runs_orm"]["orm_s0"]["beta"] = 0.1
 
     direct, closure = stale_after(tiny_repo, update)
-    assert direct == {"rl_orm@orm_s0"}
+    # report_primaries reads every runs* section (a run's `init` puts its RL model under a base), cheap to rerun
+    assert direct == {"rl_orm@orm_s0", "report_primaries"}
     assert closure == {"rl_orm@orm_s0", "eval_orm@orm_s0"} | READERS
 
 

@@ -1,7 +1,9 @@
 """reasonrl.studies.primaries on hand-made per-problem counts: a blocked row's log error ratio, raw gain and sign
 test written out by hand (RL seeds grouped under the base they started from, whatever their order in the arm); the
 family stopping at a failed sequence claim with the rest "not reached"; a gate taking a row out before the run (its
-data never read) and one failing in the run holding its row at p = 1; bad keys and names failing with their key."""
+data never read) and one failing in the run holding its row at p = 1; bad keys and names failing with their key.
+Single-base rows on hand-made answer files (a one-sided t on three seeds, its p and bound written out), a gated one
+reading nothing, the crossing's at-or-above sentence, and stage report_primaries end to end on a tiny tree."""
 
 from __future__ import annotations
 
@@ -216,3 +218,189 @@ def test_the_committed_run1_reanalysis_is_what_the_script_writes(tmp_path, monke
     assert text == (root / "reports" / "run1_reanalysis.md").read_text()
     # the hand check against run 1: hop pass@1 is +2.857 counted (8 of 8 bases, 0.5^8), its raw gain run 1's +0.295
     assert "pass@1: +2.857 (≥ +2.36)" in text and "8 of 8 (p 0.0039)" in text and "pass@1: +0.295" in text
+
+
+# ----------------------------------------------------------------------------- single-base rows from answer files
+
+# Three RL seeds of one base, each seed's gain over it: 0.10, 0.14, 0.18 (mean 0.14, sd 0.04). The answer file holds
+# what stats writes: the effect b - a, its se = sd / sqrt(3) = 0.0230940 and df = 2.
+SEED_DIFFS = (0.10, 0.14, 0.18)
+ANSWER_SE = 0.04 / math.sqrt(3)
+ANSWER = {"a": 0.5, "b": 0.64, "effect": 0.14, "ci_lo": 0.04063, "ci_hi": 0.23937, "se": ANSWER_SE, "df": 2,
+          "p": 0.0253, "mde": 0.1, "seeds": 3, "problems": 1, "se_run": ANSWER_SE, "run_sd": 0.04}
+# One-sided beyond the margin 0.01: t = (0.14 - 0.01) / 0.0230940 = 5.62917 on 2 df, whose tail has the closed form
+# (1 - t / sqrt(t^2 + 2)) / 2 = 0.0150694; the bound at 0.025 is 0.14 - t_0.975(2) x se = 0.14 - 4.302653 x 0.023094
+T_ANSWER = 0.13 / ANSWER_SE
+P_ANSWER = 0.0150694
+BOUND_ANSWER = 0.0406345
+
+
+def answer_row(**kw) -> dict:
+    return {"claim": "shao_random", "task": "hop", "test": "answer", "base": "cot_s6", "scale": "raw gain",
+            "margin": 0.01, "power_for": 0.1, "power_reason": "0.10 raw", "power": 0.5} | kw
+
+
+def answer_params(**gates) -> dict:
+    prm = params(**gates)
+    prm["studies"]["claims"] |= {
+        "shao_random": {"paper": "Shao et al. 2025", "claim": "a random reward raises accuracy", "study": "hacking",
+                        "primary": "random_vs_base", "expect": 1},
+        "yue_cross": {"paper": "Yue et al. 2025", "claim": "the base solves more at large k"}}
+    return prm
+
+
+def write_answer(root: Path, study: str, pair: str, answer: dict = ANSWER) -> None:
+    folder = root / "reports" / study / "answers"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{pair}.json").write_text(json.dumps(answer))
+
+
+def test_an_answer_row_is_a_one_sided_t_on_its_seeds_by_hand(root):
+    from scipy import stats as sps
+
+    assert statistics_of(SEED_DIFFS) == pytest.approx((0.14, ANSWER_SE))  # the answer is these three seeds'
+    assert P_ANSWER == pytest.approx(float(sps.t.sf(T_ANSWER, 2)), abs=1e-7)  # cross-check of the closed form
+    assert P_ANSWER == pytest.approx((1 - T_ANSWER / math.sqrt(T_ANSWER ** 2 + 2)) / 2, abs=1e-7)
+    assert BOUND_ANSWER == pytest.approx(0.14 - float(sps.t.ppf(0.975, 2)) * ANSWER_SE, abs=1e-7)
+    write_answer(root, "hacking", "random_vs_base")
+    out = judged(root, config([], ["shao"], {"shao": answer_row()}), answer_params())["shao"]
+    assert (out.estimate.value, out.estimate.df, out.estimate.unit) == (0.14, 2, "RL seed")
+    assert out.result.p_claimed == pytest.approx(P_ANSWER, abs=1e-7)
+    assert out.bound == pytest.approx(BOUND_ANSWER, abs=1e-7) and out.raw.value == 0.14
+    assert out.sign is None and out.correlation is None  # an answer keeps no per-seed values
+    # alone in the rest: Holm over its two one-sided hypotheses, 2 x 0.0150694 = 0.0301 <= 0.05: reproduced, and the
+    # verdict names the base
+    assert out.judgement.p == pytest.approx(2 * P_ANSWER, abs=1e-7)
+    assert out.judgement.verdict == G.REPRODUCED and out.verdict == "reproduced on cot_s6"
+    assert out.source == "reports/hacking/answers/random_vs_base.json"
+    table = P.markdown([out])
+    assert "b − a: +0.140 (≥ +0.04)" in table and "reproduced on cot_s6" in table
+    assert "answer (reports/hacking/answers/random_vs_base.json)" in table
+    # the row's own pair instead of the claim's primary
+    write_answer(root, "hacking", "other_pair", ANSWER | {"effect": -0.14})
+    other = judged(root, config([], ["o"], {"o": answer_row(answer="other_pair")}), answer_params())["o"]
+    assert other.estimate.value == -0.14 and other.judgement.verdict == G.CONTRADICTED
+
+
+def statistics_of(values) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def test_a_gated_out_single_base_row_is_not_testable_and_reads_nothing(root):
+    prm = answer_params(shao_base={"threshold": 0.5, "what": "greedy accuracy of the base", "measured": 0.25})
+    rows = {"shao": answer_row(gates=("shao_base",)), "hop": row()}
+    out = judged(root, config([], ["shao", "hop"], rows), prm)  # no answer file written: reading it would fail
+    shao = out["shao"]
+    assert shao.estimate is None and shao.result is None and shao.judgement.p is None
+    assert shao.judgement.verdict == G.NOT_TESTABLE
+    assert shao.judgement.reason == "not testable here: shao_base measured 0.25, needs ≥ 0.5"
+    assert shao.verdict == "not testable here on cot_s6"
+    # Holm over the blocked row's two hypotheses only
+    assert out["hop"].judgement.p == pytest.approx(2 * out["hop"].result.p_claimed)
+    assert P.inputs(config([], ["shao", "hop"], rows), prm) == [f"reports/passk/data/{m}.json" for m in sorted(
+        ["b0", "b1", "b2", *INIT])]
+
+
+def test_answer_rows_are_checked_against_their_claim(root):
+    with pytest.raises(ConfigError, match=r"rows\.s\.rl: a 'answer' row reads its claim's answer file"):
+        config([], ["s"], {"s": answer_row(rl="GRPO")})
+    with pytest.raises(ConfigError, match=r"rows\.s\.scale: an answer's effect is on the 'raw gain' scale"):
+        config([], ["s"], {"s": answer_row(scale="log error ratio")})
+    with pytest.raises(ConfigError, match=r"rows\.s\.answer: a 'blocked' row reads passk counts"):
+        config([], ["s"], {"s": row(answer="x")})
+    with pytest.raises(ConfigError, match=r"rows\.s\.direction: -1: an answer's effect is b - a"):
+        P.check_names(config([], ["s"], {"s": answer_row(direction=-1)}), answer_params())
+    with pytest.raises(ConfigError, match=r"rows\.s\.claim: 'yue_pass1' names no study"):
+        P.check_names(config([], ["s"], {"s": answer_row(claim="yue_pass1")}), answer_params())
+    P.check_names(config([], ["s"], {"s": answer_row()}), answer_params())  # no passk arm needed
+
+
+CROSSING_GATE = {"threshold": 1.0, "what": "share of bases with room", "measured": 0.0}
+
+
+def test_a_gated_crossing_says_rl_is_at_or_above_the_base_at_every_k(root):
+    # pass@1: bases 0.5, 0.5, 0 against their seeds' 0.875, 0.875, 0.5; pass@2 (N = 2): 0.5, 1, 0 against 1, 1, 0.75
+    prm = answer_params(crossing_arm=CROSSING_GATE)
+    rows = {"cross": row(claim="yue_cross", test="crossing", k_high=2, gates=("crossing_arm",))}
+    out = judged(root, config([], ["cross"], rows), prm)["cross"]
+    assert out.estimate is None and out.judgement.verdict == G.NOT_TESTABLE
+    assert out.why == ("not testable here: crossing_arm measured 0, needs ≥ 1; on edge, GRPO is at or above base at "
+                       "every k of the curve (k = 1 to 2) on every base (3 of 3): no crossing to test")
+    assert out.why in P.markdown([out])
+    # b0's two seeds solving nothing: RL below b0 (0.5) at k = 1 and 2, so the data no longer say it
+    for m in ("r00", "r01"):
+        none = {"N": N, "sets": {"edge": {"counts": [0, 0]}, "wide": {"counts": [0] * 8}}}
+        (root / "reports/passk/data" / f"{m}.json").write_text(json.dumps(none))
+    out = judged(root, config([], ["cross"], rows), prm)["cross"]
+    assert out.note == "" and out.why == "not testable here: crossing_arm measured 0, needs ≥ 1"
+
+
+def write_params(root: Path, prm: dict) -> None:
+    import yaml
+
+    (root / "params.yaml").write_text(yaml.safe_dump(prm, sort_keys=False, allow_unicode=True))
+
+
+def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    prm = answer_params(crossing_arm=CROSSING_GATE,
+                        shao_base={"threshold": 0.5, "what": "greedy accuracy", "measured": 0.535})
+    prm["studies"]["primaries"] = {"sequence": ["hop"], "rest": ["shao", "cross"], "rows": {
+        "hop": row(set="wide"), "shao": answer_row(gates=["shao_base"]),
+        "cross": row(claim="yue_cross", test="crossing", k_high=2, gates=["crossing_arm"])}}
+    write_params(root, prm)
+    write_answer(root, "hacking", "random_vs_base")
+    env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, str(repo / "stages/report_primaries.py")], cwd=root, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "primaries: 2 outputs written" in done.stderr
+    page = (root / "reports/primaries.md").read_text()
+    metrics = json.loads((root / "reports/metrics/primaries.json").read_text())
+    assert page.startswith("# Run 2's primaries") and "`hop`" in page and G.legend() in page
+    assert "alpha = 0.05" in page and "**Rest**" in page
+    rows = {r["key"]: r for r in metrics["rows"]}
+    assert (metrics["alpha"], metrics["sequence"], metrics["rest"]) == (0.05, ["hop"], ["shao", "cross"])
+    # the sequence's one row on the wide set: log(13 x 9 x 17) / 3, reproduced, so the rest gets alpha
+    hop = rows["hop"]
+    assert hop["estimate"]["value"] == pytest.approx(math.log(13 * 9 * 17) / 3, abs=1e-6)
+    assert hop["sign"] == {"beyond": 3, "short": 0, "ties": 0, "p": 0.125} and hop["verdict"] == G.REPRODUCED
+    assert hop["raw_gain"] == pytest.approx((0.75 + 0.5 + 1.0) / 3)  # bases at 0.25, 0.5, 0; RL at 1
+    # Shao's row: the hand numbers above; Holm over its two hypotheses (the crossing is out): adjusted 2 p
+    shao = rows["shao"]
+    assert shao["p"]["claimed"] == pytest.approx(P_ANSWER, abs=1e-6) and shao["bound"] == pytest.approx(
+        BOUND_ANSWER, abs=1e-6)
+    assert shao["adjusted_p"] == pytest.approx(max(hop["adjusted_p"], 2 * P_ANSWER), abs=1e-6)
+    assert (shao["verdict"], shao["verdict_text"], shao["power"]) == (G.REPRODUCED, "reproduced on cot_s6", 0.5)
+    assert shao["gates"] == {"shao_base": {"measured": 0.535, "threshold": 0.5, "at_least": True,
+                                           "passed_before": True}}
+    assert shao["answer"] == "reports/hacking/answers/random_vs_base.json" and shao["sign"] is None
+    cross = rows["cross"]
+    assert cross["verdict"] == G.NOT_TESTABLE and cross["estimate"] is None and cross["p"] is None
+    assert "at or above base at every k" in cross["reason"] and cross["reason"] in page
+    assert cross["gates"]["crossing_arm"]["passed_before"] is False
+
+
+def test_the_stage_in_dvc_yaml_reads_what_the_judge_reads():
+    import yaml
+
+    from reasonrl.studies.stage import load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    stage = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["report_primaries"]
+    prm = yaml.safe_load((repo / "params.yaml").read_text())
+    cfg = load_config(P, prm)
+    deps = {d for d in stage["deps"] if not d.endswith(".py") and not d.startswith("reports/code/")}
+    inputs = P.inputs(cfg, prm)
+    assert deps == {d for d in deps if any(p.startswith(d + "/") for p in inputs)}  # each folder is read from
+    assert all(any(p.startswith(d + "/") for d in deps) for p in inputs)  # and every input is in one
+    assert {next(iter(o)) for o in stage["outs"]} == set(P.outputs(cfg))
+    # the params it reads: its section, the gates and claims it names, the passk arms and the runs' inits
+    assert {"studies.primaries", "studies.gates", "studies.claims", "passk.arms", "passk.models"} <= set(
+        stage["params"])
+    assert {g for g in prm if g.startswith("runs")} <= set(stage["params"])
