@@ -192,7 +192,7 @@ def test_zero_training_figure(caught):
                            "think2": (pytest.approx(dodged(1)), pytest.approx([0.05, 0.15, 0.25]))}
     assert series(think_rate) == {"think0": (list(STEPS), const(0.55)), "think2": (list(STEPS), const(0.6))}
     assert series(reward) == {"think0": (list(STEPS), const(0.11)), "think2": (list(STEPS), const(0.16))}
-    assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a trace"
+    assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a well-formed trace"
     assert acc.get_ylabel() == "accuracy (fraction correct)"
     assert reward.get_ylabel() == "mean reward per sample (0–1)"
     assert [ax.get_title() for ax in (think, acc, think_rate, reward)] == [
@@ -234,7 +234,7 @@ def test_zero_by_hops_figure(caught):
     assert all(not c.has_yerr for c in a.containers) and not {c.get_label(): c for c in b.containers}[
         "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
-    assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
+    assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a well-formed trace"
     # sibling panels of a share: one 0-1 axis (think0's rates of at most 0.01 read as near 0, not as a change)
     assert a.get_ylim() == b.get_ylim() == pytest.approx(figures.SHARE_YLIM)
     assert caught["by_hops.png"].get_suptitle() == (

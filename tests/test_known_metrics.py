@@ -462,6 +462,25 @@ def test_zero_think_vs_direct_bars_and_notes_by_hand(monkeypatch):
     plt.close(figs["t.png"])
 
 
+def test_zero_direct_bar_rests_on_the_responses_with_no_trace(monkeypatch):
+    """The direct bar's share is 1 − think_any (no trace at all), not 1 − think: a degenerate policy whose traces are
+    mostly of the wrong form (think 0.5, any trace 0.995) answers directly in 0.5% of its responses: marked <1%."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    figs = {}
+    monkeypatch.setattr(zero, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
+    cfg = zero.Config(runs={"A": "r1"})
+    prof = {"A": {"before": {"think": 0.5, "think_any": 0.995, "acc_think": 0.5, "acc_direct": 0.25},
+                  "after": {"think": 0.5, "think_any": 0.5, "acc_think": 0.5, "acc_direct": 0.25}}}
+    zero.think_vs_direct_figure(cfg, prof, Path("t.png"))
+    (ax,) = figs["t.png"].axes
+    notes = sorted((t.get_text(), round(t.get_position()[0], 9), round(t.get_position()[1], 9)) for t in ax.texts)
+    assert notes == [("<1%", 0.1, 0.27)]  # the direct bar before RL only: 1 − 0.995 = 0.005 of the responses
+    plt.close(figs["t.png"])
+
+
 def test_passk_detected_crossing_by_hand():
     def at(*intervals):  # one comparison per k, (ci_lo, ci_hi) of arm - base
         return [Answer(f"k{i}", "base", "arm", Comparison(0.5, 0.5, 0.0, lo, hi, 0.03, 3, 0.5, 0.1, 4, 4))

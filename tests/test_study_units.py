@@ -21,7 +21,9 @@ def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
         acc_by = e.get("acc_by", {})
         evals.append({"step": step, "think": e["think"], "acc": e["acc"], "acc_think": e.get("acc_think", 0.0),
                       "acc_direct": e.get("acc_direct", 0.0),
+                      **({"think_any": e["think_any"]} if "think_any" in e else {}),  # absent: an older evaluation
                       "by_difficulty": {str(k): {"think": v, "acc": acc_by.get(k, 0.5)}
+                                        | ({"think_any": 1.0} if "think_any" in e else {})
                                         for k, v in e["by_difficulty"].items()}})
     return Run(name, pd.DataFrame(), evals_frame(evals), {"job": {"seed": seed}, "evals": evals}, None)
 
@@ -59,11 +61,28 @@ def test_zero_rates_by_difficulty_and_pairing_by_seed():
 
 
 def test_zero_profile_leaves_out_conditional_accuracies_without_such_responses():
-    assert zero.profile(A0, 0) == {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
+    # an evaluation without think_any (written before it existed) counted any trace as "think": both that count
+    assert zero.profile(A0, 0) == {"think": 0.0, "think_any": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
                                    "by_difficulty": {1: 0.0, 2: 0.1}}
-    assert zero.profile(A1, -1) == {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
+    assert zero.profile(A1, -1) == {"think": 1.0, "think_any": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
                                     "by_difficulty": {1: 0.4, 2: 0.6}}
     assert zero.profile(B1, -1)["acc_think"] == 0.0 and zero.profile(B1, -1)["acc_direct"] == 0.1
+
+
+def test_zero_profile_reads_the_well_formed_think_rate_and_any_trace_beside_it():
+    """A degenerate policy: every response has a trace, only 0.25 of them well-formed. The think rate (and the per-hop
+    rates the answers resample) is the well-formed one; any trace sits beside it; with no response lacking a
+    trace there is no direct accuracy, though the think rate is below 1."""
+    run = think_run("d0", 0, {"think": 0.0, "think_any": 0.0, "acc": 0.2, "acc_direct": 0.2,
+                              "by_difficulty": {1: 0.0, 2: 0.0}},
+                    {"think": 0.25, "think_any": 1.0, "acc": 0.1, "acc_think": 0.4, "acc_direct": 0.0,
+                     "by_difficulty": {1: 0.2, 2: 0.3}})
+    after = zero.profile(run, -1)
+    assert after["think"] == 0.25 and after["think_any"] == 1.0
+    assert after["acc_think"] == 0.4 and after["acc_direct"] is None  # no response without a trace
+    assert after["by_difficulty"] == {1: 0.2, 2: 0.3}  # by_difficulty.<k>.think, not .think_any (1.0)
+    assert {k: v.tolist() for k, v in zero.by_difficulty(run, -1).items()} == {0: [0.2, 0.3]}
+    assert zero.arm_profile([run], -1)["think_any"] == 1.0
 
 
 def test_zero_arm_profile_averages_over_seeds():
