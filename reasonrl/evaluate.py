@@ -129,8 +129,9 @@ def uniform_guess_diversity(problems: list[Problem], N: int) -> dict[str, float]
     - "answer_entropy": the guess's entropy over the answer, log n (nats; n = 1 / random_guess(1)). The measured
       entropy (`sample_entropy`) is per token over the whole response (trace, mark, answer and end, each over
       the whole vocabulary), not the answer's: log n is the reference for the answer token alone, where a
-      uniform guess has it, and a per-token mean over a response whose other tokens are determined lies below
-      it; it is shown beside the measure under its own name, never as its floor or ceiling."""
+      uniform guess has it (a policy that guesses the answer uniformly and writes every other token for certain
+      has a per-token mean of log n over the response's length); it is shown beside the measure under its own
+      name, never as its floor or ceiling."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     if N < 1:

@@ -9,6 +9,7 @@ that plots the wrong column, drops a series or mislabels an axis fails here.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -599,13 +600,23 @@ def test_passk_diversity_figure(caught):
     dots = sorted(tuple(map(float, x.get_ydata())) for x in distinct.get_lines() if x.get_label() == "_run")
     assert dots == [(1.0, 2.0), (2.0, 1.0)]
     assert distinct.get_ylabel() == "distinct answers per problem (mean)"
-    assert entropy.get_ylabel() == "token entropy of own samples (nats)"
+    assert entropy.get_ylabel() == "token entropy of own samples (nats, per response token)"
     assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]
     assert [t.get_text() for t in entropy.get_xticklabels()] == ["n12", "n8"]
     assert distinct.get_xlabel() == entropy.get_xlabel() == "test set"
     note = "\n(dots: each seed under 5; whiskers: 95% CI from 5 seeds)"
     assert distinct.get_title() == "Distinct answers per problem (mean)" + note
-    assert entropy.get_title() == "Token entropy of own samples (nats)" + note
+    assert entropy.get_title() == "Token entropy of own samples (nats, per response token)" + note
+    # beside each set's bars a uniform guess's value, dotted: its distinct answers among n letters with N = 4
+    # draws, n (1 - (1 - 1/n)^4) (n12: 12 x 0.2939 = 3.527; n8: 8 x 0.4138 = 3.310), and its entropy at the answer
+    # token, ln n (ln 12 = 2.485, ln 8 = 2.079); the files carry no guess_*: from the guess's pass@1, 1/n
+    for ax, want in ((distinct, [12 * (1 - (11 / 12) ** 4), 8 * (1 - (7 / 8) ** 4)]),
+                     (entropy, [math.log(12), math.log(8)])):
+        assert [c.get_paths()[0].vertices[0, 1] for c in ax.collections] == pytest.approx(want)  # one per set
+    assert distinct.collections[0].get_label() == ("uniform guess among ~12 answers (hop), its distinct answers: "
+                                                   "a reference")
+    assert entropy.collections[0].get_label() == ("uniform guess among ~12 answers (hop), its answer-token entropy "
+                                                  "ln n: a reference")
     # three arms side by side around each set's tick, each 0.8 / 3 wide
     for ax in (distinct, entropy):
         centres = {k: [round(r.get_x() + r.get_width() / 2, 9) for r in c] for k, c in bars(ax).items()}

@@ -2,6 +2,8 @@
 test_report.py (which reaches these functions only through whole reports, too slowly for mutation testing).
 Every expected number below is worked out by hand from the inputs."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -200,6 +202,16 @@ def test_passk_arm_mean():
     assert passk.arm_mean(CFG, DATA, "base", "easy", "entropy") == 0.2
 
 
+def test_passk_guess_reads_the_stage_values_before_the_pass_at_1():
+    """The passk@ stage's per-problem averages win (hop edge: rings of 15 and 16, N = 256: (15 + 16) / 2 = 15.5
+    distinct, (ln 15 + ln 16) / 2 = 2.7403 nats); a file without them falls back on n = 1 / the guess's mean pass@1,
+    exact for one n (chain, 7 digits, N = 2: 7 (1 - 36/49) = 13/7 = 1.857; ln 7 = 1.9459)."""
+    g = (1 / 15 + 1 / 16) / 2
+    both = {"random_baseline": {"1": g}, "guess_distinct": 15.5, "guess_answer_entropy": 2.7403}
+    assert passk.guess(both, 256) == (15.5, 2.7403)
+    assert passk.guess({"random_baseline": {"1": 1 / 7}}, 2) == pytest.approx((13 / 7, math.log(7)))
+
+
 def test_passk_comparisons_pair_the_base_with_every_seed():
     cmps = passk.comparisons(CFG, DATA, "hard", [1, 4])
     assert list(cmps) == ["RL"] and [x.pair for x in cmps["RL"]] == ["rl_vs_base_hard_k001", "rl_vs_base_hard_k004"]
@@ -230,7 +242,11 @@ def test_passk_rows_metrics_and_answer():
     rows = passk.table_rows(CFG, DATA, sets, cis, cmps, answer_ends(CFG, DATA, sets))
     assert [(r["set"], r["arm"], r["seeds"]) for r in rows] == [("hard", "base", 1), ("hard", "RL", 2),
                                                                ("easy", "base", 1), ("easy", "RL", 2)]
-    assert rows[1]["distinct answers"] == 1.25 and rows[0]["entropy (nats)"] == 0.2
+    assert rows[1]["distinct answers"] == 1.25 and rows[0]["token entropy (nats)"] == 0.2
+    # beside them a uniform guess's, on the arm's task: the files hold only its pass@1 0.1, so n = 10; N = 4 draws:
+    # 10 (1 - 0.9^4) = 10 x 0.3439 = 3.439 distinct answers; ln 10 = 2.3026 nats at the answer token
+    assert rows[1]["uniform guess: distinct answers"] == pytest.approx(3.439)
+    assert rows[1]["uniform guess: answer-token entropy ln n"] == pytest.approx(2.302585)
     assert rows[1]["pass@1 [95% CI]"].startswith("0.469 [") and rows[1]["pass@4 [95% CI]"].startswith("0.500 [")
     # mean curves: RL 0.469, 0.5 against the base's 0.3125, 0.6458 (pass@2 of 2/4: 1 - C(2,2)/C(4,2) = 5/6)
     assert rows[1]["mean curve vs base"] == "means cross above → below between k = 1 and k = 2"
