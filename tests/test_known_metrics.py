@@ -316,12 +316,12 @@ def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
 
 
 def test_think_rate_counts_well_formed_traces_only(monkeypatch):
-    """A degenerate policy (trace steps then garbage, two answers, a trace that never answers) passes `thinks` but
-    not the think rate: it counts in think_any alone, and in neither conditional accuracy."""
+    """A degenerate policy (trace steps then garbage, two answers) passes `thinks` but not the think rate: it counts
+    in think_any alone, and in neither conditional accuracy."""
     p = prob("a", 2)  # ring of 5 letters, answer c after the trace "bc"
     responses = ["bc|c$",  # thinks well, verified
-                 "bc|c|c$",  # two answers: a trace, not well-formed (its answer span "c|c" parses to none)
-                 "bc|cc$",  # trace then garbage: no parsable answer
+                 "bc|c$|d$",  # two answers: a trace, not well-formed; its first answer is read (right, verified)
+                 "bcd|cc$",  # trace then garbage: no parsable answer
                  "|c$",  # direct, right
                  "|d$"]  # direct, wrong
     assert [p.task.thinks(r) for r in responses] == [True, True, True, False, False]
@@ -329,13 +329,13 @@ def test_think_rate_counts_well_formed_traces_only(monkeypatch):
     monkeypatch.setattr(ev, "sample_responses", lambda *a, **k: [list(responses)])
     t = ev.think_profile(TableModel(), [p], N=5)
     assert t["think"] == 1 / 5 and t["think_any"] == 3 / 5  # 1 well-formed trace; 3 traces of any form
-    # the three parts sum to all five: thinking well 1, degenerate 3 - 1 = 2, direct 5 - 3 = 2
+    # the three parts sum to all five: thinking well 1, a trace of the wrong form 3 - 1 = 2, direct 5 - 3 = 2
     assert t["think"] * 5 + (t["think_any"] - t["think"]) * 5 + (1 - t["think_any"]) * 5 == pytest.approx(5)
     assert t["acc_think"] == t["acc_think_answer"] == 1.0  # over the one well-formed trace, which is right
-    assert t["acc_direct"] == 1 / 2  # over the two direct answers, not the degenerate traces
-    assert t["acc"] == 1 / 5 and t["acc_answer"] == 2 / 5  # "bc|c$" and "|c$"
-    assert t["by_k"]["2"] == {"think": 1 / 5, "think_any": 3 / 5, "acc": 1 / 5, "acc_answer": 2 / 5,
-                              "trace": 2.0}  # the trace length of the well-formed one only
+    assert t["acc_direct"] == 1 / 2  # over the two direct answers ("|c$" right), not the degenerate traces
+    assert t["acc"] == 2 / 5 and t["acc_answer"] == 3 / 5  # "bc|c$", "bc|c$|d$"; and "|c$" by the answer
+    assert t["by_k"]["2"] == {"think": 1 / 5, "think_any": 3 / 5, "acc": 2 / 5, "acc_answer": 3 / 5,
+                              "trace": 2.0}  # the trace length of the well-formed one only ("bcd" is 3)
 
 
 # ----------------------------------------------------------------------------- study configs, each check by hand
