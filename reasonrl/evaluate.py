@@ -373,6 +373,7 @@ def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
     token entropy of the samples, and beside them a uniform guess's (`uniform_guess_diversity`: "guess_distinct"
     and "guess_answer_entropy", the answer token's entropy log n)."""
     responses = sample_set(model, problems, cfg.passk_N, cfg.temperature, cfg.seed)
+    guess = uniform_guess_diversity(problems, cfg.passk_N)
     curve, counts = pass_curve_of(problems, responses, cfg.passk_ks)
     curve_answer, counts_answer = pass_curve_of(problems, responses, cfg.passk_ks, answer_only)
     return {"pass_at_k": curve, "pass_at_k_answer": curve_answer,
@@ -380,8 +381,7 @@ def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
             "counts": counts, "counts_answer": check_verified(counts, counts_answer),
             "distinct_answers": distinct_answers(problems, responses),
             "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples),
-            **{f"guess_{k}": v for k, v in zip(("distinct", "answer_entropy"),
-                                               uniform_guess_diversity(problems, cfg.passk_N).values())}}
+            "guess_distinct": guess["distinct_answers"], "guess_answer_entropy": guess["answer_entropy"]}
 
 
 def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -> tuple[dict, list[dict]]:
