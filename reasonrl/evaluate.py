@@ -6,9 +6,10 @@
   that the studies' paired confidence intervals resample.
 - `pass_curve`: N samples per problem, the unbiased pass@k estimator `pass_at_k` averaged over
   problems, beside the task's random-guess baseline (`Problem.random_guess`).
-- `think_profile`: how often sampled responses write a trace, and how accurate they are with and
-  without one, per difficulty.
-- `distinct_answers`, `sample_entropy`: diversity of a model's own samples.
+- `think_profile`: how often sampled responses write a well-formed trace (and any trace, beside it), and
+  how accurate they are with and without one, per difficulty.
+- `distinct_answers`, `sample_entropy`: diversity of a model's own samples, each shown beside a uniform
+  guess's value (`uniform_guess_diversity`).
 
 Results per difficulty sit under "by_<difficulty>" (hop world: "by_k"), with string keys ("3") so
 they can be written as JSON metrics as they are.
@@ -22,6 +23,7 @@ answer, so their "correct" is answer-only. Verified never exceeds answer-only (`
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -115,6 +117,27 @@ def distinct_answers(problems: list[Problem], responses: list[list[str]]) -> flo
     if not responses:
         raise ValueError("responses: empty")
     return sum(len({p.task.parse_answer(r) for r in rs}) for p, rs in zip(problems, responses)) / len(responses)
+
+
+def uniform_guess_diversity(problems: list[Problem], N: int) -> dict[str, float]:
+    """What a uniform guess among the n answers each prompt allows gives for the two diversity measures, averaged
+    over the problems, from the task's own guess (`Problem.random_guess`, pass@k = 1 - (1 - 1/n)^k):
+
+    - "distinct_answers": the expected number of distinct values among N uniform draws, n (1 - (1 - 1/n)^N):
+      each of the n answers is drawn at least once with the guess's pass@N, so it is random_guess(N) /
+      random_guess(1) per problem;
+    - "answer_entropy": the guess's entropy over the answer, log n (nats; n = 1 / random_guess(1)). The measured
+      entropy (`sample_entropy`) is per token over the whole response (trace, mark, answer and end, each over
+      the whole vocabulary), not the answer's: log n is the reference for the answer token alone, where a
+      uniform guess has it (a policy that guesses the answer uniformly and writes every other token for certain
+      has a per-token mean of log n over the response's length); it is shown beside the measure under its own
+      name, never as its floor or ceiling."""
+    if not problems:
+        raise ValueError("problems: empty evaluation set")
+    if N < 1:
+        raise ValueError(f"N={N}: must be at least 1")
+    return {"distinct_answers": sum(p.random_guess(N) / p.random_guess(1) for p in problems) / len(problems),
+            "answer_entropy": sum(-math.log(p.random_guess(1)) for p in problems) / len(problems)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,53 +319,69 @@ def sample_entropy_plain(model, problems: list[Problem], responses: list[list[st
 def think_profile(model, problems: list[Problem], N: int = 16, seed: int = 3, temperature: float = 1.0) -> dict:
     """Thinking behaviour of N samples per problem.
 
-    {"think": share of responses with a trace, "acc" / "acc_answer": verified / answer-only accuracy,
-     "len": mean response length, "acc_think" / "acc_think_answer": of responses with a trace, "acc_direct":
-     answer-only accuracy of responses without one (never verified: it is 0 by definition), each 0 when there
-     are no such responses, "by_<difficulty>": {difficulty: {"think", "acc", "acc_answer", "trace": mean trace
-     length of thinking responses}}}"""
+    {"think": share of responses that think *well* (`Task.thinks_well`: a trace, the mark, one answer, the end),
+     "think_any": share with at least one trace step before the answer mark, of any form (`Task.thinks`),
+     "acc" / "acc_answer": verified / answer-only accuracy, "len": mean response length,
+     "acc_think" / "acc_think_answer": of the responses that think well, "acc_direct": answer-only accuracy of
+     the responses with no trace step at all (never verified: it is 0 by definition), each 0 when there are no
+     such responses, "by_<difficulty>": {difficulty: {"think", "think_any", "acc", "acc_answer", "trace": mean
+     trace length of the responses that think well}}}
+
+    The think rate is the well-formed one: `thinks` passes a degenerate policy (trace steps then garbage, or two
+    answers), which has learned the look of a trace and not the form the task asks for. The looser count sits
+    beside it as "think_any". The responses split three ways, which sum to all of them: thinking well
+    ("think"), a trace of the wrong form (think_any − think: neither thinking nor direct, in no conditional
+    accuracy) and direct, with no trace (1 − think_any, what "acc_direct" is over)."""
     if not problems:
         raise ValueError("problems: empty evaluation set")
     responses = sample_set(model, problems, N, temperature, seed)
-    tot = dict.fromkeys(("n", "think", "acc", "acc_answer", "acc_think", "acc_think_answer", "len"), 0)
+    keys = ("n", "think", "think_any", "acc", "acc_answer", "acc_think", "acc_think_answer", "acc_direct", "len")
+    tot = dict.fromkeys(keys, 0)
     per_k: dict[int, dict] = {}
     for p, rs in zip(problems, responses):
-        d = per_k.setdefault(p.difficulty, dict.fromkeys(("n", "think", "acc", "acc_answer", "trace"), 0))
+        d = per_k.setdefault(p.difficulty, dict.fromkeys(("n", "think", "think_any", "acc", "acc_answer", "trace"), 0))
         for r in rs:
-            thinks, right = p.task.thinks(r), p.is_correct(r)
+            any_trace, well, right = p.task.thinks(r), p.task.thinks_well(r), p.is_correct(r)
             ok = verified(p, r)
             check_verified([ok], [right])
             for acc in (tot, d):
                 acc["n"] += 1
-                acc["think"] += thinks
+                acc["think"] += well
+                acc["think_any"] += any_trace
                 acc["acc"] += ok
                 acc["acc_answer"] += right
-            tot["acc_think"] += ok and thinks
-            tot["acc_think_answer"] += right and thinks
+            tot["acc_think"] += ok and well
+            tot["acc_think_answer"] += right and well
+            tot["acc_direct"] += right and not any_trace
             tot["len"] += len(r)
-            d["trace"] += len(trace_of(r)) if thinks else 0
-    n, n_think = tot["n"], tot["think"]
-    return {"think": n_think / n, "acc": tot["acc"] / n, "acc_answer": tot["acc_answer"] / n, "len": tot["len"] / n,
+            d["trace"] += len(trace_of(r)) if well else 0
+    n, n_think, n_direct = tot["n"], tot["think"], tot["n"] - tot["think_any"]
+    return {"think": n_think / n, "think_any": tot["think_any"] / n, "acc": tot["acc"] / n,
+            "acc_answer": tot["acc_answer"] / n, "len": tot["len"] / n,
             "acc_think": tot["acc_think"] / n_think if n_think else 0.0,
             "acc_think_answer": tot["acc_think_answer"] / n_think if n_think else 0.0,
-            "acc_direct": (tot["acc_answer"] - tot["acc_think_answer"]) / (n - n_think) if n > n_think else 0.0,
+            "acc_direct": tot["acc_direct"] / n_direct if n_direct else 0.0,
             by_key(problems): {
-                str(k): {"think": d["think"] / d["n"], "acc": d["acc"] / d["n"], "acc_answer": d["acc_answer"] / d["n"],
+                str(k): {"think": d["think"] / d["n"], "think_any": d["think_any"] / d["n"], "acc": d["acc"] / d["n"],
+                         "acc_answer": d["acc_answer"] / d["n"],
                          "trace": d["trace"] / d["think"] if d["think"] else 0.0} for k, d in sorted(per_k.items())}}
 
 
 def sampling_report(model, problems: list[Problem], cfg: EvalConfig) -> dict:
     """One sampling pass (cfg.passk_N per problem) summarised: pass@k curve, verified and answer-only, and
     its random-guess baseline, per-problem correct counts (verified and answer-only), distinct answers and
-    token entropy of the samples."""
+    token entropy of the samples, and beside them a uniform guess's (`uniform_guess_diversity`: "guess_distinct"
+    and "guess_answer_entropy", the answer token's entropy log n)."""
     responses = sample_set(model, problems, cfg.passk_N, cfg.temperature, cfg.seed)
+    guess = uniform_guess_diversity(problems, cfg.passk_N)
     curve, counts = pass_curve_of(problems, responses, cfg.passk_ks)
     curve_answer, counts_answer = pass_curve_of(problems, responses, cfg.passk_ks, answer_only)
     return {"pass_at_k": curve, "pass_at_k_answer": curve_answer,
             "random_baseline": baseline_curve(problems, [int(k) for k in curve]),
             "counts": counts, "counts_answer": check_verified(counts, counts_answer),
             "distinct_answers": distinct_answers(problems, responses),
-            "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples)}
+            "entropy": sample_entropy(model, problems, responses, cfg.entropy_samples),
+            "guess_distinct": guess["distinct_answers"], "guess_answer_entropy": guess["answer_entropy"]}
 
 
 def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -> tuple[dict, list[dict]]:
@@ -360,4 +399,4 @@ def set_report(model, problems: list[Problem], set_name: str, cfg: EvalConfig) -
             "sampled_acc": sum(report["counts"]) / draws,
             "sampled_acc_answer": sum(report["counts_answer"]) / draws,
             **{k: report[k] for k in ("pass_at_k", "pass_at_k_answer", "random_baseline", "distinct_answers",
-                                      "entropy")}}, rows
+                                      "guess_distinct", "entropy", "guess_answer_entropy")}}, rows

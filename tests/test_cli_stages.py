@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import runpy
 import sys
 from pathlib import Path
@@ -195,7 +196,9 @@ def test_eval_stages(workdir):
     assert "arith" in chain["edge"]["failure_mix"] and chain["edge"]["random_baseline"]["1"] == pytest.approx(1 / 7)
     run = json.loads((workdir / "reports/eval/hop/rl_grpo_s0.json").read_text())
     assert set(run["edge"]) == {"greedy", "failure_mix", "sampled_acc", "sampled_acc_answer", "pass_at_k",
-                               "pass_at_k_answer", "random_baseline", "distinct_answers", "entropy"}
+                               "pass_at_k_answer", "random_baseline", "distinct_answers", "guess_distinct", "entropy",
+                               "guess_answer_entropy"}
+    assert chain["edge"]["guess_answer_entropy"] == pytest.approx(math.log(7))  # every chain problem: 7 digits
     # the per-problem outcomes the studies resample: one row per problem of each set, agreeing with the
     # greedy accuracy (`correct`) and the sampled one (`sampled`, the share of N = 4 samples right)
     for stem, out in (("base_cot", "reports/eval/hop"), ("rl_grpo_s0", "reports/eval/hop"),

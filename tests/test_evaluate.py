@@ -161,8 +161,11 @@ def test_model_evaluations_shapes_and_determinism(tiny_model):
     assert ent == pytest.approx(sample_entropy(tiny_model, probs, responses, chunk=5), rel=1e-5)
     assert ent == pytest.approx(sample_entropy_plain(tiny_model, probs, responses), rel=1e-5)
     think = think_profile(tiny_model, probs, N=4, seed=2)
-    assert set(think) == {"think", "acc", "acc_answer", "len", "acc_think", "acc_think_answer", "acc_direct", "by_k"}
-    assert set(think["by_k"]) == {"2", "3"} and set(think["by_k"]["2"]) == {"think", "acc", "acc_answer", "trace"}
+    assert set(think) == {"think", "think_any", "acc", "acc_answer", "len", "acc_think", "acc_think_answer",
+                          "acc_direct", "by_k"}
+    assert set(think["by_k"]) == {"2", "3"}
+    assert set(think["by_k"]["2"]) == {"think", "think_any", "acc", "acc_answer", "trace"}
+    assert all(0 <= t["think"] <= t["think_any"] <= 1 for t in (think, *think["by_k"].values()))
     assert think == think_profile(tiny_model, probs, N=4, seed=2)
     rep = sampling_report(tiny_model, probs, EvalConfig(passk_N=4, passk_ks=[1, 2, 4, 8], entropy_samples=2))
     assert list(rep["pass_at_k"]) == list(rep["pass_at_k_answer"]) == list(rep["random_baseline"]) == ["1", "2", "4"]
@@ -187,8 +190,8 @@ def test_think_profile_counts_traces(tiny_model, monkeypatch):
     # verified: only "bcd|d$"; by the answer: it and the five right direct answers
     assert t["think"] == 2 / 8 and t["acc"] == 1 / 8 and t["acc_answer"] == 6 / 8
     assert t["acc_think"] == t["acc_think_answer"] == 0.5 and t["acc_direct"] == 5 / 6
-    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.25, "acc_answer": 0.5, "trace": 2.5}
-    assert t["by_k"]["2"] == {"think": 0.0, "acc": 0.0, "acc_answer": 1.0, "trace": 0.0}
+    assert t["by_k"]["3"] == {"think": 0.5, "think_any": 0.5, "acc": 0.25, "acc_answer": 0.5, "trace": 2.5}
+    assert t["by_k"]["2"] == {"think": 0.0, "think_any": 0.0, "acc": 0.0, "acc_answer": 1.0, "trace": 0.0}
     assert t["len"] == pytest.approx(sum(len(r) for rs in fake for r in rs) / 8)
 
 
@@ -289,7 +292,7 @@ def test_sampling_defaults_and_arguments_reach_the_sampler(tiny_model, monkeypat
     # (N, temperature, seed) as passed; defaults: pass_curve T = 1, seed 7; think_profile N = 16, T = 1, seed 3
     assert calls == [(2, 0.5, 5), (2, 1.0, 7), (16, 1.0, 3)]
     # a response that never wrote `|` does not think, and its letters are no trace
-    assert t["by_k"]["3"] == {"think": 0.5, "acc": 0.5, "acc_answer": 0.5, "trace": 3.0}
+    assert t["by_k"]["3"] == {"think": 0.5, "think_any": 0.5, "acc": 0.5, "acc_answer": 0.5, "trace": 3.0}
 
 
 def test_outcomes_csv_carries_sampled_when_the_rows_do():

@@ -9,6 +9,7 @@ that plots the wrong column, drops a series or mislabels an axis fails here.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -192,7 +193,7 @@ def test_zero_training_figure(caught):
                            "think2": (pytest.approx(dodged(1)), pytest.approx([0.05, 0.15, 0.25]))}
     assert series(think_rate) == {"think0": (list(STEPS), const(0.55)), "think2": (list(STEPS), const(0.6))}
     assert series(reward) == {"think0": (list(STEPS), const(0.11)), "think2": (list(STEPS), const(0.16))}
-    assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a trace"
+    assert think.get_ylabel() == think_rate.get_ylabel() == "share of responses with a well-formed trace"
     assert acc.get_ylabel() == "accuracy (fraction correct)"
     assert reward.get_ylabel() == "mean reward per sample (0–1)"
     assert [ax.get_title() for ax in (think, acc, think_rate, reward)] == [
@@ -234,7 +235,7 @@ def test_zero_by_hops_figure(caught):
     assert all(not c.has_yerr for c in a.containers) and not {c.get_label(): c for c in b.containers}[
         "before RL"].has_yerr
     assert (a.get_title(), b.get_title()) == ("base think0", "base think2")
-    assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a trace"
+    assert a.get_xlabel() == "hop count k" and a.get_ylabel() == "share of responses with a well-formed trace"
     # sibling panels of a share: one 0-1 axis (think0's rates of at most 0.01 read as near 0, not as a change)
     assert a.get_ylim() == b.get_ylim() == pytest.approx(figures.SHARE_YLIM)
     assert caught["by_hops.png"].get_suptitle() == (
@@ -599,13 +600,23 @@ def test_passk_diversity_figure(caught):
     dots = sorted(tuple(map(float, x.get_ydata())) for x in distinct.get_lines() if x.get_label() == "_run")
     assert dots == [(1.0, 2.0), (2.0, 1.0)]
     assert distinct.get_ylabel() == "distinct answers per problem (mean)"
-    assert entropy.get_ylabel() == "token entropy of own samples (nats)"
+    assert entropy.get_ylabel() == "token entropy of own samples (nats, per response token)"
     assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]
     assert [t.get_text() for t in entropy.get_xticklabels()] == ["n12", "n8"]
     assert distinct.get_xlabel() == entropy.get_xlabel() == "test set"
     note = "\n(dots: each seed under 5; whiskers: 95% CI from 5 seeds)"
     assert distinct.get_title() == "Distinct answers per problem (mean)" + note
-    assert entropy.get_title() == "Token entropy of own samples (nats)" + note
+    assert entropy.get_title() == "Token entropy of own samples (nats, per response token)" + note
+    # beside each set's bars a uniform guess's value, dotted: its distinct answers among n letters with N = 4
+    # draws, n (1 - (1 - 1/n)^4) (n12: 12 x 0.2939 = 3.527; n8: 8 x 0.4138 = 3.310), and its entropy at the answer
+    # token, ln n (ln 12 = 2.485, ln 8 = 2.079); the files carry no guess_*: from the guess's pass@1, 1/n
+    for ax, want in ((distinct, [12 * (1 - (11 / 12) ** 4), 8 * (1 - (7 / 8) ** 4)]),
+                     (entropy, [math.log(12), math.log(8)])):
+        assert [c.get_paths()[0].vertices[0, 1] for c in ax.collections] == pytest.approx(want)  # one per set
+    assert distinct.collections[0].get_label() == ("uniform guess among ~12 answers (hop), its distinct answers: "
+                                                   "a reference")
+    assert entropy.collections[0].get_label() == ("uniform guess among ~12 answers (hop), its answer-token entropy "
+                                                  "ln n: a reference")
     # three arms side by side around each set's tick, each 0.8 / 3 wide
     for ax in (distinct, entropy):
         centres = {k: [round(r.get_x() + r.get_width() / 2, 9) for r in c] for k, c in bars(ax).items()}

@@ -158,9 +158,30 @@ def test_sampling_report_by_hand(sampled):
     assert list(rep["pass_at_k"]) == list(rep["pass_at_k_answer"]) == ["1", "2", "4"]
     assert rep["random_baseline"] == pytest.approx({str(k): 1 - 0.8**k for k in (1, 2, 4)})
     assert rep["distinct_answers"] == pytest.approx((3 + 4 + 1) / 3)
+    # beside it, a uniform guess among the ring's 5 letters, N = 4 draws: 5 (1 - (4/5)^4) = 5 x 0.5904 = 2.952
+    # distinct letters expected per problem; its entropy over the answer: ln 5 = 1.6094 nats
+    assert rep["guess_distinct"] == pytest.approx(2.952)
+    assert rep["guess_answer_entropy"] == pytest.approx(1.6094379)
     # the first two samples of each: "bc|c$" 4H+U, "|c$" 2H+U, "cde|a$" 5H+U, "cd|d$" 4H+U, "d|d$" 3H+U,
     # "|d$" 2H+U
     assert rep["entropy"] == pytest.approx((20 * H + 6 * U) / 26, rel=1e-6)
+
+
+def test_uniform_guess_diversity_by_hand():
+    """A uniform guess among n answers, N draws: n (1 - (1 - 1/n)^N) distinct values expected, entropy ln n over
+    the answer; both averaged over the set's problems (not taken at the mean n)."""
+    import random
+
+    from reasonrl.tasks.hop import make_problem
+
+    two, four = make_problem(random.Random(0), 2, 1), make_problem(random.Random(0), 4, 1)  # rings of 2 and 4
+    # n = 2, N = 2: 2 (1 - 1/4) = 1.5; n = 4, N = 2: 4 (1 - 9/16) = 1.75; their mean 1.625 (at the mean n = 3:
+    # 3 (1 - 4/9) = 1.667, not the same)
+    got = ev.uniform_guess_diversity([two, four], 2)
+    assert got["distinct_answers"] == pytest.approx(1.625)
+    assert got["answer_entropy"] == pytest.approx((math.log(2) + math.log(4)) / 2)  # 1.5 ln 2 = 1.0397
+    assert ev.uniform_guess_diversity([four], 1) == pytest.approx({"distinct_answers": 1.0,  # one draw, one value
+                                                                   "answer_entropy": math.log(4)})
 
 
 def test_pass_curve_by_hand(sampled):
@@ -178,14 +199,14 @@ def test_think_profile_by_hand(sampled):
     # thinking: bc|c$ b|d$ | cde|a$ cd|d$ | d|d$ d|d$ de|d$  -> 7 of 12; right answers among them: bc|c$, d|d$ x2,
     # de|d$; verified: those but de|d$ (a hop too long). direct: |c$ (right), |a$, "", |b$, |d$ (right) -> 5 of 12;
     # 2 right answers, none verified
-    assert t["think"] == pytest.approx(7 / 12)
+    assert t["think"] == t["think_any"] == pytest.approx(7 / 12)  # every trace here is well-formed
     assert t["acc"] == pytest.approx(3 / 12) and t["acc_answer"] == pytest.approx(6 / 12)
     assert t["acc_think"] == pytest.approx(3 / 7) and t["acc_think_answer"] == pytest.approx(4 / 7)
     assert t["acc_direct"] == pytest.approx(2 / 5)
     assert t["len"] == pytest.approx((5 + 3 + 3 + 4 + 6 + 5 + 0 + 3 + 4 + 3 + 4 + 5) / 12)
-    want = {"1": {"think": 3 / 4, "acc": 2 / 4, "acc_answer": 1.0, "trace": (1 + 1 + 2) / 3},
-            "2": {"think": 2 / 4, "acc": 1 / 4, "acc_answer": 2 / 4, "trace": (2 + 1) / 2},
-            "3": {"think": 2 / 4, "acc": 0.0, "acc_answer": 0.0, "trace": (3 + 2) / 2}}
+    want = {"1": {"think": 3 / 4, "think_any": 3 / 4, "acc": 2 / 4, "acc_answer": 1.0, "trace": (1 + 1 + 2) / 3},
+            "2": {"think": 2 / 4, "think_any": 2 / 4, "acc": 1 / 4, "acc_answer": 2 / 4, "trace": (2 + 1) / 2},
+            "3": {"think": 2 / 4, "think_any": 2 / 4, "acc": 0.0, "acc_answer": 0.0, "trace": (3 + 2) / 2}}
     assert list(t["by_k"]) == list(want)
     for k, row in want.items():
         assert t["by_k"][k] == pytest.approx(row)
@@ -292,6 +313,29 @@ def test_think_profile_when_every_or_no_response_thinks(monkeypatch):
         t = ev.think_profile(TableModel(), [p], N=2)
         assert {k: t[k] for k in want} == want
         assert t["by_k"]["2"]["trace"] == (1.5 if want["think"] else 0.0)
+
+
+def test_think_rate_counts_well_formed_traces_only(monkeypatch):
+    """A degenerate policy (trace steps then garbage, two answers) passes `thinks` but not the think rate: it counts
+    in think_any alone, and in neither conditional accuracy."""
+    p = prob("a", 2)  # ring of 5 letters, answer c after the trace "bc"
+    responses = ["bc|c$",  # thinks well, verified
+                 "bc|c$|d$",  # two answers: a trace, not well-formed; its first answer is read (right, verified)
+                 "bcd|cc$",  # trace then garbage: no parsable answer
+                 "|c$",  # direct, right
+                 "|d$"]  # direct, wrong
+    assert [p.task.thinks(r) for r in responses] == [True, True, True, False, False]
+    assert [p.task.thinks_well(r) for r in responses] == [True, False, False, False, False]
+    monkeypatch.setattr(ev, "sample_responses", lambda *a, **k: [list(responses)])
+    t = ev.think_profile(TableModel(), [p], N=5)
+    assert t["think"] == 1 / 5 and t["think_any"] == 3 / 5  # 1 well-formed trace; 3 traces of any form
+    # the three parts sum to all five: thinking well 1, a trace of the wrong form 3 - 1 = 2, direct 5 - 3 = 2
+    assert t["think"] * 5 + (t["think_any"] - t["think"]) * 5 + (1 - t["think_any"]) * 5 == pytest.approx(5)
+    assert t["acc_think"] == t["acc_think_answer"] == 1.0  # over the one well-formed trace, which is right
+    assert t["acc_direct"] == 1 / 2  # over the two direct answers ("|c$" right), not the degenerate traces
+    assert t["acc"] == 2 / 5 and t["acc_answer"] == 3 / 5  # "bc|c$", "bc|c$|d$"; and "|c$" by the answer
+    assert t["by_k"]["2"] == {"think": 1 / 5, "think_any": 3 / 5, "acc": 2 / 5, "acc_answer": 3 / 5,
+                              "trace": 2.0}  # the trace length of the well-formed one only ("bcd" is 3)
 
 
 # ----------------------------------------------------------------------------- study configs, each check by hand
@@ -415,6 +459,25 @@ def test_zero_think_vs_direct_bars_and_notes_by_hand(monkeypatch):
     notes = sorted((t.get_text(), round(t.get_position()[0], 9), round(t.get_position()[1], 9)) for t in ax.texts)
     assert notes == [("<1%", -0.1, 0.52), ("<1%", 1.3, 0.42), ("n/a", -0.3, 0.02)]
     assert ax.get_ylim() == figures.SHARE_YLIM and ax.get_xlabel() == "starting base"
+    plt.close(figs["t.png"])
+
+
+def test_zero_direct_bar_rests_on_the_responses_with_no_trace(monkeypatch):
+    """The direct bar's share is 1 − think_any (no trace at all), not 1 − think: a degenerate policy whose traces are
+    mostly of the wrong form (think 0.5, any trace 0.995) answers directly in 0.5% of its responses: marked <1%."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    figs = {}
+    monkeypatch.setattr(zero, "save_figure", lambda fig, path: figs.__setitem__(Path(path).name, fig))
+    cfg = zero.Config(runs={"A": "r1"})
+    prof = {"A": {"before": {"think": 0.5, "think_any": 0.995, "acc_think": 0.5, "acc_direct": 0.25},
+                  "after": {"think": 0.5, "think_any": 0.5, "acc_think": 0.5, "acc_direct": 0.25}}}
+    zero.think_vs_direct_figure(cfg, prof, Path("t.png"))
+    (ax,) = figs["t.png"].axes
+    notes = sorted((t.get_text(), round(t.get_position()[0], 9), round(t.get_position()[1], 9)) for t in ax.texts)
+    assert notes == [("<1%", 0.1, 0.27)]  # the direct bar before RL only: 1 − 0.995 = 0.005 of the responses
     plt.close(figs["t.png"])
 
 

@@ -145,6 +145,7 @@ def test_records_of_the_step(monkeypatch):
     # the wrong ones: every length but those of rows 0, 4, 5, 11
     assert record["rollout/length_wrong"] == pytest.approx((5 + 4 + 8 + 6 + 4 + 3 + 4 + 5) / 8)
     assert record["rollout/think_rate"] == pytest.approx(10 / 12)  # "|e$" and "|a$" answer directly
+    assert record["rollout/think_any_rate"] == pytest.approx(10 / 12)  # the other ten are well-formed
     assert record["rollout/zero_var_frac"] == 0.0
     assert record["losses/kl"] == pytest.approx(0.0, abs=1e-6)  # the reference is the policy itself
 
@@ -323,6 +324,17 @@ def test_dynamic_sampling_stops_resampling_at_the_rollout_budget(monkeypatch):
     assert [p.prompt for p in batch.problems] == [P2.prompt] * 4
     a, b = 0.75 / (0.5 + EPS), -0.25 / (0.5 + EPS)
     assert seen.w.tolist() == pytest.approx([a, b, b, b], rel=1e-6)
+
+
+def test_think_rate_record_counts_well_formed_traces_only():
+    """`rollout/think_rate` counts the rollouts that think well; one of any form counts in
+    `rollout/think_any_rate` alone (a degenerate policy's trace steps then garbage, or two answers)."""
+    p = P1  # ring a..e from a, two hops: the gold response is "bc|c$"
+    responses = ["bc|c$", "bc|cc$", "bc|c|c$", "|c$"]  # well-formed; trace then garbage; two answers; direct
+    ones = torch.ones(4)
+    batch = Batch([p] * 4, responses, ones, ones, 4, 0.0)
+    record = R.rollout_record(batch, torch.zeros(4, 3), 0.0, torch.ones(4, 3))
+    assert record["rollout/think_rate"] == 1 / 4 and record["rollout/think_any_rate"] == 3 / 4
 
 
 def test_dynamic_sampling_records_on_the_unfiltered_samples(monkeypatch):
@@ -662,7 +674,7 @@ def test_the_heap_is_trimmed_before_each_large_transient_and_after_each_step(mon
     hist = T.train_rl(job, _model(), verifier=verifier, progress=False, hooks=M.memory_hooks(job, verifier is not None))
     assert events == step_events * 2
     rollout = ["reward/proxy", "reward/true", "rollout/zero_var_frac", "rollout/length", "rollout/length_wrong",
-               "rollout/think_rate", "rollout/entropy", "losses/kl"]
+               "rollout/think_rate", "rollout/think_any_rate", "rollout/entropy", "losses/kl"]
     filtered = ["filtered/" + k.split("/", 1)[1] for k in rollout] if dynamic else []
     assert list(hist["steps"][0]) == ["step", *rollout, *filtered, "rollout/count", "losses/pg", "losses/kl_term",
                                       "losses/clip_frac", "losses/grad_norm", "time/seconds"]  # the history's columns

@@ -87,7 +87,8 @@ def test_measure_writes_problems_of_and_checks_every_set_before_sampling(monkeyp
         sampled.append(keys(problems))
         per = [0] * len(problems)
         return {"pass_at_k": {"1": 0.0}, "pass_at_k_answer": {"1": 0.0}, "random_baseline": {"1": 0.1},
-                "distinct_answers": 1.0, "entropy": 0.5, "counts": per, "counts_answer": per}
+                "distinct_answers": 1.0, "guess_distinct": 2.5, "entropy": 0.5, "guess_answer_entropy": 1.5,
+                "counts": per, "counts_answer": per}
 
     monkeypatch.setattr(passk_eval, "sampling_report", fake_report)
     two = [prob("d0", 5, 1), prob("e0", 5, 2), prob("d1", 5, 1), prob("e1", 5, 2)]  # 2 cells
@@ -100,6 +101,9 @@ def test_measure_writes_problems_of_and_checks_every_set_before_sampling(monkeyp
     assert {k: out["sets"]["file"][k] for k in ("problems", "of", "difficulties")} == {
         "problems": 6, "of": 12, "difficulties": [1, 2]}
     assert len(out["sets"]["file"]["counts"]) == 6
+    # a uniform guess's distinct answers and answer entropy go into the data file beside the model's
+    assert {k: out["sets"]["file"][k] for k in ("guess_distinct", "guess_answer_entropy")} == {
+        "guess_distinct": 2.5, "guess_answer_entropy": 1.5}
     every = passk_eval.measure(None, {"file": FILE}, EvalConfig(passk_N=1, passk_ks=[1]))  # an eval: section's
     assert (every["sets"]["file"]["problems"], every["sets"]["file"]["of"]) == (12, 12)
 

@@ -2,6 +2,8 @@
 test_report.py (which reaches these functions only through whole reports, too slowly for mutation testing).
 Every expected number below is worked out by hand from the inputs."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -21,7 +23,9 @@ def think_run(name: str, seed: int, before: dict, after: dict) -> Run:
         acc_by = e.get("acc_by", {})
         evals.append({"step": step, "think": e["think"], "acc": e["acc"], "acc_think": e.get("acc_think", 0.0),
                       "acc_direct": e.get("acc_direct", 0.0),
+                      **({"think_any": e["think_any"]} if "think_any" in e else {}),  # absent: an older evaluation
                       "by_difficulty": {str(k): {"think": v, "acc": acc_by.get(k, 0.5)}
+                                        | ({"think_any": 1.0} if "think_any" in e else {})
                                         for k, v in e["by_difficulty"].items()}})
     return Run(name, pd.DataFrame(), evals_frame(evals), {"job": {"seed": seed}, "evals": evals}, None)
 
@@ -59,11 +63,28 @@ def test_zero_rates_by_difficulty_and_pairing_by_seed():
 
 
 def test_zero_profile_leaves_out_conditional_accuracies_without_such_responses():
-    assert zero.profile(A0, 0) == {"think": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
+    # an evaluation without think_any (written before it existed) counted any trace as "think": both that count
+    assert zero.profile(A0, 0) == {"think": 0.0, "think_any": 0.0, "acc": 0.2, "acc_think": None, "acc_direct": 0.2,
                                    "by_difficulty": {1: 0.0, 2: 0.1}}
-    assert zero.profile(A1, -1) == {"think": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
+    assert zero.profile(A1, -1) == {"think": 1.0, "think_any": 1.0, "acc": 0.8, "acc_think": 0.8, "acc_direct": None,
                                     "by_difficulty": {1: 0.4, 2: 0.6}}
     assert zero.profile(B1, -1)["acc_think"] == 0.0 and zero.profile(B1, -1)["acc_direct"] == 0.1
+
+
+def test_zero_profile_reads_the_well_formed_think_rate_and_any_trace_beside_it():
+    """A degenerate policy: every response has a trace, only 0.25 of them well-formed. The think rate (and the per-hop
+    rates the answers resample) is the well-formed one; any trace sits beside it; with no response lacking a
+    trace there is no direct accuracy, though the think rate is below 1."""
+    run = think_run("d0", 0, {"think": 0.0, "think_any": 0.0, "acc": 0.2, "acc_direct": 0.2,
+                              "by_difficulty": {1: 0.0, 2: 0.0}},
+                    {"think": 0.25, "think_any": 1.0, "acc": 0.1, "acc_think": 0.4, "acc_direct": 0.0,
+                     "by_difficulty": {1: 0.2, 2: 0.3}})
+    after = zero.profile(run, -1)
+    assert after["think"] == 0.25 and after["think_any"] == 1.0
+    assert after["acc_think"] == 0.4 and after["acc_direct"] is None  # no response without a trace
+    assert after["by_difficulty"] == {1: 0.2, 2: 0.3}  # by_difficulty.<k>.think, not .think_any (1.0)
+    assert {k: v.tolist() for k, v in zero.by_difficulty(run, -1).items()} == {0: [0.2, 0.3]}
+    assert zero.arm_profile([run], -1)["think_any"] == 1.0
 
 
 def test_zero_arm_profile_averages_over_seeds():
@@ -181,6 +202,16 @@ def test_passk_arm_mean():
     assert passk.arm_mean(CFG, DATA, "base", "easy", "entropy") == 0.2
 
 
+def test_passk_guess_reads_the_stage_values_before_the_pass_at_1():
+    """The passk@ stage's per-problem averages win (hop edge: rings of 15 and 16, N = 256: (15 + 16) / 2 = 15.5
+    distinct, (ln 15 + ln 16) / 2 = 2.7403 nats); a file without them falls back on n = 1 / the guess's mean pass@1,
+    exact for one n (chain, 7 digits, N = 2: 7 (1 - 36/49) = 13/7 = 1.857; ln 7 = 1.9459)."""
+    g = (1 / 15 + 1 / 16) / 2
+    both = {"random_baseline": {"1": g}, "guess_distinct": 15.5, "guess_answer_entropy": 2.7403}
+    assert passk.guess(both, 256) == (15.5, 2.7403)
+    assert passk.guess({"random_baseline": {"1": 1 / 7}}, 2) == pytest.approx((13 / 7, math.log(7)))
+
+
 def test_passk_comparisons_pair_the_base_with_every_seed():
     cmps = passk.comparisons(CFG, DATA, "hard", [1, 4])
     assert list(cmps) == ["RL"] and [x.pair for x in cmps["RL"]] == ["rl_vs_base_hard_k001", "rl_vs_base_hard_k004"]
@@ -211,7 +242,11 @@ def test_passk_rows_metrics_and_answer():
     rows = passk.table_rows(CFG, DATA, sets, cis, cmps, answer_ends(CFG, DATA, sets))
     assert [(r["set"], r["arm"], r["seeds"]) for r in rows] == [("hard", "base", 1), ("hard", "RL", 2),
                                                                ("easy", "base", 1), ("easy", "RL", 2)]
-    assert rows[1]["distinct answers"] == 1.25 and rows[0]["entropy (nats)"] == 0.2
+    assert rows[1]["distinct answers"] == 1.25 and rows[0]["token entropy (nats)"] == 0.2
+    # beside them a uniform guess's, on the arm's task: the files hold only its pass@1 0.1, so n = 10; N = 4 draws:
+    # 10 (1 - 0.9^4) = 10 x 0.3439 = 3.439 distinct answers; ln 10 = 2.3026 nats at the answer token
+    assert rows[1]["uniform guess: distinct answers"] == pytest.approx(3.439)
+    assert rows[1]["uniform guess: answer-token entropy ln n"] == pytest.approx(2.302585)
     assert rows[1]["pass@1 [95% CI]"].startswith("0.469 [") and rows[1]["pass@4 [95% CI]"].startswith("0.500 [")
     # mean curves: RL 0.469, 0.5 against the base's 0.3125, 0.6458 (pass@2 of 2/4: 1 - C(2,2)/C(4,2) = 5/6)
     assert rows[1]["mean curve vs base"] == "means cross above → below between k = 1 and k = 2"

@@ -59,6 +59,8 @@ def test_gold_targets_are_correct_well_formed_and_in_the_response_format(task):
         assert task.thinks(cot) == bool(p.trace) and not task.thinks(direct)
         assert not task.thinks(p.trace) and not task.thinks(p.trace + END)  # no mark: no answer after a trace
         assert task.well_formed(cot) == bool(p.trace) and not task.well_formed(direct)
+        assert task.thinks_well(cot) == bool(p.trace) and not task.thinks_well(direct)  # the think rates' count
+        assert not task.thinks_well(cot + END) and task.thinks(cot + END) == bool(p.trace)  # any trace: thinks only
         assert not task.well_formed(cot + END) and not task.well_formed(p.trace)
         assert len(cot) <= p.budget  # the sampler leaves room for the gold response
 

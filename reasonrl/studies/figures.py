@@ -207,7 +207,8 @@ def is_share(ylabel: str) -> bool:
 
 # The range of each per-step training record that has one: a t-interval over a few seeds that split can
 # overshoot it, and a band is cut there (an entropy or a length is never negative, a share stays in 0-1)
-RANGES = {"reward/true": (0.0, 1.0), "rollout/think_rate": (0.0, 1.0), "rollout/zero_var_frac": (0.0, 1.0),
+RANGES = {"reward/true": (0.0, 1.0), "rollout/think_rate": (0.0, 1.0), "rollout/think_any_rate": (0.0, 1.0),
+          "rollout/zero_var_frac": (0.0, 1.0),
           "rollout/entropy": (0.0, math.inf), "rollout/length": (0.0, math.inf),
           "rollout/length_wrong": (0.0, math.inf), "losses/kl": (0.0, math.inf), "losses/clip_frac": (0.0, 1.0)}
 

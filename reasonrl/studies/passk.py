@@ -1,6 +1,7 @@
 """Study `passk`, the edge of competence: does RL widen or narrow pass@k, depending on where its data sit?
 Each arm of runs against the bases it started from, pass@k for k = 1…N on several sets beside the
-random-guess baseline, with distinct answers and sample entropy, and where each arm's curve crosses the base's.
+random-guess baseline, with distinct answers and sample entropy (each beside a uniform guess's value: `guess`),
+and where each arm's curve crosses the base's.
 
 An arm is a list of models of `passk.models` (one per seed; `passk.arms`, default one model per arm), all
 of one task. pass@k is computed per problem (the unbiased estimator from each problem's count of verified
@@ -189,6 +190,24 @@ def arm_mean(cfg: Config, data: dict, label: str, set_name: str, key: str) -> fl
     return sum(data[m]["sets"][set_name][key] for m in cfg.arms[label]) / len(cfg.arms[label])
 
 
+def guess(info: dict, N: int) -> tuple[float, float]:
+    """(distinct answers, answer-token entropy in nats) of a uniform guess among the n answers each problem
+    allows, N draws per problem, on one set of a data file (`info`: data["sets"][name]): the values the passk@
+    stage wrote (`guess_distinct`, `guess_answer_entropy`: evaluate.uniform_guess_diversity, n (1 - (1 - 1/n)^N)
+    and ln n averaged over the set's problems). A file measured before they existed holds only the guess's mean
+    pass@1 g (`random_baseline`): n = 1 / g then, exact where every problem allows the same n (chain: 7 digits),
+    otherwise n's harmonic mean over the problems (hop edge, rings 15 and 16: 15.48 for a mean 15.5).
+
+    The measured entropy is not the answer's: it is the mean per token over the whole response (trace, mark,
+    answer, end; `sample_entropy`), so ln n is the reference for the answer token alone, shown beside it under
+    its own name, neither a floor nor a ceiling of it (a policy that guesses the answer uniformly and writes every
+    other token for certain has a per-token mean of ln n over the response's length)."""
+    if "guess_distinct" in info and "guess_answer_entropy" in info:
+        return info["guess_distinct"], info["guess_answer_entropy"]
+    n = 1 / info["random_baseline"]["1"]
+    return n * (1 - (1 - 1 / n) ** N), float(np.log(n))
+
+
 def measured(info: dict) -> str:  # "248 of 1,000 problems" (passk.eval.problems), or "1,000 problems": all
     n, of = info["problems"], info.get("of", info["problems"])
     return f"{n:,} problems" if n == of else f"{n:,} of {of:,} problems"
@@ -295,7 +314,7 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
     # the tasks' bases share black, and this figure draws every task's arms on one axis: a hatch per task
     hatches = {task: ("", "//", "..", "xx")[i % 4] for i, task in enumerate(cfg.tasks())}
     for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
-                            (axes[1], "entropy", "token entropy of own samples (nats)")):
+                            (axes[1], "entropy", "token entropy of own samples (nats, per response token)")):
         for i, label in enumerate(cfg.arms):
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
@@ -313,14 +332,18 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
                 for x, v in zip(xs, per_seed):
                     ax.plot([x] * len(v), v, ls="none", marker="o", ms=2.5, mfc="white", mec="0.15", mew=0.7,
                             label="_run")
-        if key == "distinct_answers":  # what guessing alone would give: n options (1 / the guess's pass@1), N draws
-            n_draws = base_data(cfg, data)["N"]
-            for j, s in enumerate(sets):
-                for task in cfg.tasks():
-                    g = curve(base_data(cfg, data, task), s, "random_baseline")[1][0]
-                    n = 1 / g
-                    ax.hlines(n * (1 - (1 - 1 / n) ** n_draws), j - 0.45, j + 0.45, color="k", ls=":", lw=1.4,
-                              label=f"uniform guess among ~{n:.0f} answers ({task}): a reference" if j == 0 else None)
+        # what guessing alone would give (`guess`): n (1 - (1 - 1/n)^N) distinct answers of N draws; ln n, the
+        # uniform guess's entropy at the answer token (the measured entropy is per token over the whole response)
+        n_draws = base_data(cfg, data)["N"]
+        for j, s in enumerate(sets):
+            for task in cfg.tasks():
+                info = base_data(cfg, data, task)["sets"][s]
+                n = 1 / info["random_baseline"]["1"]
+                value = guess(info, n_draws)[0 if key == "distinct_answers" else 1]
+                what = "distinct answers" if key == "distinct_answers" else "answer-token entropy ln n"
+                ax.hlines(value, j - 0.45, j + 0.45, color="k", ls=":", lw=1.4,
+                          label=f"uniform guess among ~{n:.0f} answers ({task}), its {what}: a reference"
+                          if j == 0 else None)
         ax.set_xticks(range(len(sets)), sets)
         ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:]
                + f"\n(dots: each seed under {MIN_BAND_RUNS}; whiskers: 95% CI from {MIN_BAND_RUNS} seeds)")
@@ -330,8 +353,14 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
     save_figure(fig, path)
 
 
+GUESS_DISTINCT, GUESS_ENTROPY = "uniform guess: distinct answers", "uniform guess: answer-token entropy ln n"
+ENTROPY = "token entropy (nats)"
+
+
 def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, cmps: dict,
                answer: dict) -> list[dict]:
+    """One row per set and arm; the diversity columns each with a uniform guess's value beside it (`guess`, on
+    the arm's task)."""
     rows = []
     for s in sets:
         ks, _ = curve(base_data(cfg, data), s)
@@ -342,7 +371,9 @@ def table_rows(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict, c
                          f"pass@{ks[-1]} [95% CI]": stats.fmt_share(ivs[-1]),
                          f"answer-only pass@1 / {ks[-1]}": f"{one.mean:.3f} / {most.mean:.3f}",
                          "distinct answers": arm_mean(cfg, data, label, s, "distinct_answers"),
-                         "entropy (nats)": arm_mean(cfg, data, label, s, "entropy"),
+                         GUESS_DISTINCT: (g := guess(base_data(cfg, data, cfg.task_of(label))["sets"][s],
+                                                     base_data(cfg, data)["N"]))[0],
+                         ENTROPY: arm_mean(cfg, data, label, s, "entropy"), GUESS_ENTROPY: g[1],
                          "mean curve vs base": "—" if label in cfg.bases else
                          describe_crossing(ks, *paired_means(cmps[s][label])),
                          "with 95% CIs": "—" if label in cfg.bases else detected_crossing(ks, cmps[s][label])})
@@ -389,8 +420,15 @@ def report(cfg: Config, root: Path) -> None:
                  f"N = {base_data(cfg, data)['N']} samples per problem at temperature 1 ({on}); pass@k is the "
                  "unbiased estimator per problem from its verified samples (answer and trace right; answer-only: a "
                  "right answer), averaged over problems and seeds, with its 95% t-interval (the seed is the unit, with "
-                 "the test set's problem term). 'mean curve': where the mean curves cross, the base's over the arm's "
-                 "seeds ('between k = a and k = b': the last k on the old side and the first on the new side); 'with "
+                 "the test set's problem term). Distinct answers: distinct parsed answers among a problem's N samples "
+                 "(an unparsable one counts as one value), beside a uniform guess's among the n answers the problem "
+                 "allows, n (1 − (1 − 1/n)^N), averaged over the problems. Token entropy: the mean per token over "
+                 "the whole sampled response (trace, mark, answer, end), in nats; beside it a uniform guess's "
+                 "entropy at the answer token, ln n averaged over the problems: the reference for the answer "
+                 "position alone, not a floor or a ceiling of the measure (a policy that guesses the answer "
+                 "uniformly and writes every other token for certain has a per-token mean of ln n over the "
+                 "response's length). 'mean curve': where the mean curves cross, the base's over the arm's seeds "
+                 "('between k = a and k = b': the last k on the old side and the first on the new side); 'with "
                  "95% CIs': the k at which the paired interval excludes 0."),
         answers_table(every, "Paired comparisons with the base at every k", "pass@k per problem."), newsol.table(new)])
     write_json(root / study_metrics_path("passk"), study_metrics(cfg, sets, ks, cis, cmps, ans))
@@ -406,8 +444,9 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
     s = "edge" if "edge" in sets else sets[0]  # where RL's data sit
     kmax = [k for k in rows[0] if k.startswith("pass@")][-1]  # the largest k's column
     at = ", ".join(f"{r['arm']} {r['pass@1 [95% CI]']} / {r[kmax]}" for r in rows if r["set"] == s)
-    ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r['entropy (nats)']:.2f}" for r in rows
-                    if r["set"] == s)
+    ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r[ENTROPY]:.3f}" for r in rows if r["set"] == s)
+    guesses = ", ".join(f"{task} {r[GUESS_DISTINCT]:.2f} / ln n {r[GUESS_ENTROPY]:.3f}" for task in cfg.tasks()
+                        for r in [next(r for r in rows if r["set"] == s and r["task"] == task)])
     return Manifest(
         "passk", "pass@k at the edge of competence: where does RL widen or narrow what the model can solve?",
         "Where RL's data sit against the base's competence: does RL raise pass@1, pass@k at large k, or neither, "
@@ -415,8 +454,9 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
         [f"{label}: " + ", ".join(f"models/{data[m]['model']}.pt" for m in keys) for label, keys in cfg.arms.items()],
         [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
           f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
-         ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (whiskers: "
-          f"seed range); on {s} (distinct / entropy): {ent}.")],
+         ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (per "
+          f"response token), each beside a uniform guess's (dotted: its distinct answers, and its entropy at the "
+          f"answer token, ln n); on {s} (distinct / entropy): {ent}; a uniform guess: {guesses}.")],
         ["passk/table.md"], manifest_answers(files), summary=summary(cfg, data, rows, s, kmax), not_computed=lost)
 
 

@@ -1,6 +1,7 @@
 """The measurement behind the passk study (stage passk@<label>): N samples per problem of one model on
 several fixed sets -> pass@k for k up to N (verified, and answer-only beside it), the random-guess baseline,
-distinct answers and entropy; on every problem of a set, or on a fixed stratified subset (`subset`)."""
+distinct answers and entropy (a uniform guess's beside each); on every problem of a set, or on a fixed
+stratified subset (`subset`)."""
 
 from __future__ import annotations
 
@@ -78,9 +79,11 @@ class Config:
 
 def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
     """{"N", "seed", "sets": {name: {difficulties, problems, of, pass_at_k, pass_at_k_answer, random_baseline,
-    distinct_answers, entropy, counts, counts_answer}}}: counts are the verified samples out of N per problem
-    measured (`subset` of cfg.problems; `problems` of the set's `of`), what the report's intervals resample
-    (counts_answer: the samples with a right answer). Every set's subset is checked before any sampling."""
+    distinct_answers, guess_distinct, entropy, guess_answer_entropy, counts, counts_answer}}}: counts are the
+    verified samples out of N per problem measured (`subset` of cfg.problems; `problems` of the set's `of`), what
+    the report's intervals resample (counts_answer: the samples with a right answer); guess_*: a uniform guess's
+    distinct answers and answer entropy (evaluate.uniform_guess_diversity). Every set's subset is checked before
+    any sampling."""
     chosen = {name: subset(ps, getattr(cfg, "problems", None), f"set {name!r}") for name, ps in sets.items()}
     out = {}
     for name, problems in chosen.items():
@@ -89,7 +92,8 @@ def measure(model, sets: dict[str, list[Problem]], cfg: EvalConfig) -> dict:
         out[name] = {"difficulties": sorted({p.difficulty for p in problems}), "problems": len(problems),
                      "of": len(sets[name]),
                      **{k: rep[k] for k in ("pass_at_k", "pass_at_k_answer", "random_baseline",
-                                            "distinct_answers", "entropy", "counts", "counts_answer")}}
+                                            "distinct_answers", "guess_distinct", "entropy",
+                                            "guess_answer_entropy", "counts", "counts_answer")}}
     return {"N": cfg.passk_N, "seed": cfg.seed, "sets": out}
 
 

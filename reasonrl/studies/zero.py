@@ -4,6 +4,13 @@ GRPO from each mixed base (eval: think), so every run's evaluation at step 0 is 
 profile ("before") and the last one is the trained policy's ("after"). Think rate and accuracy against
 step, the think rate per hop count before and after, accuracy when thinking vs when answering directly.
 
+The think rate counts the responses that think *well* (`Task.thinks_well`: a trace, the mark, one answer, the
+end; evaluate.think_profile's "think", the RL records' `rollout/think_rate`): a policy that writes trace steps
+then garbage, or two answers, has not learned to think, and a count of any trace (`thinks`) would score it as
+thinking. That looser count is shown beside it ("think_any": the table's "any trace" column and the metrics),
+never in the verdicts. A response with a trace of the wrong form is neither thinking nor direct: "direct" is a
+response with no trace at all (1 − think_any of them), so the two accuracies rest on think and 1 − think_any.
+
 An arm is one run or a list of runs (one per seed) from one base; an exploration control (say, a higher
 sampling temperature from the same base) is another arm, compared with its reference through `pairs`.
 Reward controls (`controls`: a spurious reward, random or shuffled, from a base whose thinking answers beat
@@ -140,12 +147,16 @@ def study_answers(cfg: Config, runs: dict[str, Run], measures=tuple(MEASURES)) -
 
 
 def profile(run: Run, which: int) -> dict:
-    """The thinking profile of the first (which = 0, the base) or last (-1) evaluation; conditional
-    accuracies are None when no response of that kind exists."""
+    """The thinking profile of the first (which = 0, the base) or last (-1) evaluation: "think" the well-formed
+    think rate, "think_any" any trace (an evaluation written before it existed counted any trace as "think":
+    then both are that count); conditional accuracies are None when no response of that kind exists (thinking
+    well: think > 0; direct, no trace at all: think_any < 1)."""
     row = run.evals.iloc[which]
     think = float(eval_column(run, "think").iloc[which])
-    return {"think": think, "acc": float(row["acc"]), "acc_think": float(row["acc_think"]) if think > 0 else None,
-            "acc_direct": float(row["acc_direct"]) if think < 1 else None,
+    any_trace = float(row["think_any"]) if "think_any" in run.evals else think
+    return {"think": think, "think_any": any_trace, "acc": float(row["acc"]),
+            "acc_think": float(row["acc_think"]) if think > 0 else None,
+            "acc_direct": float(row["acc_direct"]) if any_trace < 1 else None,
             "by_difficulty": {int(c.split(".")[1]): float(row[c]) for c in run.evals if c.endswith(".think")}}
 
 
@@ -175,6 +186,9 @@ def phrase(kind: str, cfg: Config) -> str:
     return PHRASES.get(kind, f"{kind} in")
 
 
+THINK_YLABEL = "share of responses with a well-formed trace"  # the think rate (thinks_well), every figure's axis
+
+
 def training_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float | None = None) -> None:
     colors = palette(cfg.runs)
 
@@ -184,12 +198,11 @@ def training_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float 
                      colors[b], **cut) for b, rs in cfg.runs.items()]
 
     panel_figure([
-        Panel("Think rate on the fixed thinking set (16 samples per problem)", "share of responses with a trace",
+        Panel("Think rate on the fixed thinking set (16 samples per problem)", THINK_YLABEL,
               curves(evaluated, "think", True)),
         Panel("Verified accuracy on the fixed thinking set (sampled)", "accuracy (fraction correct)",
               curves(evaluated, "acc", True), guess=guess),
-        Panel("Think rate of the training samples", "share of responses with a trace",
-              curves(smoothed, "rollout/think_rate", False)),
+        Panel("Think rate of the training samples", THINK_YLABEL, curves(smoothed, "rollout/think_rate", False)),
         Panel("True (verified) reward of the training samples", "mean reward per sample (0–1)",
               curves(smoothed, "reward/true", False)),
     ], f"GRPO from each mixed base: thinking and accuracy during RL ({SEED_RANGE}; {SMOOTH_NOTE})",
@@ -202,7 +215,7 @@ def rewards_figure(cfg: Config, runs: dict[str, Run], path: Path, guess: float |
     for base, rewards in cfg.controls.items():
         arms = {"true reward": cfg.runs[base], **{f"{r} reward": rs for r, rs in rewards.items()}}
         colors = palette(arms)
-        for column, what, ylabel in (("think", "think rate", "share of responses with a trace"),
+        for column, what, ylabel in (("think", "think rate", THINK_YLABEL),
                                      ("acc", "accuracy", "accuracy (fraction correct)")):
             panels.append(Panel(f"Base {base}: {what} on the thinking set", ylabel,
                                 [evaluated(label, [eval_column(runs[r], column) for r in rs], colors[label])
@@ -225,7 +238,7 @@ def by_hops_figure(cfg: Config, prof: dict, path: Path) -> None:
             ax.errorbar(ks, ys, yerr=yerr, capsize=3, label=f"{when} RL", **style)
             drawn += ys if err is None else [min(1.0, max(0.0, v)) for k in ks for v in err[k]]
         ax.set(title=f"base {b}", xlabel="hop count k", ylim=SHARE_YLIM)  # siblings: one share axis
-        ax.set_ylabel("share of responses with a trace")
+        ax.set_ylabel(THINK_YLABEL)
         ax.grid(alpha=0.3)
     fig.suptitle("Think rate per hop count before (the mixed base) and after GRPO (mean over seeds; error bars: "
                  "95% CI over seeds where there are several)")
@@ -250,7 +263,10 @@ def think_vs_direct_figure(cfg: Config, prof: dict, path: Path, guess: float | N
         xs = [j + (i - 1.5) * width for j in range(len(cfg.runs))]
         ys = [prof[b][when][key] for b in cfg.runs]
         # share of the responses behind each bar: a bar resting on a handful of responses is marked
-        shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when]["think"] for b in cfg.runs]
+        # (thinking well: think; direct, no trace at all: 1 - think_any; a trace of the wrong form is in neither)
+        shares = [prof[b][when]["think"] if key == "acc_think" else 1 - prof[b][when].get("think_any",
+                                                                                            prof[b][when]["think"])
+                  for b in cfg.runs]
         cis = [prof[b][when].get(f"{key}_ci") for b in cfg.runs]
         ends = [(None, None) if None in (y, ci) else (max(0.0, ci[0]), min(1.0, ci[1])) for y, ci in zip(ys, cis)]
         err = error_bars(ys, *zip(*ends))
@@ -283,6 +299,7 @@ def table_rows(cfg: Config, prof: dict, own: dict[str, Answer]) -> list[dict]:
     for b, p in prof.items():
         before, after = p["before"], p["after"]
         rows.append({"base": b, "think before": before["think"], "think after": after["think"],
+                     "any trace before → after": f"{fmt(before.get('think_any'))} → {fmt(after.get('think_any'))}",
                      "accuracy before": before["acc"], "accuracy after": after["acc"],
                      "acc. thinking before → after": f"{fmt(before['acc_think'])} → {fmt(after['acc_think'])}",
                      "acc. direct before → after": f"{fmt(before['acc_direct'])} → {fmt(after['acc_direct'])}",
@@ -328,7 +345,7 @@ def arm_profile(arm: list[Run], which: int) -> dict:
         return sum(vals) / len(vals) if vals else None
 
     ks = sorted(profs[0]["by_difficulty"])
-    out = {key: avg(key) for key in ("think", "acc", "acc_think", "acc_direct")}
+    out = {key: avg(key) for key in ("think", "think_any", "acc", "acc_think", "acc_direct")}
     for key in ("acc_think", "acc_direct"):  # over the seeds that have such responses (the seed is the unit)
         vals = [[p[key]] for p in profs if p[key] is not None]
         iv = stats.mean_ci(vals) if len(vals) > 1 else None
@@ -358,6 +375,11 @@ def report(cfg: Config, root: Path) -> None:
         md_table(pd.DataFrame(table_rows(cfg, prof, own)),
                  "Thinking before (the mixed base) and after GRPO",
                  f"Sampled on the thinking set (n = 8, k = 1…7), 16 samples per problem; means over each arm's seeds. "
+                 f"'think': the share of responses with a well-formed trace (a trace, the mark, one answer, the end), "
+                 f"the measure every verdict reads; 'any trace': the share with a trace step before the mark of any "
+                 f"form, shown beside it (a degenerate policy's garbage after a trace counts there alone). Accuracy "
+                 f"thinking: of the well-formed traces (verified); direct: of the responses with no trace "
+                 f"(answer-only). "
                  f"'created': the 95% interval of the think rate's change lies above 0, the base thought in under "
                  f"{cfg.present:.0%} of its responses and the rate rose by at least {cfg.rise:.0%} (absolute); "
                  f"'selected': the same from a base that already thought at least that often; 'raised': above 0 but "
@@ -368,6 +390,7 @@ def report(cfg: Config, root: Path) -> None:
         answers_table(acc, "Paired comparisons of the accuracy",
                       "Sampled accuracy per hop count on the thinking set (seeds x hop counts).")])
     metrics = {b: {"think_before": p["before"]["think"], "think_after": p["after"]["think"],
+                   "think_any_before": p["before"]["think_any"], "think_any_after": p["after"]["think_any"],
                    "acc_before": p["before"]["acc"], "acc_after": p["after"]["acc"],
                    "acc_think_after": p["after"]["acc_think"], "acc_direct_after": p["after"]["acc_direct"],
                    "seeds": len(arms[b]),
@@ -390,8 +413,8 @@ def manifest(cfg: Config, runs: dict[str, Run], prof: dict, answers: list[Answer
         "Starting from bases that think rarely or never, does GRPO make the policy write traces?",
         answer(cfg, prof, answers, acc), [describe(runs[r], ("init", "method", "reward", "seed", "temperature"))
                                    for r in all_runs(cfg)],
-        [("zero/training.png", f"Think rate and verified accuracy against step from each mixed base ({SEED_RANGE}; "
-          f"{SMOOTH_NOTE}); think rate {think}."),
+        [("zero/training.png", f"Think rate (well-formed traces) and verified accuracy against step from each mixed "
+          f"base ({SEED_RANGE}; {SMOOTH_NOTE}); think rate {think}."),
          ("zero/by_hops.png", f"Think rate per hop count before and after RL; after RL from {last}: "
           + ", ".join(f"k={k} {v:.2f}" for k, v in sorted(hops.items())) + "."),
          ("zero/think_vs_direct.png", f"Accuracy of responses that think vs answer directly, before and after; "

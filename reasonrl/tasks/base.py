@@ -162,8 +162,11 @@ class Task(Protocol):
     def parse_answer(self, response: str) -> str | None: ...
 
     def thinks(self, response: str) -> bool: ...  # does it write at least one trace step before its answer?
+    # (any trace: a degenerate one passes too; the think rates count `thinks_well`, below)
 
     def well_formed(self, response: str) -> bool: ...  # a trace, the mark, one answer, the end: nothing else
+
+    def thinks_well(self, response: str) -> bool: ...  # thinks and is well-formed: what a think rate counts
 
     def probes(self, problem: Problem, rng: random.Random) -> dict[str, str]: ...  # one response per outcome type
 
@@ -183,7 +186,8 @@ class GoldProblem:
 
 
 class PatternTask:
-    """`thinks` and `well_formed` from two patterns of the task's response format (a mixin for tasks)."""
+    """`thinks`, `well_formed` and `thinks_well` from two patterns of the task's response format (a mixin for
+    tasks)."""
 
     thinks_pattern: re.Pattern  # matches a response that writes a trace step before its answer mark
     well_formed_pattern: re.Pattern  # matches exactly a trace, the mark, one answer and the end
@@ -193,6 +197,14 @@ class PatternTask:
 
     def well_formed(self, response: str) -> bool:
         return bool(self.well_formed_pattern.match(response))
+
+    def thinks_well(self, response: str) -> bool:
+        """A response that thinks *and* is well-formed (a trace, the mark, one answer, the end): what every think
+        rate the project reports counts (evaluate.think_profile's "think", rl/records.py's `rollout/think_rate`).
+        `thinks` alone passes a degenerate policy (trace steps then garbage, or two answers); it is kept beside
+        it as "think_any" / `rollout/think_any_rate`, so a policy that learns the look of a trace and not its
+        form shows as the gap between the two."""
+        return self.thinks(response) and self.well_formed(response)
 
 
 class SizedTask(PatternTask):

@@ -193,7 +193,8 @@ def longest_sequence(n_max: int, k_max: int, response: str) -> int:
     return prompt_length(n_max, k) + extra
 
 
-# A response that writes at least one trace letter before `|`: it "thinks" (the zero study, RL records).
+# A response that writes at least one trace letter before `|`: it "thinks" (any trace); one that thinks and is
+# well-formed "thinks well" (Task.thinks_well): what the zero study's and the RL records' think rates count.
 THINKS = re.compile(r"^[a-p]+\|")
 WELL_FORMED = re.compile(r"^[a-p]+\|[a-p]\$$")  # at least one trace letter, `|`, one letter, `$`
 
