@@ -107,6 +107,36 @@ def test_the_sign_row_and_min_seeds(root):
         judged(root, config(["hop"], [], {"hop": row()}, min_seeds=3))
 
 
+def two_seed_arms() -> dict:
+    prm = params()
+    prm["passk"]["arms"] |= {"GRPO a": ["r00", "r10", "r20"], "GRPO b": ["r21", "r01", "r11"]}  # b: not in base order
+    return prm
+
+
+def test_rl_arms_listed_pool_their_seeds_per_base(root):
+    prm = two_seed_arms()
+    one = judged(root, config(["hop"], [], {"hop": row()}))["hop"].estimate
+    two = judged(root, config(["hop"], [], {"hop": row(rl=["GRPO a", "GRPO b"])}), prm)["hop"].estimate
+    assert two.values == pytest.approx((B01, B01, B2)) and two.value == pytest.approx(one.value)
+    assert two.se == pytest.approx(one.se)
+    with pytest.raises(ConfigError, match="an arm twice"):
+        from_dict(P.Row, row(rl=["GRPO a", "GRPO a"]), "r")
+    with pytest.raises(ConfigError, match=r"rows\.hop\.rl"):
+        P.check_names(config(["hop"], [], {"hop": row(rl=["GRPO a", "nope"])}), prm)
+
+
+def test_an_arm_against_another_meets_on_the_base_both_started_from(root):
+    prm = two_seed_arms()
+    # per base, GRPO b's seed against GRPO a's, on L(e) = log((2 e + 0.5) / 3): b0 e 0 -> 0.25 and b1 the same,
+    # log(1/6) - log(1/3) = -log 2 each; b2 e 0.5 -> 0.5: 0. Mean -2 log 2 / 3; one seed a block, so min_seeds 1
+    cfg = config([], ["v"], {"v": row(rl="GRPO b", base="GRPO a", min_seeds=1)})
+    est = judged(root, cfg, prm)["v"].estimate
+    assert est.values == pytest.approx((-math.log(2), -math.log(2), 0.0))
+    assert est.value == pytest.approx(-2 * math.log(2) / 3) and est.starts == pytest.approx((1.0, 1.0, 0.5))
+    with pytest.raises(ValueError, match="needs >= 2 per base"):  # the section's default where the row sets none
+        judged(root, config([], ["v"], {"v": row(rl="GRPO b", base="GRPO a")}), prm)
+
+
 def test_single_base_and_the_crossing_through_the_registry(root):
     rows = {"single": row(test="single", rl="from b2", base="one base"),
             "cross": row(test="crossing", k_high=2)}
