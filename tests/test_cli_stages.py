@@ -37,6 +37,7 @@ def tiny_params() -> dict:
     p["mixed"] = {"phase1": {"skill": {**p["mixed"]["phase1"]["skill"], "model": TINY_MODEL}},
                   "phase2": {"think2": p["mixed"]["phase2"]["think2"]}}
     p["headline"] = {"headline_s0": p["headline"]["headline_s0"]}
+    p["runs_orm"]["orm_s0"]["init"] = "base_cot"  # the one tiny hop base (run 2's ORM runs start from cot_s6)
     p["verifiers"] = {"orm": {**p["verifiers"]["orm"], "problems": 8, "samples": 2, "steps": 2, "batch_size": 4}}
     p["rl"]["lr"] = 1e-3
     p["passk"]["models"] = {"base": {"task": "hop", "model": "base_cot"},

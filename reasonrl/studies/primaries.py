@@ -41,6 +41,7 @@ from ..io import read_json, write_json, write_text
 from ..metrics import pass_at_k
 from . import PASSK_DATA, passk, passk_data_path
 from . import gatekeeping as G
+from .claims import Claim
 from .markdown import code
 from .paths import answer_path, study_metrics_path
 
@@ -167,7 +168,7 @@ def answer_pair(row: Row, claim: Mapping) -> str | None:
     """An answer row's pair: its own `answer`, else its claim's primary on the row's task (`Claim.primaries`)."""
     if row.answer:
         return row.answer
-    return claim.get("primary") if row.task == claim.get("task", "hop") else (claim.get("tasks") or {}).get(row.task)
+    return from_dict(Claim, dict(claim), f"studies.claims.{row.claim}").primaries().get(row.task)
 
 
 def answer_file(row: Row, claims: Mapping) -> str:
