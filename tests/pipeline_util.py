@@ -67,13 +67,42 @@ def thin(params: dict, keep: int = KEEP_SEEDS) -> dict:
     """params.yaml with only seeds 0..keep-1 of every family <family>_s<k>: the runs of every group, the
     bases (cot_s2), the headline runs, the passk models and arms and every study's arms (so each arm keeps
     `keep` seeds and every pair still resolves). Names without a seed (cot, grpohi's base ...) stay."""
-    out = dict(params)
+    out = _rebased(params, keep)
     for group in ("bases", "runs", "runs_noeval", "runs_orm", "runs_prm", "headline", "passk", "studies"):
         if group in out:
             out[group] = _without_dropped(out[group], keep)
+    if isinstance(out.get("passk"), dict):  # an arm of only later seeds (run 2's second seeds) is gone, and its pairs
+        arms = {label: keys for label, keys in out["passk"]["arms"].items() if keys}
+        pairs = [pair for pair in out["passk"].get("pairs", []) if all(a in arms for a in pair)]
+        out["passk"] = {**out["passk"], "arms": arms, "pairs": pairs}
     if "primaries" in out.get("studies", {}):  # run 2's rows need >= 2 bases x 2 seeds: the thin DAG judges none
         out["studies"] = {**out["studies"], "primaries": {"sequence": [], "rest": [], "rows": {}}}
     return _two_stability_variants(out)
+
+
+def _kept_base(name: str, bases: dict, keep: int) -> str:
+    """A dropped base's stand-in: its family's seedless base (cot_s6 -> cot), else the family's seed 0."""
+    if not dropped(name, keep):
+        return name
+    prefix = "base_" if name.startswith("base_") else ""
+    root = re.sub(r"_s\d+$", "", name.removeprefix(prefix))
+    return prefix + (root if root in bases else f"{root}_s0")
+
+
+def _rebased(params: dict, keep: int) -> dict:
+    """Kept runs that start from a dropped base (run 2's hacking study starts from cot_s6), and a study's `base`
+    naming one, start from the family's kept base instead: the smoke DAG keeps every stage kind, not every base."""
+    bases = params.get("bases") or {}
+    out = dict(params)
+    for group in ("runs", "runs_noeval", "runs_orm", "runs_prm", "headline"):
+        if isinstance(out.get(group), dict):
+            out[group] = {name: {**job, "init": _kept_base(job["init"], bases, keep)}
+                          if isinstance(job, dict) and "init" in job and not dropped(name, keep) else job
+                          for name, job in out[group].items()}
+    studies = out.get("studies") or {}
+    out["studies"] = {k: ({**v, "base": _kept_base(v["base"], bases, keep)} if isinstance(v, dict)
+                          and isinstance(v.get("base"), str) else v) for k, v in studies.items()}
+    return out
 
 
 def _strings(node) -> set[str]:

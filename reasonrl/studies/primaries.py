@@ -11,6 +11,10 @@ Per problem, pass@k is the unbiased 1 - C(N - c, k) / C(N, k) from the problem's
 (`metrics.pass_at_k`): the shares `blocked` and `single_base` take, so every interval carries the test set's own
 sampling.
 
+Over 500 lines because the row (its config and checks), the two sources a row is estimated from (passk counts,
+answer files), the tests' registry, the family's judgement and the table and stage outputs are one pre-registered
+contract: each part reads the others' fields, and split apart they would only import each other.
+
 A single-base claim of another study (Shao, Dr. GRPO, DAPO, R1-Zero: issue 70 item 2) is a row of test `answer`: it
 names no passk arm; it reads the claim's answer file, reports/<study>/answers/<pair>.json (`studies.claims.<claim>`'s
 study and primary, or the row's own `answer` pair of that study), whose effect b - a is the mean over the RL seeds
