@@ -16,6 +16,7 @@ import pytest
 
 from reasonrl import estimands as E
 from reasonrl.config import ConfigError, from_dict
+from reasonrl.studies import gate_readings
 from reasonrl.studies import gatekeeping as G
 from reasonrl.studies import primaries as P
 
@@ -385,6 +386,8 @@ def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
         "cross": row(claim="yue_cross", test="crossing", k_high=2, gates=["crossing_arm"])}}
     write_params(root, prm)
     write_answer(root, "hacking", "random_vs_base")
+    (root / "reports/metrics").mkdir(parents=True, exist_ok=True)  # the base stage's greedy accuracies of cot_s6
+    (root / "reports/metrics/base_cot_s6.json").write_text(json.dumps({"edge": {"acc": 0.61}}))
     env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, str(repo / "stages/report_primaries.py")], cwd=root, env=env,
                           capture_output=True, text=True)
@@ -407,7 +410,7 @@ def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
         BOUND_ANSWER, abs=1e-6)
     assert shao["adjusted_p"] == pytest.approx(max(hop["adjusted_p"], 2 * P_ANSWER), abs=1e-6)
     assert (shao["verdict"], shao["verdict_text"], shao["power"]) == (G.REPRODUCED, "reproduced on cot_s6", 0.5)
-    assert shao["gates"] == {"shao_base": {"measured": 0.535, "threshold": 0.5, "at_least": True,
+    assert shao["gates"] == {"shao_base": {"measured": 0.535, "threshold": 0.5, "at_least": True, "in_run": 0.61,
                                            "passed_before": True}}
     assert shao["answer"] == "reports/hacking/answers/random_vs_base.json" and shao["sign"] is None
     cross = rows["cross"]
@@ -426,9 +429,9 @@ def test_the_stage_in_dvc_yaml_reads_what_the_judge_reads():
     prm = yaml.safe_load((repo / "params.yaml").read_text())
     cfg = load_config(P, prm)
     deps = {d for d in stage["deps"] if not d.endswith(".py") and not d.startswith("reports/code/")}
-    inputs = P.inputs(cfg, prm)
-    assert deps == {d for d in deps if any(p.startswith(d + "/") for p in inputs)}  # each folder is read from
-    assert all(any(p.startswith(d + "/") for d in deps) for p in inputs)  # and every input is in one
+    inputs = P.inputs(cfg, prm) + gate_readings.inputs(cfg.rows, G.gate_specs(prm))
+    assert deps == {d for d in deps if any(p == d or p.startswith(d + "/") for p in inputs)}  # each is read from
+    assert all(any(p == d or p.startswith(d + "/") for d in deps) for p in inputs)  # and every input is in one
     assert {next(iter(o)) for o in stage["outs"]} == set(P.outputs(cfg))
     # the params it reads: its section, the gates and claims it names, the passk arms and the runs' inits
     assert {"studies.primaries", "studies.gates", "studies.claims", "passk.arms", "passk.models"} <= set(

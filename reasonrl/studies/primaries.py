@@ -509,11 +509,11 @@ def estimate_json(est: E.Estimate | None, direction: int, k: int | None) -> dict
             "direction": direction}
 
 
-def row_json(p: Primary, specs: Mapping[str, G.GateSpec]) -> dict:
+def row_json(p: Primary, specs: Mapping[str, G.GateSpec], in_run: Mapping[str, float] | None = None) -> dict:
     """One judged row for reports/metrics/primaries.json (None where the row was not estimated)."""
     r, j, s = p.row, p.judgement, p.sign
     gates = {name: {"measured": specs[name].measured, "threshold": specs[name].threshold,
-                    "at_least": specs[name].at_least,
+                    "at_least": specs[name].at_least, "in_run": (in_run or {}).get(name),
                     "passed_before": not specs[name].gate(name).failed_before} for name in r.gates}
     return {
         "key": p.key, "claim": r.claim, "paper": p.paper, "wording": p.wording, "task": r.task, "test": r.test,
@@ -554,10 +554,11 @@ def page(cfg: Primaries, rows: list[Primary]) -> str:
             f"unit.\n\nBounds are one-sided at {E.TAIL:g} in the row's direction.\n\n{markdown(rows)}")
 
 
-def report(cfg: Primaries, params: Mapping, root: Path) -> None:
-    """Stage report_primaries: judge the rows under `root` and write reports/primaries.md and the metrics."""
+def report(cfg: Primaries, params: Mapping, root: Path, in_run: Mapping[str, float] | None = None) -> None:
+    """Stage report_primaries: judge the rows under `root` (with the gates' readings in the run, `in_run`:
+    reasonrl.studies.gate_readings) and write reports/primaries.md and the metrics."""
     specs = G.gate_specs(params)
-    rows = judge_primaries(cfg, params, root, specs)
+    rows = judge_primaries(cfg, params, root, specs, in_run)
     write_text(root / OUT, page(cfg, rows))
-    write_json(root / study_metrics_path("primaries"), {"alpha": G.ALPHA, "sequence": cfg.sequence,
-                                                        "rest": cfg.rest, "rows": [row_json(p, specs) for p in rows]})
+    write_json(root / study_metrics_path("primaries"), {"alpha": G.ALPHA, "sequence": cfg.sequence, "rest": cfg.rest,
+                                                        "rows": [row_json(p, specs, in_run) for p in rows]})
