@@ -444,7 +444,7 @@ def claim_cells(cfg: Config, rows: list[tuple[str, dict]]) -> list[dict]:
     for cid, row in rows:
         c = cfg.claims[cid]
         rest = len(md_rows([row]).splitlines()[-1]) + 3  # the row as written, and the claim cell's "| " and " "
-        room = LIMITS["row"] - rest - len(link(f"claims.md#{cid}", "")) - len(f"{c.paper.split(' (')[0]}: ")
+        room = LIMITS["row"] - rest - len(f"[](claims.md#{cid})") - len(f"{c.paper.split(' (')[0]}: ")
         width[cid] = min(width.get(cid, SHORT_CLAIM), room)
     return [{"claim": link(f"claims.md#{cid}", short_name(cfg.claims[cid], width[cid])), **row} for cid, row in rows]
 
