@@ -56,7 +56,8 @@ ROWS = [
         power_judged=0.95),
     row("zhang_edge_hop", "zhang_edge", "hop", "sign", G.INCONCLUSIVE, "pre-run power 0.90 ≥ 0.8; the interval reaches "
         "across the margin", "sequence", k=64, estimate=part(64, 0.41, -0.12), bound=-0.12, raw_gain=0.031,
-        sign={"beyond": 6, "short": 3, "ties": 0, "p": 0.25}, adjusted_p=0.5, level=0.025, power_judged=0.86),  # 0.95 x 0.9, jointly
+        sign={"beyond": 6, "short": 3, "ties": 0, "p": 0.25}, adjusted_p=0.5, level=0.025,
+        power_judged=0.86),  # jointly with yue_pass1_hop: 0.95 x 0.9
     row("yue_pass1_chain", "yue_pass1", "chain", "blocked", G.NOT_REACHED, "the sequence stopped at zhang_edge_hop",
         "rest", rl=["chain GRPO edge"], base="chain base", estimate=part(1, 0.52, -0.31), bound=-0.31,
         raw_gain=-0.062, sign={"beyond": 3, "short": 2, "ties": 0, "p": 0.5}, power=0.1, power_judged=0.1),
