@@ -417,6 +417,25 @@ def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
     assert cross["verdict"] == G.NOT_TESTABLE and cross["estimate"] is None and cross["p"] is None
     assert "at or above base at every k" in cross["reason"] and cross["reason"] in page
     assert cross["gates"]["crossing_arm"]["passed_before"] is False
+    # the index reads the file as the stage wrote it (report_index in run 2: tests/test_index_family.py by hand)
+    from reasonrl.studies import index
+
+    claims = {"yue_pass1": index.Claim("Yue et al. 2025", "RL raises pass@1", "passk", "k001", 1),
+              "zhang_edge": index.Claim("Zhang et al. 2025", "RL raises pass@k", "passk", "k256", 1),
+              "shao_random": index.Claim("Shao et al. 2025", "a random reward raises accuracy", "hacking",
+                                         "random_vs_base", 1),
+              "yue_cross": index.Claim("Yue et al. 2025", "the base solves more at large k", "passk", "k256", -1)}
+    cfg = index.Config(claims=claims, family=list(rows))
+    table = index.md_rows(index.family_verdict_rows(cfg, metrics)).splitlines()[2:]
+    assert table[0].endswith(f"| hop | hop | pass@1: {hop['estimate']['value']:+.3f} (≥ {hop['bound']:+.2f}) | "
+                             f"{hop['raw_gain']:+.3f} | 3 of 3 | 0.90 | reproduced |")
+    assert table[1].endswith(f"| shao | hop | b − a: {shao['estimate']['value']:+.3f} (≥ {shao['bound']:+.2f}) | "
+                             f"{shao['raw_gain']:+.3f} | — | 0.50 | reproduced on cot_s6 |")
+    assert table[2].endswith("| cross | hop | — | — | — | — | not testable here |")
+    sections = index.family_claims_page(cfg, metrics, [], None)
+    assert (f"- `cross` (hop, crossing test on the log error ratio, edge): **not testable here**; not read: out of "
+            f"the family. Why: {cross['reason']}.") in sections
+    assert [c for c, *_ in index.exploratory(cfg, metrics)] == ["zhang_edge"]  # the claim no row tests
 
 
 def test_the_stage_in_dvc_yaml_reads_what_the_judge_reads():

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from .. import stats
 from ..config import check
+from . import gatekeeping as G
 
 STUDIES = ("headline", "methods", "passk", "zero", "hacking", "ablations", "exact")
 
@@ -72,9 +73,10 @@ class Claim:
                   f"{self.mechanism!r} must be {{key: <answer key>, min: <number>, what: <words>}}")
 
 
-REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = ("reproduced", "not reproduced", "contradicted",
-                                                          "not testable here")
-UNDERPOWERED = "underpowered"  # its verdict names the seeds: "underpowered at 5 seeds"
+# One set of verdict words, gatekeeping's (run 2's family); run 1's judge below uses the five it shares with it, and
+# its "underpowered" verdict names the seeds: "underpowered at 5 seeds"
+REPRODUCED, NOT_REPRODUCED, CONTRADICTED, NOT_TESTABLE = G.REPRODUCED, G.NOT_REPRODUCED, G.CONTRADICTED, G.NOT_TESTABLE
+UNDERPOWERED = G.UNDERPOWERED
 EXACT_CLAIM = ("KL-regularised RL (analytic optimum)", "REINFORCE with KL in the reward reaches π* ∝ π_ref·exp(r/β)")
 EXACT_TOLERANCE = 0.01  # KL(π‖π*) at the end of training below which the toy counts as having reached π*
 HOLDS_EXACTLY = "holds exactly"  # the exact toy: its KL is enumerated, not estimated, so there is no interval to adjust
