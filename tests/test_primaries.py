@@ -384,8 +384,9 @@ def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
     prm["studies"]["primaries"] = {"sequence": ["hop"], "rest": ["shao", "cross"], "rows": {
         "hop": row(set="wide"), "shao": answer_row(gates=["shao_base"]),
         "cross": row(claim="yue_cross", test="crossing", k_high=2, gates=["crossing_arm"])}}
+    prm["studies"]["claims"]["shao_random"]["mechanism"] = {"key": "clip_frac", "min": 0.001, "what": "clipped"}
     write_params(root, prm)
-    write_answer(root, "hacking", "random_vs_base")
+    write_answer(root, "hacking", "random_vs_base", ANSWER | {"clip_frac": 0.0004})
     (root / "reports/metrics").mkdir(parents=True, exist_ok=True)  # the base stage's greedy accuracies of cot_s6
     (root / "reports/metrics/base_cot_s6.json").write_text(json.dumps({"edge": {"acc": 0.61}}))
     env = {"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"}
@@ -413,6 +414,9 @@ def test_the_stage_writes_the_page_and_the_metrics_end_to_end(root):
     assert shao["gates"] == {"shao_base": {"measured": 0.535, "threshold": 0.5, "at_least": True, "in_run": 0.61,
                                            "passed_before": True}}
     assert shao["answer"] == "reports/hacking/answers/random_vs_base.json" and shao["sign"] is None
+    # run 1's mechanism of the claim, described beside the verdict (not a gate of run 2: still reproduced)
+    assert shao["mechanism"] == {"key": "clip_frac", "min": 0.001, "what": "clipped", "value": 0.0004,
+                                 "reached": False}
     cross = rows["cross"]
     assert cross["verdict"] == G.NOT_TESTABLE and cross["estimate"] is None and cross["p"] is None
     assert "at or above base at every k" in cross["reason"] and cross["reason"] in page

@@ -81,13 +81,14 @@ READERS: dict[str, Reader] = {"shao_base": shao_base, "exposure_foothold": expos
 
 def in_run(rows: Mapping[str, Row], specs: Mapping[str, GateSpec], params: Mapping, root: Path) -> dict[str, float]:
     """{gate: its reading in the run} for every gate with a reader that a row names and that passed before the run
-    (a gate that failed before took its row out: nothing of it is read)."""
+    (a gate that failed before took its row out: nothing of it is read). Unrounded: the judgement compares these
+    with their thresholds; the page and the metrics round them."""
     out: dict[str, float] = {}
     for row in rows.values():
         for name in row.gates:
             spec = specs[name]
             if name in READERS and name not in out and not spec.gate(name).failed_before:
-                out[name] = round(READERS[name](row, spec, params, root), 4)
+                out[name] = READERS[name](row, spec, params, root)
     return out
 
 
