@@ -123,6 +123,27 @@ def test_each_dvc_lock_teaches_only_its_own_stages_and_a_malformed_entry_teaches
     assert got == {"rl@a_s1": 1005.0, "sub/dvc.yaml:rl@a_s1": 15.0}
 
 
+def test_a_new_arm_takes_its_nearest_siblings_median_before_its_kinds(tmp_path):
+    timings = {"passk@cGRPO_edge_s0": 400.0, "passk@cGRPO_edge_s1": 380.0, "passk@base_s0": 70.0,
+               "passk@base_s1": 60.0, "passk@GRPO_edge_s0": 72.0, "rl_noeval@chainedge_edge_s0": 150.0,
+               "rl_noeval@chainedge_edge_s1": 160.0, "rl_noeval@zero_think2_s0": 200.0}
+    (tmp_path / "reports/timing").mkdir(parents=True)
+    write_lock(tmp_path, {s: [f"reports/timing/{s}.json"] for s in timings})
+    for s, seconds in timings.items():
+        (tmp_path / f"reports/timing/{s}.json").write_text(json.dumps({"seconds": seconds}))
+    lock = str(tmp_path / "dvc.lock")
+    new = ["passk@cGRPO_ver_s0", "rl_noeval@chainver_edge_s0", "passk@cbx_s0"]
+    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in new})
+    # cGRPO_ver shares "cGRPO_" with cGRPO_edge (median 390), chainver "chain" with chainedge (155); cbx shares
+    # only "c" (under SIBLING_CHARS = 4) with anything, so it takes the kind's median: 72 of 400, 380, 70, 60, 72
+    assert {s: got[s] - P.DVC_OVERHEAD_S for s in new} == {"passk@cGRPO_ver_s0": 390.0,
+                                                           "rl_noeval@chainver_edge_s0": 155.0,
+                                                           "passk@cbx_s0": 72.0}
+    assert P.sibling("rl@grpo_lr9", ["rl@grpo", "rl@grpo_lr", "eval@grpo_lr9"]) == "rl@grpo_lr"  # longest, its kind
+    assert P.sibling("rl@grpohi", ["rl@grpo_lr", "rl@grpo"]) == "rl@grpo"  # a tie of 4: the first in sorted order
+    assert P.sibling("rl@grpo", ["rl@grpo", "rl@x"]) == "rl@grpo" and P.sibling("report", ["report"]) == "report"
+
+
 def test_an_arm_with_evidence_scales_by_its_own_not_by_its_kinds():
     now = [0.0]
     prog = P.Progress({"rl@hop_s0": 10.0, "rl@hop_s1": 10.0, "rl@chain_s0": 10.0, "rl@chain_s1": 10.0,

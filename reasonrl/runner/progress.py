@@ -3,9 +3,12 @@
 The time left comes from what each stage took last time: the `seconds` of its timing file
 (`reports/timing/<name>.json`, an out of the stage, found through its dvc.lock entry), plus DVC's own
 bookkeeping per stage. A stage never run before counts as the median of the timed stages in the lock (up to
-date or not) of its arm (the name without its seed: `rl@grpo_s3` -> `rl@grpo`), else of its kind (the name
-before `@`), else of all of them: the two tasks' runs of one kind, or a zero-study run and a test-bed run,
-take very different times. As stages finish, or run past their estimates, the estimates of the others of
+date or not) of its arm (the name without its seed: `rl@grpo_s3` -> `rl@grpo`), else of its arm's nearest
+sibling (the timed arm of its kind whose name shares the longest start with its own, at least SIBLING_CHARS
+characters after the `@`: a new `passk@cGRPO_ver` takes `passk@cGRPO_edge`'s, a chain pass@k stage, not the
+kind's median, which hop's many cheaper ones set), else of its kind (the name before `@`), else of all of them:
+the two tasks' runs of one kind, or a zero-study run and a test-bed run, take very different times. As stages
+finish, or run past their estimates, the estimates of the others of
 their arm scale by how long those took against their estimates; an arm with no such evidence yet scales by
 its kind's: a changed param that makes every RL run twice as long starts to show in the time left once the
 first one overruns, and fully when it finishes.
@@ -40,6 +43,7 @@ TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
+SIBLING_CHARS = 4  # a new arm's nearest sibling shares at least this start after `@` (`chainver` and `chainedge`: 5)
 
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
@@ -64,9 +68,31 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
         for group in {arm(key), kind(key)}:
             groups.setdefault((lockfile, group), []).append(seconds)
     medians = {group: statistics.median(v) for group, v in groups.items()}
-    return {stage: known.get((lockfile, key), medians.get((lockfile, arm(key)),
-                                                          medians.get((lockfile, kind(key)), fallback)))
-            + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
+
+    def unseen(lockfile: str, key: str) -> float:
+        near = sibling(arm(key), [g for lf, g in medians if lf == lockfile])
+        return medians.get((lockfile, arm(key)) if near is None else (lockfile, near),
+                           medians.get((lockfile, kind(key)), fallback))
+
+    return {stage: known.get((lockfile, key), unseen(lockfile, key)) + DVC_OVERHEAD_S
+            for stage, (lockfile, key) in locks.items()}
+
+
+def sibling(name: str, arms: list[str]) -> str | None:
+    """`name` itself if it is among the timed `arms`, else the arm of its kind whose name shares the longest start
+    with it, at least SIBLING_CHARS characters after the `@` (ties: the first in sorted order); None if none does."""
+    if name in arms or "@" not in name:
+        return name if name in arms else None
+    head, _, own = name.rpartition("@")
+    best, shared = None, SIBLING_CHARS - 1
+    for other in sorted(arms):
+        other_head, at, rest = other.rpartition("@")
+        if not at or other_head != head:
+            continue
+        n = len(os.path.commonprefix([own, rest]))
+        if n > shared:
+            best, shared = other, n
+    return best
 
 
 def _timed(root: str, entry: dict | None) -> float | None:
