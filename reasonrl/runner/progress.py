@@ -71,8 +71,7 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
 
     def unseen(lockfile: str, key: str) -> float:
         near = sibling(arm(key), [g for lf, g in medians if lf == lockfile])
-        return medians.get((lockfile, arm(key)) if near is None else (lockfile, near),
-                           medians.get((lockfile, kind(key)), fallback))
+        return medians[lockfile, near] if near else medians.get((lockfile, kind(key)), fallback)
 
     return {stage: known.get((lockfile, key), unseen(lockfile, key)) + DVC_OVERHEAD_S
             for stage, (lockfile, key) in locks.items()}
@@ -81,8 +80,10 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
 def sibling(name: str, arms: list[str]) -> str | None:
     """`name` itself if it is among the timed `arms`, else the arm of its kind whose name shares the longest start
     with it, at least SIBLING_CHARS characters after the `@` (ties: the first in sorted order); None if none does."""
-    if name in arms or "@" not in name:
-        return name if name in arms else None
+    if name in arms:
+        return name
+    if "@" not in name:
+        return None
     head, _, own = name.rpartition("@")
     best, shared = None, SIBLING_CHARS - 1
     for other in sorted(arms):
