@@ -48,7 +48,7 @@ from reasonrl.evaluate import greedy_accuracy  # noqa: E402
 from reasonrl.pipeline import read_problems  # noqa: E402
 from reasonrl.rl.job import make_job  # noqa: E402
 from reasonrl.rl.run import run_job  # noqa: E402
-from reasonrl.studies.gatekeeping import GateSpec, gate_specs  # noqa: E402
+from reasonrl.studies.gatekeeping import GateSpec, foothold, gate_specs  # noqa: E402
 from reasonrl.tasks import get_task  # noqa: E402
 
 SIDE_SEED = 9400  # the side runs' RL seeds: 9400 + i, used by no pipeline stage
@@ -154,15 +154,12 @@ def clip(args, gates: dict) -> dict:
 def exposure(args, gates: dict) -> dict:
     """Per exposure base, in seed order: verified val_far pass@1 and pass@N; admitted with a foothold (pass@N at
     least `exposure_foothold.top_k`, pass@1 at most `.pass1`). The value is the number admitted."""
-    spec = gates.get("exposure_foothold")
-    top_k = spec.top_k if spec is not None and spec.top_k is not None else 0.2
-    pass1 = spec.pass1 if spec is not None and spec.pass1 is not None else 0.1
     admitted = []
     for name in args.bases:
         model = base_model(name)
         problems = problems_of(get_task(model.cfg.task), "val_far", args.count)
         c = pass_at(curve(model, problems, args.N))
-        ok = c[args.N] >= top_k and c[1] <= pass1
+        ok = foothold(gates.get("exposure_foothold"), c[1], c[args.N])
         emit({"base": name, "far_pass_at_k": c, "admitted": ok})
         if ok:
             admitted.append(name)

@@ -59,6 +59,13 @@ def test_exposure_foothold_counts_the_bases_with_a_foothold(tmp_path):
     assert R.exposure_foothold(r, spec, params(), tmp_path) == 1.0
 
 
+def test_a_foothold_without_bounds_in_params_takes_the_defaults():
+    # pass@1 at most 0.1 (a foothold, not mastery) and pass@k at least 0.2, the rule scripts/gates.py measured with
+    assert G.foothold(None, 0.1, 0.2) and G.foothold(G.GateSpec(threshold=3, what="b"), 0.05, 0.9)
+    assert not G.foothold(None, 0.11, 0.9) and not G.foothold(None, 0.05, 0.19)
+    assert G.foothold(G.GateSpec(threshold=3, what="b", pass1=0.3, top_k=0.5), 0.25, 0.5)
+
+
 def test_shao_base_reads_the_base_stages_greedy_edge_accuracy(tmp_path):
     path = tmp_path / R.base_metrics_path("cot_s6")
     path.parent.mkdir(parents=True)

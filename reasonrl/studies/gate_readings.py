@@ -26,7 +26,7 @@ import numpy as np
 from ..io import read_json
 from ..metrics import pass_at_k
 from . import passk, passk_data_path
-from .gatekeeping import GateSpec
+from .gatekeeping import GateSpec, foothold
 from .primaries import Row, started_from
 
 Reader = Callable[[Row, GateSpec, Mapping, Path], float]
@@ -56,12 +56,10 @@ def shao_base(row: Row, spec: GateSpec, params: Mapping, root: Path) -> float:
 
 def exposure_foothold(row: Row, spec: GateSpec, params: Mapping, root: Path) -> float:
     cfg = passk.load_config(params)
-    pass1 = 0.1 if spec.pass1 is None else spec.pass1
-    top_k = 0.2 if spec.top_k is None else spec.top_k
     held = 0
     for model in cfg.arms[row.base]:
         data = _data(root, model)
-        held += _pass_at(data, row.set, 1) <= pass1 and _pass_at(data, row.set, row.k) >= top_k
+        held += foothold(spec, _pass_at(data, row.set, 1), _pass_at(data, row.set, row.k))
     return float(held)
 
 

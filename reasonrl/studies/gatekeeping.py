@@ -138,6 +138,15 @@ class GateSpec:
 
 
 GATES_KEY = "studies.gates"
+FOOTHOLD = (0.1, 0.2)  # exposure_foothold's bounds where params name none: pass@1 at most, pass@k at least
+
+
+def foothold(spec: GateSpec | None, pass1: float, top: float) -> bool:
+    """exposure_foothold's rule for one base (`scripts/gates.py` before the run, `gate_readings` in it): its far
+    pass@1 at most the spec's `pass1` (a foothold, not mastery) and its pass@k at least its `top_k`."""
+    most = FOOTHOLD[0] if spec is None or spec.pass1 is None else spec.pass1
+    least = FOOTHOLD[1] if spec is None or spec.top_k is None else spec.top_k
+    return pass1 <= most and top >= least
 
 
 def gate_specs(params: Mapping) -> dict[str, GateSpec]:
