@@ -295,15 +295,27 @@ def test_a_recomputing_forward_keeps_only_the_inputs_of_each_half_block():
         seqs.logprobs(model)  # no checkpoint (it would save its inputs) and no graph
 
 
-def test_slicing_a_forward_without_a_graph_moves_no_weight():
+def test_slicing_a_forward_without_a_graph_moves_no_weight(monkeypatch):
     """Dynamic sampling scores everything it drew B groups at a time (the plan's slices): gradients and weights are
     those of the forward in one piece, bit for bit (that forward feeds records only). The records read the same
     numbers up to float rounding: a matrix product over fewer rows may round differently (here losses/kl moved in
     its eighth digit; run 2's dyneq_s0 stage wrote the same bytes either way: docs/performance.md)."""
     job = dict(dynamic_sampling=True, reward="true", n_range=[3, 6], k_max=5, B=3, rollouts=5 * 3 * 4)
     rec_1, batch_1, seen_1, w_1, _ = _run_step(True, 0.5, {"slice_groups": None}, **job)
+    import reasonrl.rl.layout as layout_mod
+
+    widths = []  # the groups of each forward without a graph
+    real = layout_mod.shared_token_logprobs
+
+    def counting(model, prompts, *a, **k):
+        if not torch.is_grad_enabled():
+            widths.append(len(prompts))
+        return real(model, prompts, *a, **k)
+
+    monkeypatch.setattr(layout_mod, "shared_token_logprobs", counting)
     rec_s, batch_s, seen_s, w_s, _ = _run_step(True, 0.5, **job)
     assert len(batch_s.sampled.problems) > 2 * 3 * 4  # more than two slices of B = 3 groups of G = 4
+    assert max(widths) == 3 and sum(widths) >= len(batch_s.sampled.problems) // 4
     assert rec_s.keys() == rec_1.keys() and any(k.startswith("rollout/") for k in rec_s)
     assert all(rec_s[k] == pytest.approx(rec_1[k], rel=1e-6, abs=1e-9) for k in rec_1)
     assert all(torch.equal(a, b) for ga, gb in zip(seen_s, seen_1) for a, b in zip(ga, gb))
