@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from .model import Block, TinyReasoner
 from .tasks import PAD_ID
@@ -63,15 +64,23 @@ def packed_layer(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tens
     """One block on packed tokens: the position-wise parts (LayerNorms, QKV, projection, MLP) run on the n real
     tokens x (n, D) only (pos (n,) their positions, idx (n,) their flat places in (B, T)); attention is exact,
     on the padded layout: attend(q, k, v), each (B, H, T, hd), returns (B, H, T, hd). Returns (x', (k, v))."""
-    D, kv = x.shape[1], []
+    kv = []
+    x = blk.feed_forward(packed_attention(blk, x, pos, idx, B, T, attend, kv))
+    return x, kv[0]
+
+
+def packed_attention(blk: Block, x: torch.Tensor, pos: torch.Tensor, idx: torch.Tensor, B: int, T: int, attend,
+                     kv: list | None = None) -> torch.Tensor:
+    """The block's attention half on packed tokens (packed_layer); appends its (k, v) to `kv` when given."""
+    D = x.shape[1]
 
     def heads(qkv):  # each (n, H, hd), rotated, then in the padded layout (B, H, T, hd)
         q, k, v = (unpack(t, idx, B, T) for t in blk.packed_heads(qkv, pos))
-        kv.append((k, v))
+        if kv is not None:
+            kv.append((k, v))
         return q, k, v
 
-    x = blk.layer(x, heads, attend, lambda att: att.transpose(1, 2).reshape(B * T, D)[idx])
-    return x, kv[0]
+    return blk.attention(x, heads, attend, lambda att: att.transpose(1, 2).reshape(B * T, D)[idx])
 
 
 def prefill(model: TinyReasoner, X: torch.Tensor, lens: torch.Tensor):
@@ -119,7 +128,8 @@ def grouped_attention(q: torch.Tensor, Kp: torch.Tensor, Vp: torch.Tensor, pbias
 
 
 def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp_in: torch.Tensor,
-                         keep: torch.Tensor, prefilled: tuple | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                         keep: torch.Tensor, prefilled: tuple | None = None, recompute: bool = False
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
     """Final hidden states (before ln_f) of teacher-forced responses that share their group's prompt, each prompt
     computed once and only the fed-in tokens marked in `keep` through the position-wise layers.
 
@@ -128,7 +138,10 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     prefix of each row (the tokens whose outputs are wanted). Returns (last, x): last (P, D) at each prompt's
     last character (it predicts each group's first response token); x (n, D) at the kept fed-in tokens, in
     row-major order of keep. `prefilled`: `prefill(model, prompts, lens)` as already computed (the rollout's,
-    with its graph), else it is computed here."""
+    with its graph), else it is computed here. `recompute`: when the forward builds a graph, it keeps only the
+    input of each half of each block (attention, MLP) and runs that half again during backward
+    (torch.utils.checkpoint), so the graph never holds more than one half's activations; the numbers are the same
+    bits (tests/test_perf.py)."""
     P, G, T = resp_in.shape
     if int(lens.max()) + T > model.cfg.max_len:
         raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
@@ -150,7 +163,14 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
             return grouped_attention(q.unflatten(2, (G, T)), Kp, Vp, pbias, k.unflatten(2, (G, T)),
                                      v.unflatten(2, (G, T)), causal).flatten(2, 3)
 
-        x, _ = packed_layer(blk, x, pos, idx, P, G * T, attend)
+        if recompute and torch.is_grad_enabled():
+            # each half of the block apart, so that backward holds one half's activations at a time; nothing in
+            # a block draws a random number, so no RNG state needs keeping for the second run
+            x = checkpoint(packed_attention, blk, x, pos, idx, P, G * T, attend, use_reentrant=False,
+                           preserve_rng_state=False)
+            x = checkpoint(blk.feed_forward, x, use_reentrant=False, preserve_rng_state=False)
+        else:
+            x, _ = packed_layer(blk, x, pos, idx, P, G * T, attend)
     return last, x
 
 
@@ -163,7 +183,7 @@ def _logp_ent(logits: torch.Tensor, tgt: torch.Tensor, temperature: float) -> tu
 
 
 def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor,
-                          temperature: float = 1.0, prefilled: tuple | None = None
+                          temperature: float = 1.0, prefilled: tuple | None = None, recompute: bool = False
                           ) -> tuple[torch.Tensor, torch.Tensor]:
     """token_logprobs in response layout with the prompt shared per group: (logp, ent), each (P * G, R).
 
@@ -171,10 +191,10 @@ def shared_token_logprobs(model: TinyReasoner, prompts: torch.Tensor, lens: torc
     the log-prob of response token j given the prompt and the response before it, and the entropy of that
     distribution at `temperature`; PAD is excluded from the distribution. Both are 0 where the target is PAD:
     only real targets are computed (the position-wise layers, the head and the softmax run on packed tokens).
-    `prefilled` as in shared_prefix_hidden."""
+    `prefilled` and `recompute` as in shared_prefix_hidden."""
     P, G, R = resp.shape
     need = resp[:, :, 1:] != PAD_ID  # (P, G, R-1): fed-in token j is wanted when target j + 1 is real
-    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need, prefilled)
+    last, x = shared_prefix_hidden(model, prompts, lens, resp[:, :, :-1], need, prefilled, recompute)
     lp0, ent0 = _logp_ent(model.head(model.ln_f(last)), resp[:, :, 0], temperature)  # (P, G), (P,)
     ent0 = ent0[:, None].expand(P, G)
     real0 = resp[:, :, 0] != PAD_ID

@@ -79,8 +79,15 @@ class Block(nn.Module):
         """The block's maths, on residual rows x (..., D) in any layout: heads(qkv) gives the rotated queries,
         keys and values, attend(q, k, v) the attention output, merge(att) puts it back in x's layout. The
         training forward, the packed forward and both KV-cache decoders differ only in these three."""
+        return self.feed_forward(self.attention(x, heads, attend, merge))
+
+    def attention(self, x: torch.Tensor, heads: Callable, attend: Callable, merge: Callable) -> torch.Tensor:
+        """The block's first half, attention and its residual (`layer` for the arguments)."""
         q, k, v = heads(self.qkv(self.ln1(x)))
-        x = x + self.proj(merge(attend(q, k, v)))
+        return x + self.proj(merge(attend(q, k, v)))
+
+    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block's second half, the MLP and its residual."""
         return x + self.mlp(self.ln2(x))
 
     def split_heads(self, qkv: torch.Tensor, pos: torch.Tensor):

@@ -93,6 +93,17 @@ def test_the_run_kind_decides_the_trim(monkeypatch):
     assert asked == [False, True, True]
 
 
+def test_under_glibc_only_runs_that_recompute_map_their_large_blocks():
+    """mallopt's fixed 1 MB threshold is process-wide: set in a fresh process, for the chain run (its plan
+    recomputes), not for a hop run, and never under tcmalloc."""
+    code = ("from reasonrl.rl.job import make_job; from reasonrl.rl.memory import map_large_blocks; "
+            "chain = make_job({'task': 'chain', 'n_range': [8, 9], 'k_min': 7, 'k_max': 7}, {}); "
+            "print(map_large_blocks(make_job({}, {}), False), map_large_blocks(chain, False))")
+    assert _run(code) == ["False", "True"]
+    if malloc.library() is not None:
+        assert _run(code, LD_PRELOAD=malloc.library()) == ["False", "False"]
+
+
 def test_the_stages_run_the_loop_under_the_memory_policy(monkeypatch, tmp_path):
     """The loop trims nothing by itself (the algorithm has no memory policy): run_job, which the rl stages and
     `reasonrl train` call, hands it the policy's hooks."""
@@ -107,9 +118,10 @@ def test_the_stages_run_the_loop_under_the_memory_policy(monkeypatch, tmp_path):
                                                        generator=torch.Generator().manual_seed(0)), {})
     seen = {}
     monkeypatch.setattr(run, "memory_hooks", lambda job, verifier: ("the policy's", job.B, verifier))
+    monkeypatch.setattr(run, "map_large_blocks", lambda job, verifier: seen.setdefault("mapped", (job.B, verifier)))
     monkeypatch.setattr(run, "train_rl", lambda *a, hooks=None, **k: seen.setdefault("hooks", hooks))
     run.run_job(make_job({}, {"B": 3}), tmp_path / "init.pt", None, {})
-    assert seen["hooks"] == ("the policy's", 3, False)
+    assert seen == {"hooks": ("the policy's", 3, False), "mapped": (3, False)}
 
 
 @pytest.mark.slow  # a DVC repo and a Dask cluster

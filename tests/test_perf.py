@@ -246,7 +246,7 @@ def test_the_step_keeps_the_prefill_only_where_its_plan_says_and_moves_no_bit(mo
     out = {}
     for keep in (True, False):
         grad.clear()
-        record, _, seen, weights, _ = _run_step(True, 0.5, keep_prefill=keep)
+        record, _, seen, weights, _ = _run_step(True, 0.5, {"keep_prefill": keep})
         out[keep] = record, seen, weights, list(grad)
     (rec_k, seen_k, w_k, grad_k), (rec_n, seen_n, w_n, grad_n) = out[True], out[False]
     assert grad_k == [True, False]  # the rollout's, kept with its graph, then the reference's
@@ -254,6 +254,89 @@ def test_the_step_keeps_the_prefill_only_where_its_plan_says_and_moves_no_bit(mo
     assert rec_k == rec_n
     assert all(torch.equal(a, b) for a, b in zip(seen_k[0], seen_n[0]))
     assert all(torch.equal(a, b) for a, b in zip(w_k, w_n))
+
+
+@pytest.mark.parametrize("overrides", [{}, {"num_iterations": 2, "beta": 0.3}, {"method": "rft"}])
+def test_recomputing_the_blocks_moves_no_bit(overrides):
+    """A plan that recomputes the training forward's blocks in backward gives the step's records, every
+    iteration's gradients and the updated weights of the plan that keeps their activations, bit for bit."""
+    lr = 2.0 if overrides.get("num_iterations", 1) > 1 else 0.5
+    rec_k, _, seen_k, w_k, _ = _run_step(True, lr, **overrides)
+    rec_r, _, seen_r, w_r, _ = _run_step(True, lr, {"recompute": True}, **overrides)
+    assert rec_r == rec_k
+    assert len(seen_r) == len(seen_k) == overrides.get("num_iterations", 1)
+    assert all(torch.equal(a, b) for ga, gb in zip(seen_r, seen_k) for a, b in zip(ga, gb))
+    assert all(torch.equal(a, b) for a, b in zip(w_r, w_k))
+
+
+def test_a_recomputing_forward_keeps_only_the_inputs_of_each_half_block():
+    """What the graph holds for backward: with recompute, each block's attention and MLP halves keep only their
+    inputs (n x D each), a small share of what the graph keeps without; without a graph nothing is recomputed."""
+    from reasonrl.rl.layout import shared_prefix
+
+    saved = {}
+    for recompute in (False, True):
+        model, batch, keep, _ = _kept()
+        batch.prefill = keep[0]  # the prompts' graph was made by the rollout: only the responses' is counted
+        seqs = shared_prefix(batch, "cpu", 1.0)
+        seqs.recompute = recompute
+        saved[recompute] = 0
+
+        def count(t, recompute=recompute):
+            saved[recompute] += t.numel()
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(count, lambda t: t):
+            seqs.logprobs(model)
+    assert saved[True] < 0.25 * saved[False]  # 15% on this model: what remains is the head's softmax
+    seqs = shared_prefix(batch, "cpu", 1.0)
+    seqs.recompute = True
+    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(lambda t: 1 / 0, lambda t: t):
+        seqs.logprobs(model)  # no checkpoint (it would save its inputs) and no graph
+
+
+def test_slicing_a_forward_without_a_graph_moves_no_weight(monkeypatch):
+    """Dynamic sampling scores everything it drew B groups at a time (the plan's slices): gradients and weights are
+    those of the forward in one piece, bit for bit (that forward feeds records only). The records read the same
+    numbers up to float rounding: a matrix product over fewer rows may round differently (here losses/kl moved in
+    its eighth digit; run 2's dyneq_s0 stage wrote the same bytes either way: docs/performance.md)."""
+    job = dict(dynamic_sampling=True, reward="true", n_range=[3, 6], k_max=5, B=3, rollouts=5 * 3 * 4)
+    rec_1, batch_1, seen_1, w_1, _ = _run_step(True, 0.5, {"slice_groups": None}, **job)
+    import reasonrl.rl.layout as layout_mod
+
+    widths = []  # the groups of each forward without a graph
+    real = layout_mod.shared_token_logprobs
+
+    def counting(model, prompts, *a, **k):
+        if not torch.is_grad_enabled():
+            widths.append(len(prompts))
+        return real(model, prompts, *a, **k)
+
+    monkeypatch.setattr(layout_mod, "shared_token_logprobs", counting)
+    rec_s, batch_s, seen_s, w_s, _ = _run_step(True, 0.5, **job)
+    assert len(batch_s.sampled.problems) > 2 * 3 * 4  # more than two slices of B = 3 groups of G = 4
+    assert max(widths) == 3 and sum(widths) >= len(batch_s.sampled.problems) // 4
+    assert rec_s.keys() == rec_1.keys() and any(k.startswith("rollout/") for k in rec_s)
+    assert all(rec_s[k] == pytest.approx(rec_1[k], rel=1e-6, abs=1e-9) for k in rec_1)
+    assert all(torch.equal(a, b) for ga, gb in zip(seen_s, seen_1) for a, b in zip(ga, gb))
+    assert all(torch.equal(a, b) for a, b in zip(w_s, w_1))
+
+
+def test_the_plan_recomputes_large_batches_and_slices_dynamic_sampling_on_the_fast_layout_only():
+    from reasonrl.rl.layout import FAST, PLAIN, RECOMPUTE_ABOVE, Plan, batch_tokens
+
+    chain = make_job({"task": "chain", "n_range": [8, 9], "k_min": 7, "k_max": 7}, {})
+    hop = make_job({"n_range": [15, 16], "k_min": 7, "k_max": 7}, {})
+    assert batch_tokens(chain) == 32 * 8 * 37 > RECOMPUTE_ABOVE >= batch_tokens(hop) == 32 * 8 * 12
+    assert plan_for(chain).recompute and not plan_for(hop).recompute
+    assert not plan_for(chain, shared=False).recompute  # the plain layout is the reference
+    assert plan_for(make_job({}, {"dynamic_sampling": True, "B": 5})).slice_groups == 5
+    assert plan_for(hop).slice_groups is None
+    assert plan_for(make_job({}, {"dynamic_sampling": True}), shared=False).slice_groups is None
+    for change in ({"recompute": True}, {"slice_groups": 2}):
+        with pytest.raises(ValueError, match="fast layout"):
+            Plan(layout=PLAIN, keep_prefill=False, kl_groups=8, **change)
+        assert Plan(layout=FAST, keep_prefill=False, kl_groups=8, **change)
 
 
 # ----------------------------------------------------------------------------- training
@@ -317,8 +400,8 @@ class RecordingSGD(torch.optim.SGD):
         return super().step(closure)
 
 
-def _run_step(shared: bool, lr: float, keep_prefill: bool | None = None, **overrides):
-    """One rl_step from the warm policy; keep_prefill (optional) replaces the plan's."""
+def _run_step(shared: bool, lr: float, plan_changes: dict | None = None, **overrides):
+    """One rl_step from the warm policy; plan_changes (optional) replace fields of the plan's."""
     # GRPO on the random reward: every group has nonzero advantages, so every row carries gradient
     base = dict(B=6, G=4, n_range=[3, 5], k_max=3, steps=1, reward="random")
     if overrides.get("method", "grpo") != "grpo":
@@ -332,7 +415,7 @@ def _run_step(shared: bool, lr: float, keep_prefill: bool | None = None, **overr
     plan = plan_for(job, shared)
     ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(7), sample_gen=_gen(8),
                   reward_gen=_gen(10), shared_prefix=shared,
-                  plan=plan if keep_prefill is None else dataclasses.replace(plan, keep_prefill=keep_prefill))
+                  plan=dataclasses.replace(plan, **(plan_changes or {})))
     opt = RecordingSGD(policy.parameters(), lr)
     record, batch = rl_step(ctx, opt, 0)
     return record, batch, opt.seen, list(policy.parameters()), ctx.sample_gen

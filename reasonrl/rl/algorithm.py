@@ -15,8 +15,8 @@ of the loss or, summed per response, subtracted from the advantage after the gro
 
 How the step is computed is not decided here. It receives the run's plan, `ctx.plan` (layout.py, `Plan`,
 built once per run by `plan_for` from the job): the layout, whether a round keeps its prefill for the first
-training forward, and how many groups the reference scores for the KL record at beta = 0. Two layouts compute
-the same step:
+training forward, whether that forward recomputes its blocks in backward (`Plan.build`), and how many groups the
+reference scores for the KL record at beta = 0. Two layouts compute the same step:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph
@@ -59,7 +59,7 @@ def rl_step(ctx: Context, opt: torch.optim.Optimizer, step: int) -> tuple[dict, 
     unfiltered = unfiltered_record(ctx, batch, device)
     ctx.hooks.between_phases()  # next: the training forward and its backward, the step's largest transient
     # the policy trained is the one sampled from: softmax(logits / temperature), for log-probs, ratio, KL, entropy
-    seqs = ctx.plan.layout.build(batch, device, job.temperature)
+    seqs = ctx.plan.build(batch, device, job.temperature)
     scored = score_policy(ctx, seqs, grad=ctx.plan.layout.reuse_forward)
     m = seqs.m
     w = method.weights(batch.proxy.to(m.device), batch, kl.in_reward(scored, m), job.advantage).to(m.device)
@@ -81,11 +81,6 @@ def rl_step(ctx: Context, opt: torch.optim.Optimizer, step: int) -> tuple[dict, 
 def draw_problems(rng: random.Random, job: Job, count: int) -> list[Problem]:
     task, spec = get_task(job.task), job.spec
     return [task.sample(rng, spec) for _ in range(count)]
-
-
-def response_budget(job: Job) -> int:
-    """The most characters a response of this job can have: sample_responses' max_new for the hardest problem."""
-    return get_task(job.task).max_budget(job.spec)
 
 
 def rollout_budget(job: Job) -> int:
@@ -171,7 +166,7 @@ def unfiltered_record(ctx: Context, batch: Batch, device) -> dict | None:
     if batch.sampled is None:
         return None
     ctx.hooks.between_phases()
-    seqs = ctx.plan.layout.build(batch.sampled, device, ctx.job.temperature)
+    seqs = ctx.plan.build(batch.sampled, device, ctx.job.temperature)
     with ctx.hooks.wide_forward(ctx.policy):
         scored = score_policy(ctx, seqs)
     return rollout_record(batch.sampled, scored.ent, scored.kl, seqs.m)
@@ -257,7 +252,7 @@ def update(ctx: Context, opt: torch.optim.Optimizer, seqs: FullSequences | Share
     """num_iterations clipped updates on one batch (seqs.m and scored's tensors: (N, T); w: (N,)); returns
     losses/* means. The first iteration uses scored.first as its forward when there is one."""
     job, kl = ctx.job, KLPenalty.of(ctx.job)
-    agg = functools.partial(LOSS_AGG[job.loss_agg], max_len=response_budget(job))
+    agg = functools.partial(LOSS_AGG[job.loss_agg], max_len=job.response_budget)
     m = seqs.m
     stats = dict(NO_UPDATE)
     n = job.num_iterations

@@ -91,6 +91,11 @@ class Job:
         return distribution(get_task(self.task), self.n_range, self.k_min, self.k_max)
 
     @property
+    def response_budget(self) -> int:
+        """The most characters a response of this job can have: sample_responses' max_new for its hardest problem."""
+        return get_task(self.task).max_budget(self.spec)
+
+    @property
     def verifier(self) -> str | None:
         return self.reward if self.reward in VERIFIER_REWARDS else None
 

@@ -6,7 +6,9 @@ it does not care which columns hold which token. `Layout` bundles a layout with 
 
 `Plan` is the step's memory and speed policy, decided once per run from the job (`plan_for`, which the run's
 Context calls): the layout, PLAIN or FAST; whether a round keeps its prefill for the first training forward;
-how many groups the reference scores for the KL record at beta = 0. The step (algorithm.py) reads it and
+whether the training forward recomputes its blocks in backward rather than keep their activations; how many
+groups a forward without a graph takes at a time; how many groups the reference scores for the KL record at
+beta = 0. The step (algorithm.py) reads it and
 holds no such decision itself.
 """
 
@@ -49,19 +51,30 @@ class SharedPrefix:
     """Response layout: P prompts (P, L) computed once each; the G responses of group p (P, G, R) attend to it;
     column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows.
     `prefilled` (optional): the rollout's prefill of the prompts by the policy (a `sampling.Prefill`, with its
-    graph); it serves the next `logprobs` call only, which must be that model's, its weights unchanged."""
+    graph); it serves the next `logprobs` call only, which must be that model's, its weights unchanged.
+    `recompute`: a forward with a graph keeps each block's input only (shared_token_logprobs). `slice_groups`: a
+    forward without a graph over more groups than this runs on that many groups at a time."""
 
     def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
-                 rows: torch.Tensor | None = None, prefilled: Prefill | None = None):
+                 rows: torch.Tensor | None = None, prefilled: Prefill | None = None, recompute: bool = False,
+                 slice_groups: int | None = None):
         self.prompts, self.lens, self.resp, self.temperature, self.rows = prompts, lens, resp, temperature, rows
-        self.prefilled = prefilled
+        self.prefilled, self.recompute, self.slice_groups = prefilled, recompute, slice_groups
         m = (resp != PAD_ID).float().flatten(0, 1)  # (N, R)
         self.m = m if rows is None else m[rows]
 
     def logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
         pre, self.prefilled = self.prefilled, None  # once: after an update the weights have moved
-        logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature,
-                                          None if pre is None else pre.of(model))
+        P, step = len(self.prompts), self.slice_groups
+        if pre is None and step is not None and P > step and not torch.is_grad_enabled():
+            # each group's rows attend to their own prompt only, so slicing the groups leaves every row's numbers
+            # as they are; the slices keep the batch's response width, so the columns line up when joined
+            parts = [shared_token_logprobs(model, self.prompts[i:i + step], self.lens[i:i + step],
+                                           self.resp[i:i + step], self.temperature) for i in range(0, P, step)]
+            logp, ent = torch.cat([lp for lp, _ in parts]), torch.cat([e for _, e in parts])
+        else:
+            logp, ent = shared_token_logprobs(model, self.prompts, self.lens, self.resp, self.temperature,
+                                              None if pre is None else pre.of(model), self.recompute)
         return (logp, ent) if self.rows is None else (logp[self.rows], ent[self.rows])
 
     def head(self, n: int) -> SharedPrefix:
@@ -69,12 +82,14 @@ class SharedPrefix:
         G = self.resp.shape[1]
         if self.rows is not None or n % G:
             raise ValueError(f"head({n}): needs whole groups of {G} rows of an unselected batch")
-        return SharedPrefix(self.prompts[:n // G], self.lens[:n // G], self.resp[:n // G], self.temperature)
+        return SharedPrefix(self.prompts[:n // G], self.lens[:n // G], self.resp[:n // G], self.temperature,
+                            recompute=self.recompute, slice_groups=self.slice_groups)
 
     def select(self, rows: torch.Tensor) -> SharedPrefix:
         # the forward still runs on whole groups (the prompt is shared); only the selected rows enter the loss
         return SharedPrefix(self.prompts, self.lens, self.resp, self.temperature,
-                            rows if self.rows is None else self.rows[rows])
+                            rows if self.rows is None else self.rows[rows], recompute=self.recompute,
+                            slice_groups=self.slice_groups)
 
 
 def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
@@ -114,6 +129,13 @@ FAST = Layout(shared=True, build=shared_prefix, reuse_forward=True)
 # of a step (docs/performance.md, "Measurements the code cites").
 KL_GROUPS = 8
 
+# A run whose batch holds more response tokens than this (B x G x the longest response of its problems) recomputes
+# its training forward's blocks in backward. The graph grows with those tokens: at 256 x 37 (a chain run) the
+# training forward's graph took a run's peak RSS to 790 MB under tcmalloc, 990 MB under glibc's allocator, against
+# the 600 MB target; every hop kind, at most 256 x 14, stays under it without. Recomputing costs a second forward
+# of the blocks (docs/performance.md, "Measurements the code cites").
+RECOMPUTE_ABOVE = 4096
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -127,6 +149,25 @@ class Plan:
     # at beta = 0 the reference scores the batch's first kl_groups groups, for the `losses/kl` record only; with
     # a KL term (beta > 0) it scores every row
     kl_groups: int
+    # the training forward keeps only each block's input and runs the block again in backward (the same numbers);
+    # the fast layout only: the plain one is the reference the fast one is tested against
+    recompute: bool = False
+    # a forward without a graph over more groups than this (dynamic sampling's over everything it drew, up to
+    # (1 + max_resample) B groups) runs this many groups at a time, so its transients stay a training batch's;
+    # None: in one piece. The fast layout only, like recompute
+    slice_groups: int | None = None
+
+    def __post_init__(self):
+        if (self.recompute or self.slice_groups is not None) and not self.layout.shared:
+            raise ValueError("Plan: recompute and slice_groups are choices of the fast layout; the plain one is "
+                             "the reference")
+
+    def build(self, batch: Batch, device, temperature: float) -> FullSequences | SharedPrefix:
+        """The batch in the plan's layout, its forwards recomputing and sliced where the plan says so."""
+        seqs = self.layout.build(batch, device, temperature)
+        if self.layout.shared:
+            seqs.recompute, seqs.slice_groups = self.recompute, self.slice_groups
+        return seqs
 
 
 def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
@@ -136,7 +177,17 @@ def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
     The prefill is kept on the fast layout only (the plain one prefills every row in its own forward), and
     only when the round is the batch (a dynamic-sampling round may be filtered out), the batch gets one update
     and no verifier scores it: with two updates, or under a verifier's forward, keeping it raised a stage's
-    peak RSS past the 600 MB target (docs/performance.md, "Measurements the code cites")."""
+    peak RSS past the 600 MB target (docs/performance.md, "Measurements the code cites"). The fast layout
+    recomputes its blocks where the batch's response tokens exceed RECOMPUTE_ABOVE, and under dynamic sampling
+    scores everything it drew B groups at a time (that forward peaked a run at 600-630 MB under tcmalloc, 742 MB
+    under glibc's allocator, with the heap trimmed after each of its layers)."""
     layout = FAST if shared else PLAIN
     keep = layout.reuse_forward and not job.dynamic_sampling and job.num_iterations == 1 and not verifier
-    return Plan(layout=layout, keep_prefill=keep, kl_groups=KL_GROUPS)
+    return Plan(layout=layout, keep_prefill=keep, kl_groups=KL_GROUPS,
+                recompute=layout.shared and batch_tokens(job) > RECOMPUTE_ABOVE,
+                slice_groups=job.B if layout.shared and job.dynamic_sampling else None)
+
+
+def batch_tokens(job: Job) -> int:
+    """The most response tokens a batch of `job` can hold: B x G x the longest response its problems allow."""
+    return job.B * job.G * job.response_budget

@@ -1,8 +1,10 @@
 """The RL loop's memory policy, as the loop's hooks (context.Hooks): the heap given back between the step's
 phases (`heap_trimmer`, by allocator), and during the one forward that would otherwise peak, after each block
 (`trimmed_per_layer`). The stages pass it to the loop (`memory_hooks`; rl/run.py); the algorithm never trims.
-It moves no number. The other half of the policy, what the step itself keeps (the rollout's prefill) and
-computes (the KL record's groups), is the run's plan (layout.py, `Plan`), which the step receives.
+Under glibc, the runs with the largest training graphs also have their large blocks mapped on their own
+(`map_large_blocks`, which the run sets once). It moves no number. The other half of the policy, what the step
+itself keeps (the rollout's prefill), recomputes (the training forward's blocks) and computes (the KL record's
+groups), is the run's plan (layout.py, `Plan`), which the step receives.
 
 It asks the process for the allocator's own calls rather than importing the runner's allocator module
 (reasonrl.runner.malloc): the science side imports none of the machinery that runs it.
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from .context import Hooks, _nothing
+from .layout import plan_for
 
 if TYPE_CHECKING:
     from .job import Job
@@ -28,6 +31,24 @@ def memory_hooks(job: Job, verifier: bool) -> Hooks:
     """The hooks of the memory policy for a run of `job` (`verifier`: whether a learned verifier scores it)."""
     trim = heap_trimmer(sampled_forward=verifier or job.dynamic_sampling)
     return Hooks(between_phases=trim, wide_forward=lambda model: trimmed_per_layer(model, trim))
+
+
+# glibc's M_MMAP_THRESHOLD (mallopt's parameter -3); 1 MB: an allocation of at least this size is a mapping of its own
+M_MMAP_THRESHOLD, LARGE_BLOCK = -3, 1 << 20
+
+
+def map_large_blocks(job: Job, verifier: bool) -> bool:
+    """Under glibc's allocator, a run whose plan recomputes its blocks in backward (layout.plan_for: the largest
+    training graphs) has every allocation of 1 MB or more mapped on its own and unmapped when freed. glibc's
+    threshold otherwise rises to 32 MB as mapped blocks are freed, after which the backward's large transients
+    land on the heap and fragment it faster than the trims between phases give it back (a chain run peaked at
+    770 MB with it dynamic, 526 MB fixed at 1 MB). Process-wide, once per run; nothing under tcmalloc. Returns
+    whether it set it. It moves no number."""
+    if not plan_for(job, verifier=verifier).recompute or tcmalloc_release() is not None:
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))
+    return False
 
 
 def heap_trimmer(sampled_forward: bool = False) -> Callable[[], object]:

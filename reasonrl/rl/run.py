@@ -20,7 +20,7 @@ from ..pipeline import data_path, read_problems
 from ..runtime import stage_setup, write_timing
 from ..tasks import Problem, get_task
 from .job import GREEDY_EVALS, Job, make_job
-from .memory import memory_hooks
+from .memory import map_large_blocks, memory_hooks
 from .train import train_rl
 
 JOB_KEYS = {f.name for f in dataclasses.fields(Job)}  # what --set may give
@@ -64,6 +64,7 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
         from ..verifiers import load_verifier
 
         verifier = load_verifier(verifier_path, device)
+    map_large_blocks(job, verifier is not None)
     hist = train_rl(job, policy, verifier, make_evaluator(job, eval_problems), progress=progress,
                     hooks=memory_hooks(job, verifier is not None))
     return policy, hist
