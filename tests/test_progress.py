@@ -37,9 +37,12 @@ def test_expected_seconds_from_timing_files_plus_dvc_overhead(tmp_path):
     lock = str(tmp_path / "dvc.lock")
     got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b",
                                                                      "eval@b")})
-    # the report has no timing file and new@b no lock entry: both take the median of 100 and 30; eval@b,
-    # new too, takes its kind's: eval@a's 30
-    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": 70.0, "new@b": 70.0, "eval@b": 35.0}
+    # the report ran before without a timing file among its outs: UNTIMED_S; new@b, with no lock entry, takes
+    # the median of 100 and 30; eval@b, new too, takes its kind's: eval@a's 30
+    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": P.UNTIMED_S + 5.0, "new@b": 70.0, "eval@b": 35.0}
+    (tmp_path / "reports/timing/eval_a.json").unlink()  # declared but unreadable: not untimed, an unseen stage
+    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("eval@a", "report")})
+    assert got == {"eval@a": 105.0, "report": P.UNTIMED_S + 5.0}
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "nolock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
     (tmp_path / "empty.lock").write_text("schema: '2.0'\n")  # a lock without stages yet
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "empty.lock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}

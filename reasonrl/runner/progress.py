@@ -43,13 +43,18 @@ TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
+# a stage that ran before without a timing file among its outs (the code stamps, the reports, `plots`): the mean of
+# the 29 such stages in the confirmatory run's and run 2's logs, 0.5-12.8 s; as an unseen stage it took the lock's
+# median, 72 s on run 1's, and a fresh clone's `--dry report_headline` read 15 min too long on 13 of them
+UNTIMED_S = 4.0
 SIBLING_CHARS = 4  # a new arm's nearest sibling shares at least this start after `@` (`chainver` and `chainedge`: 5)
 
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
-    for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
-    of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
+    UNTIMED_S for a stage whose dvc.lock entry has no timing file among its outs; for the others, the median of
+    the stages in the same dvc.lock files (the plan's and the up-to-date ones) of their arm, else of their kind,
+    else of all of them. Each dvc.lock is read once."""
     from .lockfile import parse_kept
 
     dvc_error = dvc_adapter.dvc_error()
@@ -62,6 +67,8 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}
+    untimed = {(lockfile, key) for lockfile, stages in entries.items() for key, entry in stages.items()
+               if _timing_out(entry) is None}
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
     groups: dict[tuple[str, str], list[float]] = {}  # per dvc.lock: two dvc.yaml files may reuse a name
     for (lockfile, key), seconds in known.items():  # a new seed or arm learns from the up-to-date stages too
@@ -73,8 +80,12 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
         near = sibling(arm(key), [g for lf, g in medians if lf == lockfile])
         return medians[lockfile, near] if near else medians.get((lockfile, kind(key)), fallback)
 
-    return {stage: known.get((lockfile, key), unseen(lockfile, key)) + DVC_OVERHEAD_S
-            for stage, (lockfile, key) in locks.items()}
+    def expected(lockfile: str, key: str) -> float:
+        if (lockfile, key) in known:
+            return known[lockfile, key]
+        return UNTIMED_S if (lockfile, key) in untimed else unseen(lockfile, key)
+
+    return {stage: expected(lockfile, key) + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
 
 
 def sibling(name: str, arms: list[str]) -> str | None:
@@ -96,16 +107,23 @@ def sibling(name: str, arms: list[str]) -> str | None:
     return best
 
 
-def _timed(root: str, entry: dict | None) -> float | None:
-    """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
+def _timing_out(entry: dict | None) -> str | None:
+    """The path of the timing file among a dvc.lock entry's outs, if it has one."""
     for out in (entry.get("outs") or [] if isinstance(entry, dict) else []):
         path = str(out.get("path", "") if isinstance(out, dict) else "")
         if path.startswith(TIMING_DIR) and path.endswith(".json"):
-            try:
-                return float(json.loads((Path(root) / path).read_text())["seconds"])
-            except (OSError, KeyError, TypeError, ValueError):
-                return None
+            return path
     return None
+
+
+def _timed(root: str, entry: dict | None) -> float | None:
+    """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
+    if (path := _timing_out(entry)) is None:
+        return None
+    try:
+        return float(json.loads((Path(root) / path).read_text())["seconds"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def kind(stage: str) -> str:
