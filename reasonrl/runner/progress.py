@@ -24,6 +24,7 @@ Where nothing of the run's kinds was timed yet, tqdm's rate did better. The erro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
 from tqdm import tqdm
 
 from . import dvc_adapter
@@ -47,6 +49,8 @@ UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a
 # the 29 such stages in the confirmatory run's and run 2's logs, 0.5-12.8 s; as an unseen stage it took the lock's
 # median, 72 s on run 1's, and a fresh clone's `--dry report_headline` read 15 min too long on 13 of them
 UNTIMED_S = 4.0
+# a stage DVC finds unchanged costs its check only: 0.4-0.5 s in the runs' logs (`finished ... (unchanged)`)
+UNCHANGED_S = 0.5
 SIBLING_CHARS = 4  # a new arm's nearest sibling shares at least this start after `@` (`chainver` and `chainedge`: 5)
 
 
@@ -86,6 +90,75 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
         return UNTIMED_S if (lockfile, key) in untimed else unseen(lockfile, key)
 
     return {stage: expected(lockfile, key) + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
+
+
+def holding_outputs(plan) -> set[str]:
+    """The stale stages of `plan` (a plan.Plan) that will come out unchanged if every stage reproduces the bytes its
+    dvc.lock records, as on the CPU kind that made them: a fresh clone's committed evaluations, stale only because
+    the models they read are not built yet. A stage reproduces when each dep the lock records is a file present
+    with the lock's md5 or, where the stage has stale upstream stages, missing (theirs to rebuild), its params
+    equal the lock's, and every stale upstream stage reproduces; it holds when, besides, each of its outs is a
+    file present with the lock's md5. A directory (dep or out) is not hashed here, so its stage does not count."""
+    from .lockfile import parse_kept
+
+    entries: dict[str, dict] = {}
+    params: dict[str, object] = {}
+
+    def entry(lockfile: str, key: str) -> dict:
+        if lockfile not in entries:
+            try:
+                entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
+            except (OSError, AttributeError, dvc_adapter.dvc_error()):
+                entries[lockfile] = {}
+        return entries[lockfile].get(key) or {}
+
+    def params_match(recorded: dict) -> bool:
+        for name, values in (recorded or {}).items():
+            if name not in params:
+                try:
+                    params[name] = yaml.safe_load((Path(plan.root) / name).read_text())
+                except (OSError, yaml.YAMLError):
+                    params[name] = None
+            if any(_lookup(params[name], key) != value for key, value in (values or {}).items()):
+                return False
+        return True
+
+    reproduces, held = set(), set()
+    for stage, upstream in plan.stages.items():  # upstream first
+        e = entry(*plan.locks[stage])
+        deps_ok = all(_holds(plan.root, dep) or (upstream and _missing(plan.root, dep)) for dep in e.get("deps") or [])
+        if e and deps_ok and params_match(e.get("params")) and all(u in reproduces for u in upstream):
+            reproduces.add(stage)
+            if e.get("outs") and all(_holds(plan.root, out) for out in e["outs"]):
+                held.add(stage)
+    return held
+
+
+_ABSENT = object()
+
+
+def _lookup(data, key: str):
+    """A params file's value at a dotted key (`studies.headline`), or _ABSENT."""
+    for part in key.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return _ABSENT
+        data = data[part]
+    return data
+
+
+def _missing(root: str, item: dict) -> bool:
+    return isinstance(item, dict) and not (Path(root) / str(item.get("path", ""))).exists()
+
+
+def _holds(root: str, item: dict) -> bool:
+    """Whether a lock's dep or out (a file's entry: path, md5, no `nfiles`) is present with that md5."""
+    if not isinstance(item, dict) or "nfiles" in item or not item.get("md5") or str(item["md5"]).endswith(".dir"):
+        return False
+    path = Path(root) / str(item.get("path", ""))
+    try:
+        return path.is_file() and hashlib.md5(path.read_bytes()).hexdigest() == item["md5"]
+    except OSError:
+        return False
 
 
 def sibling(name: str, arms: list[str]) -> str | None:
