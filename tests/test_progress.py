@@ -37,12 +37,57 @@ def test_expected_seconds_from_timing_files_plus_dvc_overhead(tmp_path):
     lock = str(tmp_path / "dvc.lock")
     got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("base@a", "eval@a", "report", "new@b",
                                                                      "eval@b")})
-    # the report has no timing file and new@b no lock entry: both take the median of 100 and 30; eval@b,
-    # new too, takes its kind's: eval@a's 30
-    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": 70.0, "new@b": 70.0, "eval@b": 35.0}
+    # the report ran before without a timing file among its outs: UNTIMED_S; new@b, with no lock entry, takes
+    # the median of 100 and 30; eval@b, new too, takes its kind's: eval@a's 30
+    assert got == {"base@a": 105.0, "eval@a": 35.0, "report": P.UNTIMED_S + 5.0, "new@b": 70.0, "eval@b": 35.0}
+    (tmp_path / "reports/timing/eval_a.json").unlink()  # declared but unreadable: not untimed, an unseen stage
+    got = P.expected_seconds(str(tmp_path), {s: (lock, s) for s in ("eval@a", "report")})
+    assert got == {"eval@a": 105.0, "report": P.UNTIMED_S + 5.0}
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "nolock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
     (tmp_path / "empty.lock").write_text("schema: '2.0'\n")  # a lock without stages yet
     assert P.expected_seconds(str(tmp_path), {"x": (str(tmp_path / "empty.lock"), "x")}) == {"x": P.UNKNOWN_S + 5.0}
+
+
+def test_stages_holding_their_committed_outputs_and_the_dry_line(tmp_path):
+    """`--dry` also states the time where the stale stages that would reproduce the lock's bytes and already hold
+    their outputs come out unchanged (a fresh clone's committed evaluations): deps present with the lock's md5 or
+    missing behind a stale upstream, params as locked, every stale upstream reproducing; only files are hashed."""
+    import hashlib
+
+    from reasonrl.runner.parallel import dry_estimate
+    from reasonrl.runner.plan import Plan
+
+    files = {"src.py": b"code", "a.txt": b"a", "b.txt": b"b", "c.txt": b"c"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "params.yaml").write_text("x: {y: 1}\nz: 3\n")
+    md5 = {name: hashlib.md5(data).hexdigest() for name, data in files.items()}
+    f = lambda name, digest=None: {"path": name, "md5": digest or md5.get(name, md5["a.txt"])}  # noqa: E731
+    stages = {  # name: (stale upstream, deps, outs, params)
+        "model": ([], [f("src.py")], [f("model.pt")], {"x.y": 1}),  # its out is missing: it runs, reproducing
+        "held": (["model"], [f("model.pt")], [f("a.txt"), f("b.txt")], {"x.y": 1, "z": 3}),
+        "other_out": (["model"], [f("model.pt")], [f("c.txt", md5["a.txt"])], {}),  # present, another md5
+        "folder": (["model"], [f("model.pt")], [{"path": "a.txt", "md5": md5["a.txt"] + ".dir", "nfiles": 1}], {}),
+        "new_param": (["model"], [f("model.pt")], [f("a.txt")], {"x.y": 2}),
+        "edited": ([], [f("src.py", md5["a.txt"])], [f("b.txt")], {}),  # its own dep changed
+        "after_edit": (["edited"], [f("b.txt")], [f("c.txt")], {}),  # so its upstream's output will change
+        "lost_source": ([], [f("gone.py")], [f("a.txt")], {}),  # missing, and no stale upstream to make it
+    }
+    lock = {k: {"cmd": "x", "deps": d, "outs": o, **({"params": {"params.yaml": p}} if p else {})}
+            for k, (_, d, o, p) in stages.items()}
+    (tmp_path / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": lock}))
+    locks = {s: (str(tmp_path / "dvc.lock"), s) for s in stages}
+    plan = Plan(str(tmp_path), "", {s: up for s, (up, *_) in stages.items()}, locks)
+    assert P.holding_outputs(plan) == {"held"}
+    # eight untimed stages, 4 + 5 s each: 72 s; with `held` unchanged (0.5 + 5 s): 68.5 s
+    assert dry_estimate(plan, 1) == ("8 stale stages: about 72 s of stage time (68 s where the stage that holds "
+                                     "its committed outputs comes out unchanged: their upstream rebuilt to the "
+                                     "lock's bytes, as on the CPU kind that made them), estimated as the time left "
+                                     "of a run")
+    assert dry_estimate(plan, 2).startswith("8 stale stages: about 72 s of stage time, 36 s at -j 2 (34 s at -j 2 ")
+    (tmp_path / "params.yaml").write_text("x: {y: 1}\nz: 4\n")
+    assert P.holding_outputs(plan) == set()
+    assert dry_estimate(plan, 1) == "8 stale stages: about 72 s of stage time, estimated as the time left of a run"
 
 
 def test_time_left_counts_pending_and_what_running_stages_still_need():

@@ -35,7 +35,7 @@ from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import machine
 from . import dvc_adapter, malloc
 from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
-from .progress import Progress, expected_seconds, fmt_duration
+from .progress import DVC_OVERHEAD_S, UNCHANGED_S, Progress, expected_seconds, fmt_duration, holding_outputs
 
 TOPIC = "reasonrl-repro"
 # When stages share the machine, helper libraries get one thread each; torch's own count comes from the
@@ -102,10 +102,7 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
         for stage in Schedule(plan.stages).order():
             upstream = plan.stages[stage]
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
-        seconds, n = sum(expected_seconds(plan.root, plan.locks).values()), len(plan.stages)  # as a run starts
-        on = f", {fmt_duration(seconds / args.jobs)} at -j {args.jobs}" if args.jobs > 1 and not args.scheduler else ""
-        _log(f"{n} stale stage{'s' * (n != 1)}: about {fmt_duration(seconds)} of stage time{on}, estimated as the "
-             "time left of a run")
+        _log(dry_estimate(plan, args.jobs if args.jobs > 1 and not args.scheduler else 1))
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()
@@ -382,6 +379,24 @@ def _outcome_line(o: dict) -> str:
         return (f"FAILED   {o['stage']}  (exit {o['returncode']}); last lines of its log:\n"
                 + "\n".join("    | " + line for line in o["tail"].splitlines()))
     return f"finished {o['stage']}  in {o['seconds']:.1f}s ({o['status']})"
+
+
+def dry_estimate(plan: Plan, jobs: int) -> str:
+    """`--dry`'s closing line: the plan's stage time (and at -j jobs), estimated as a run's start does, and the
+    same where the stages that hold their committed outputs come out unchanged (progress.holding_outputs)."""
+    expected, n = expected_seconds(plan.root, plan.locks), len(plan.stages)  # as a run starts
+    held = holding_outputs(plan)
+    seconds = sum(expected.values())
+
+    on = f", {fmt_duration(seconds / jobs)} at -j {jobs}" if jobs > 1 else ""
+    line = f"{n} stale stage{'s' * (n != 1)}: about {fmt_duration(seconds)} of stage time{on}"
+    if held:
+        quick = sum(UNCHANGED_S + DVC_OVERHEAD_S if stage in held else t for stage, t in expected.items())
+        which = ("the stage that holds its committed outputs comes" if len(held) == 1 else
+                 f"the {len(held)} stages that hold their committed outputs come")
+        line += (f" ({fmt_duration(quick / jobs)}{f' at -j {jobs}' if jobs > 1 else ''} where {which} out unchanged: "
+                 "their upstream rebuilt to the lock's bytes, as on the CPU kind that made them)")
+    return line + ", estimated as the time left of a run"
 
 
 def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float) -> None:

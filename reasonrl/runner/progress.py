@@ -24,6 +24,7 @@ Where nothing of the run's kinds was timed yet, tqdm's rate did better. The erro
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
 from tqdm import tqdm
 
 from . import dvc_adapter
@@ -43,13 +45,20 @@ TIMING_DIR = "reports/timing/"
 DVC_OVERHEAD_S = 5.0
 REDRAW_S = 5.0  # a terminal's line is redrawn this often between events
 UNKNOWN_S = 60.0  # a stage's estimate when no stage of its dvc.lock files has a timing file
+# a stage that ran before without a timing file among its outs (the code stamps, the reports, `plots`): the mean of
+# the 29 such stages in the confirmatory run's and run 2's logs, 0.5-12.8 s; as an unseen stage it took the lock's
+# median, 72 s on run 1's, and a fresh clone's `--dry report_headline` read 15 min too long on 13 of them
+UNTIMED_S = 4.0
+# a stage DVC finds unchanged costs its check only: 0.4-0.5 s in the runs' logs (`finished ... (unchanged)`)
+UNCHANGED_S = 0.5
 SIBLING_CHARS = 4  # a new arm's nearest sibling shares at least this start after `@` (`chainver` and `chainedge`: 5)
 
 
 def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, float]:
     """{stage: its expected seconds}: its timing file's `seconds` from the last run, plus DVC_OVERHEAD_S;
-    for the others, the median of the stages in the same dvc.lock files (the plan's and the up-to-date ones)
-    of their arm, else of their kind, else of all of them. Each dvc.lock is read once."""
+    UNTIMED_S for a stage whose dvc.lock entry has no timing file among its outs; for the others, the median of
+    the stages in the same dvc.lock files (the plan's and the up-to-date ones) of their arm, else of their kind,
+    else of all of them. Each dvc.lock is read once."""
     from .lockfile import parse_kept
 
     dvc_error = dvc_adapter.dvc_error()
@@ -62,6 +71,8 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
             entries[lockfile] = {}
     known = {(lockfile, key): seconds for lockfile, stages in entries.items() for key, entry in stages.items()
              if (seconds := _timed(root, entry)) is not None}
+    untimed = {(lockfile, key) for lockfile, stages in entries.items() for key, entry in stages.items()
+               if _timing_out(entry) is None}
     fallback = statistics.median(known.values()) if known else UNKNOWN_S
     groups: dict[tuple[str, str], list[float]] = {}  # per dvc.lock: two dvc.yaml files may reuse a name
     for (lockfile, key), seconds in known.items():  # a new seed or arm learns from the up-to-date stages too
@@ -73,8 +84,81 @@ def expected_seconds(root: str, locks: dict[str, tuple[str, str]]) -> dict[str, 
         near = sibling(arm(key), [g for lf, g in medians if lf == lockfile])
         return medians[lockfile, near] if near else medians.get((lockfile, kind(key)), fallback)
 
-    return {stage: known.get((lockfile, key), unseen(lockfile, key)) + DVC_OVERHEAD_S
-            for stage, (lockfile, key) in locks.items()}
+    def expected(lockfile: str, key: str) -> float:
+        if (lockfile, key) in known:
+            return known[lockfile, key]
+        return UNTIMED_S if (lockfile, key) in untimed else unseen(lockfile, key)
+
+    return {stage: expected(lockfile, key) + DVC_OVERHEAD_S for stage, (lockfile, key) in locks.items()}
+
+
+def holding_outputs(plan) -> set[str]:
+    """The stale stages of `plan` (a plan.Plan) that will come out unchanged if every stage reproduces the bytes its
+    dvc.lock records, as on the CPU kind that made them: a fresh clone's committed evaluations, stale only because
+    the models they read are not built yet. A stage reproduces when each dep the lock records is a file present
+    with the lock's md5 or, where the stage has stale upstream stages, missing (theirs to rebuild), its params
+    equal the lock's, and every stale upstream stage reproduces; it holds when, besides, each of its outs is a
+    file present with the lock's md5. A directory (dep or out) is not hashed here, so its stage does not count."""
+    from .lockfile import parse_kept
+
+    entries: dict[str, dict] = {}
+    params: dict[str, object] = {}
+
+    def entry(lockfile: str, key: str) -> dict:
+        if lockfile not in entries:
+            try:
+                entries[lockfile] = (parse_kept(Path(lockfile).read_text(), lockfile) or {}).get("stages") or {}
+            except (OSError, AttributeError, dvc_adapter.dvc_error()):
+                entries[lockfile] = {}
+        return entries[lockfile].get(key) or {}
+
+    def params_match(recorded: dict) -> bool:
+        for name, values in (recorded or {}).items():
+            if name not in params:
+                try:
+                    params[name] = yaml.safe_load((Path(plan.root) / name).read_text())
+                except (OSError, yaml.YAMLError):
+                    params[name] = None
+            if any(_lookup(params[name], key) != value for key, value in (values or {}).items()):
+                return False
+        return True
+
+    reproduces, held = set(), set()
+    for stage, upstream in plan.stages.items():  # upstream first
+        e = entry(*plan.locks[stage])
+        deps_ok = all(_holds(plan.root, dep) or (upstream and _missing(plan.root, dep)) for dep in e.get("deps") or [])
+        if e and deps_ok and params_match(e.get("params")) and all(u in reproduces for u in upstream):
+            reproduces.add(stage)
+            if e.get("outs") and all(_holds(plan.root, out) for out in e["outs"]):
+                held.add(stage)
+    return held
+
+
+_ABSENT = object()
+
+
+def _lookup(data, key: str):
+    """A params file's value at a dotted key (`studies.headline`), or _ABSENT."""
+    for part in key.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return _ABSENT
+        data = data[part]
+    return data
+
+
+def _missing(root: str, item: dict) -> bool:
+    return isinstance(item, dict) and not (Path(root) / str(item.get("path", ""))).exists()
+
+
+def _holds(root: str, item: dict) -> bool:
+    """Whether a lock's dep or out (a file's entry: path, md5, no `nfiles`) is present with that md5."""
+    if not isinstance(item, dict) or "nfiles" in item or not item.get("md5") or str(item["md5"]).endswith(".dir"):
+        return False
+    path = Path(root) / str(item.get("path", ""))
+    try:
+        return path.is_file() and hashlib.md5(path.read_bytes()).hexdigest() == item["md5"]
+    except OSError:
+        return False
 
 
 def sibling(name: str, arms: list[str]) -> str | None:
@@ -96,16 +180,23 @@ def sibling(name: str, arms: list[str]) -> str | None:
     return best
 
 
-def _timed(root: str, entry: dict | None) -> float | None:
-    """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
+def _timing_out(entry: dict | None) -> str | None:
+    """The path of the timing file among a dvc.lock entry's outs, if it has one."""
     for out in (entry.get("outs") or [] if isinstance(entry, dict) else []):
         path = str(out.get("path", "") if isinstance(out, dict) else "")
         if path.startswith(TIMING_DIR) and path.endswith(".json"):
-            try:
-                return float(json.loads((Path(root) / path).read_text())["seconds"])
-            except (OSError, KeyError, TypeError, ValueError):
-                return None
+            return path
     return None
+
+
+def _timed(root: str, entry: dict | None) -> float | None:
+    """The `seconds` of the timing file among a dvc.lock entry's outs, if it has one that reads."""
+    if (path := _timing_out(entry)) is None:
+        return None
+    try:
+        return float(json.loads((Path(root) / path).read_text())["seconds"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
 
 
 def kind(stage: str) -> str:
