@@ -140,8 +140,8 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
     row-major order of keep. `prefilled`: `prefill(model, prompts, lens)` as already computed (the rollout's,
     with its graph), else it is computed here. `recompute`: when the forward builds a graph, it keeps only the
     input of each half of each block (attention, MLP) and runs that half again during backward
-    (torch.utils.checkpoint), so the graph never holds more than one half's activations; the numbers are the same
-    bits (tests/test_perf.py)."""
+    (torch.utils.checkpoint), so the blocks' part of the graph holds one half's activations at a time (the head's
+    softmax, and a prefill computed here, keep theirs); the numbers are the same bits (tests/test_perf.py)."""
     P, G, T = resp_in.shape
     if int(lens.max()) + T > model.cfg.max_len:
         raise ValueError(f"sequence length {int(lens.max()) + T} exceeds max_len={model.cfg.max_len}")
@@ -164,8 +164,9 @@ def shared_prefix_hidden(model: TinyReasoner, prompts: torch.Tensor, lens: torch
                                      v.unflatten(2, (G, T)), causal).flatten(2, 3)
 
         if recompute and torch.is_grad_enabled():
-            # each half of the block apart, so that backward holds one half's activations at a time; nothing in
-            # a block draws a random number, so no RNG state needs keeping for the second run
+            # each half of the block apart, so that backward holds one half's activations at a time. The second
+            # run computes what the first did: nothing in a block draws a random number (no RNG state to keep),
+            # and no layer acts differently in train mode (no dropout), into which update() has switched since
             x = checkpoint(packed_attention, blk, x, pos, idx, P, G * T, attend, use_reentrant=False,
                            preserve_rng_state=False)
             x = checkpoint(blk.feed_forward, x, use_reentrant=False, preserve_rng_state=False)

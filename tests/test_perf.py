@@ -257,29 +257,37 @@ def test_the_step_keeps_the_prefill_only_where_its_plan_says_and_moves_no_bit(mo
 
 
 @pytest.mark.parametrize("overrides", [{}, {"num_iterations": 2, "beta": 0.3}, {"method": "rft"}])
-def test_recomputing_the_blocks_moves_no_bit(overrides):
+def test_recomputing_the_blocks_moves_no_bit(monkeypatch, overrides):
     """A plan that recomputes the training forward's blocks in backward gives the step's records, every
-    iteration's gradients and the updated weights of the plan that keeps their activations, bit for bit."""
+    iteration's gradients and the updated weights of the plan that keeps their activations, bit for bit; each
+    forward with a graph checkpoints both halves of each block (two layers here), none without."""
+    import reasonrl.logprobs as logprobs_mod
+
+    calls = []
+    real = logprobs_mod.checkpoint
+    monkeypatch.setattr(logprobs_mod, "checkpoint", lambda *a, **k: calls.append(1) or real(*a, **k))
     lr = 2.0 if overrides.get("num_iterations", 1) > 1 else 0.5
     rec_k, _, seen_k, w_k, _ = _run_step(True, lr, **overrides)
+    assert calls == []
     rec_r, _, seen_r, w_r, _ = _run_step(True, lr, {"recompute": True}, **overrides)
+    assert len(calls) == 2 * 2 * overrides.get("num_iterations", 1)
     assert rec_r == rec_k
     assert len(seen_r) == len(seen_k) == overrides.get("num_iterations", 1)
     assert all(torch.equal(a, b) for ga, gb in zip(seen_r, seen_k) for a, b in zip(ga, gb))
     assert all(torch.equal(a, b) for a, b in zip(w_r, w_k))
 
 
-def test_a_recomputing_forward_keeps_only_the_inputs_of_each_half_block():
+def test_a_recomputing_forward_keeps_only_the_inputs_of_each_half_block(monkeypatch):
     """What the graph holds for backward: with recompute, each block's attention and MLP halves keep only their
     inputs (n x D each), a small share of what the graph keeps without; without a graph nothing is recomputed."""
+    import reasonrl.logprobs as logprobs_mod
     from reasonrl.rl.layout import shared_prefix
 
     saved = {}
     for recompute in (False, True):
         model, batch, keep, _ = _kept()
         batch.prefill = keep[0]  # the prompts' graph was made by the rollout: only the responses' is counted
-        seqs = shared_prefix(batch, "cpu", 1.0)
-        seqs.recompute = recompute
+        seqs = shared_prefix(batch, "cpu", 1.0, recompute=recompute)
         saved[recompute] = 0
 
         def count(t, recompute=recompute):
@@ -289,17 +297,18 @@ def test_a_recomputing_forward_keeps_only_the_inputs_of_each_half_block():
         with torch.autograd.graph.saved_tensors_hooks(count, lambda t: t):
             seqs.logprobs(model)
     assert saved[True] < 0.25 * saved[False]  # 15% on this model: what remains is the head's softmax
-    seqs = shared_prefix(batch, "cpu", 1.0)
-    seqs.recompute = True
-    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(lambda t: 1 / 0, lambda t: t):
-        seqs.logprobs(model)  # no checkpoint (it would save its inputs) and no graph
+    seqs = shared_prefix(batch, "cpu", 1.0, recompute=True)
+    monkeypatch.setattr(logprobs_mod, "checkpoint", lambda *a, **k: 1 / 0)
+    with torch.no_grad():
+        seqs.logprobs(model)  # nothing to recompute without a graph: no checkpoint
 
 
 def test_slicing_a_forward_without_a_graph_moves_no_weight(monkeypatch):
     """Dynamic sampling scores everything it drew B groups at a time (the plan's slices): gradients and weights are
     those of the forward in one piece, bit for bit (that forward feeds records only). The records read the same
     numbers up to float rounding: a matrix product over fewer rows may round differently (here losses/kl moved in
-    its eighth digit; run 2's dyneq_s0 stage wrote the same bytes either way: docs/performance.md)."""
+    its eighth digit; the dyneq_s0 stage, run side by side with and without, wrote the same bytes:
+    docs/performance.md)."""
     job = dict(dynamic_sampling=True, reward="true", n_range=[3, 6], k_max=5, B=3, rollouts=5 * 3 * 4)
     rec_1, batch_1, seen_1, w_1, _ = _run_step(True, 0.5, {"slice_groups": None}, **job)
     import reasonrl.rl.layout as layout_mod
@@ -329,6 +338,9 @@ def test_the_plan_recomputes_large_batches_and_slices_dynamic_sampling_on_the_fa
     hop = make_job({"n_range": [15, 16], "k_min": 7, "k_max": 7}, {})
     assert batch_tokens(chain) == 32 * 8 * 37 > RECOMPUTE_ABOVE >= batch_tokens(hop) == 32 * 8 * 12
     assert plan_for(chain).recompute and not plan_for(hop).recompute
+    at = dict(k_min=3, k_max=3, B=64)  # responses of up to 8 characters: 64 x 8 x 8 = 4,096
+    assert batch_tokens(make_job(at, {})) == RECOMPUTE_ABOVE and not plan_for(make_job(at, {})).recompute
+    assert plan_for(make_job(at, {"B": 65})).recompute
     assert not plan_for(chain, shared=False).recompute  # the plain layout is the reference
     assert plan_for(make_job({}, {"dynamic_sampling": True, "B": 5})).slice_groups == 5
     assert plan_for(hop).slice_groups is None

@@ -52,8 +52,8 @@ class SharedPrefix:
     column j of row p*G + g is response token j. `rows` (optional) keeps a subset of the N = P*G rows.
     `prefilled` (optional): the rollout's prefill of the prompts by the policy (a `sampling.Prefill`, with its
     graph); it serves the next `logprobs` call only, which must be that model's, its weights unchanged.
-    `recompute`: a forward with a graph keeps each block's input only (shared_token_logprobs). `slice_groups`: a
-    forward without a graph over more groups than this runs on that many groups at a time."""
+    `recompute`: a forward with a graph keeps each half block's input only (shared_token_logprobs). `slice_groups`:
+    a forward without a graph over more groups than this runs on that many groups at a time."""
 
     def __init__(self, prompts: torch.Tensor, lens: torch.Tensor, resp: torch.Tensor, temperature: float,
                  rows: torch.Tensor | None = None, prefilled: Prefill | None = None, recompute: bool = False,
@@ -67,8 +67,9 @@ class SharedPrefix:
         pre, self.prefilled = self.prefilled, None  # once: after an update the weights have moved
         P, step = len(self.prompts), self.slice_groups
         if pre is None and step is not None and P > step and not torch.is_grad_enabled():
-            # each group's rows attend to their own prompt only, so slicing the groups leaves every row's numbers
-            # as they are; the slices keep the batch's response width, so the columns line up when joined
+            # each group's rows attend to their own prompt only, so slicing the groups leaves every row's inputs
+            # as they are (its numbers up to rounding: a product over fewer rows may round differently); the
+            # slices keep the batch's response width, so the columns line up when joined
             parts = [shared_token_logprobs(model, self.prompts[i:i + step], self.lens[i:i + step],
                                            self.resp[i:i + step], self.temperature) for i in range(0, P, step)]
             logp, ent = torch.cat([lp for lp, _ in parts]), torch.cat([e for _, e in parts])
@@ -97,8 +98,10 @@ def full_sequences(batch: Batch, device, temperature: float) -> FullSequences:
     return FullSequences(X, M[:, 1:], temperature)  # m: 1 where the predicted token belongs to the response
 
 
-def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
-    """The batch in the response layout; the sequences take the batch's kept prefill, if any, off it."""
+def shared_prefix(batch: Batch, device, temperature: float, recompute: bool = False,
+                  slice_groups: int | None = None) -> SharedPrefix:
+    """The batch in the response layout; the sequences take the batch's kept prefill, if any, off it.
+    `recompute` and `slice_groups` as in SharedPrefix."""
     G = batch.group
     prompts = [p.prompt for p in batch.problems[::G]]
     if any(p.prompt != prompts[i // G] for i, p in enumerate(batch.problems)):
@@ -106,14 +109,16 @@ def shared_prefix(batch: Batch, device, temperature: float) -> SharedPrefix:
     resp = pad_ids([encode(r) for r in batch.responses], device)  # (N, R)
     lens = torch.tensor([len(p) for p in prompts], device=device)
     prompt_ids = pad_ids([encode(p) for p in prompts], device)
-    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature, prefilled=batch.take_prefill())
+    return SharedPrefix(prompt_ids, lens, resp.view(len(prompts), G, -1), temperature, prefilled=batch.take_prefill(),
+                        recompute=recompute, slice_groups=slice_groups)
 
 
 @dataclass(frozen=True)
 class Layout:
     """One of the two computations of a step: how rollouts are drawn and how a batch meets the model."""
     shared: bool  # sample_responses(shared=...): prefix-shared rollouts
-    build: Callable[[Batch, torch.device, float], FullSequences | SharedPrefix]
+    # (batch, device, temperature) -> the sequences; the fast layout's also takes recompute= and slice_groups=
+    build: Callable[..., FullSequences | SharedPrefix]
     # the forward that scores the rollouts keeps its graph and serves as the first update's forward, and it starts
     # from the rollout's prefill of the prompts where the rollout kept it (Plan.keep_prefill; the weights have
     # not moved yet, so each is the same computation)
@@ -149,7 +154,7 @@ class Plan:
     # at beta = 0 the reference scores the batch's first kl_groups groups, for the `losses/kl` record only; with
     # a KL term (beta > 0) it scores every row
     kl_groups: int
-    # the training forward keeps only each block's input and runs the block again in backward (the same numbers);
+    # the training forward keeps only each half block's input and runs it again in backward (the same numbers);
     # the fast layout only: the plain one is the reference the fast one is tested against
     recompute: bool = False
     # a forward without a graph over more groups than this (dynamic sampling's over everything it drew, up to
@@ -164,10 +169,9 @@ class Plan:
 
     def build(self, batch: Batch, device, temperature: float) -> FullSequences | SharedPrefix:
         """The batch in the plan's layout, its forwards recomputing and sliced where the plan says so."""
-        seqs = self.layout.build(batch, device, temperature)
-        if self.layout.shared:
-            seqs.recompute, seqs.slice_groups = self.recompute, self.slice_groups
-        return seqs
+        if not self.layout.shared:
+            return self.layout.build(batch, device, temperature)
+        return self.layout.build(batch, device, temperature, recompute=self.recompute, slice_groups=self.slice_groups)
 
 
 def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
@@ -179,8 +183,8 @@ def plan_for(job: Job, shared: bool = True, verifier: bool = False) -> Plan:
     and no verifier scores it: with two updates, or under a verifier's forward, keeping it raised a stage's
     peak RSS past the 600 MB target (docs/performance.md, "Measurements the code cites"). The fast layout
     recomputes its blocks where the batch's response tokens exceed RECOMPUTE_ABOVE, and under dynamic sampling
-    scores everything it drew B groups at a time (that forward peaked a run at 600-630 MB under tcmalloc, 742 MB
-    under glibc's allocator, with the heap trimmed after each of its layers)."""
+    scores everything it drew B groups at a time (that forward peaked `dyneq` at 616-631 MB under tcmalloc, 642-742
+    MB under glibc's allocator, with the heap trimmed after each of its layers: docs/performance.md)."""
     layout = FAST if shared else PLAIN
     keep = layout.reuse_forward and not job.dynamic_sampling and job.num_iterations == 1 and not verifier
     return Plan(layout=layout, keep_prefill=keep, kl_groups=KL_GROUPS,

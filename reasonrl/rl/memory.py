@@ -44,6 +44,7 @@ def map_large_blocks(job: Job, verifier: bool) -> bool:
     land on the heap and fragment it faster than the trims between phases give it back (a chain run peaked at
     770 MB with it dynamic, 526 MB fixed at 1 MB). Process-wide, once per run; nothing under tcmalloc. Returns
     whether it set it. It moves no number."""
+    # the plan the run's Context makes for itself: run_job runs the fast layout
     if not plan_for(job, verifier=verifier).recompute or tcmalloc_release() is not None:
         return False
     with contextlib.suppress(OSError, AttributeError):
