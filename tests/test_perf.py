@@ -256,7 +256,7 @@ def test_the_step_keeps_the_prefill_only_where_its_plan_says_and_moves_no_bit(mo
     assert all(torch.equal(a, b) for a, b in zip(w_k, w_n))
 
 
-@pytest.mark.parametrize("overrides", [{}, {"num_iterations": 2, "beta": 0.3}, {"method": "rft"}])
+@pytest.mark.parametrize("overrides", [{}, {"num_iterations": 2, "beta": 0.3}, {"method": "rft", "num_iterations": 2}])
 def test_recomputing_the_blocks_moves_no_bit(monkeypatch, overrides):
     """A plan that recomputes the training forward's blocks in backward gives the step's records, every
     iteration's gradients and the updated weights of the plan that keeps their activations, bit for bit; each
