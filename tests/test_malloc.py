@@ -101,16 +101,17 @@ def test_under_glibc_only_runs_that_recompute_map_their_large_blocks():
             "print(map_large_blocks(make_job({}, {}), False), map_large_blocks(chain, False))")
     assert _run(code) == ["False", "True"]
     # what it sets: glibc's dynamic threshold rises to 4 MB when a 4 MB mapped block is freed, so a 2 MB block
-    # then comes from the heap; fixed at 1 MB, it is a mapping of its own (mallinfo2's hblks), and a 512 KB one
-    # still comes from the heap (as it would not under glibc's fixed default of 128 KB)
+    # then comes from the heap; set to 1 MB after that, it is a mapping of its own (mallinfo2's hblks), and a
+    # 512 KB one still comes from the heap (as it would not under glibc's fixed default of 128 KB)
     probe = ("import ctypes, sys; from reasonrl.rl.job import make_job; from reasonrl.rl.memory import "
              "map_large_blocks\n"
              "class Info(ctypes.Structure): _fields_ = [(n, ctypes.c_size_t) for n in ('arena ordblks smblks hblks "
              "hblkhd usmblks fsmblks uordblks fordblks keepcost').split()]\n"
              "libc = ctypes.CDLL('libc.so.6'); libc.malloc.restype = ctypes.c_void_p; libc.mallinfo2.restype = Info\n"
+             "libc.free(ctypes.c_void_p(libc.malloc(4 << 20)))\n"
              "if sys.argv[1] == 'chain': map_large_blocks(make_job({'task': 'chain', 'n_range': [8, 9], 'k_min': 7, "
              "'k_max': 7}, {}), False)\n"
-             "libc.free(ctypes.c_void_p(libc.malloc(4 << 20))); before = libc.mallinfo2().hblks\n"
+             "before = libc.mallinfo2().hblks\n"
              "for size in (2 << 20, 512 << 10):\n"
              "    p = libc.malloc(size); print(libc.mallinfo2().hblks - before); libc.free(ctypes.c_void_p(p))")
     assert _run(probe, "hop") == ["0", "0"] and _run(probe, "chain") == ["1", "0"]
