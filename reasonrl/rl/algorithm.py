@@ -15,8 +15,9 @@ of the loss or, summed per response, subtracted from the advantage after the gro
 
 How the step is computed is not decided here. It receives the run's plan, `ctx.plan` (layout.py, `Plan`,
 built once per run by `plan_for` from the job): the layout, whether a round keeps its prefill for the first
-training forward, whether that forward recomputes its blocks in backward (`Plan.build`), and how many groups the
-reference scores for the KL record at beta = 0. Two layouts compute the same step:
+training forward, whether that forward recomputes its blocks in backward and a forward without a graph runs in
+slices of groups (`Plan.build`), and how many groups the reference scores for the KL record at beta = 0. Two
+layouts compute the same step:
 - fast (default): the G samples of a group are drawn against one prefill of their prompt
   (`sample_groups`), and trained with the prompt computed once per group and the G responses attending
   to it (`shared_token_logprobs`); the forward that scores the rollouts under the policy keeps its graph

@@ -136,9 +136,9 @@ KL_GROUPS = 8
 
 # A run whose batch holds more response tokens than this (B x G x the longest response of its problems) recomputes
 # its training forward's blocks in backward. The graph grows with those tokens: at 256 x 37 (a chain run) the
-# training forward's graph took a run's peak RSS to 790 MB under tcmalloc, 990 MB under glibc's allocator, against
-# the 600 MB target; every hop kind, at most 256 x 14, stays under it without. Recomputing costs a second forward
-# of the blocks (docs/performance.md, "Measurements the code cites").
+# training forward's graph took a run's peak RSS to 794-800 MB under tcmalloc, 973-1,019 MB under glibc's allocator,
+# against the 600 MB target; every hop kind, at most 256 x 14, stays under it without. Recomputing costs a second
+# forward of the blocks, 12% of a chain run's wall clock (docs/performance.md, "Measurements the code cites").
 RECOMPUTE_ABOVE = 4096
 
 

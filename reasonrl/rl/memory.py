@@ -41,9 +41,10 @@ def map_large_blocks(job: Job, verifier: bool) -> bool:
     """Under glibc's allocator, a run whose plan recomputes its blocks in backward (layout.plan_for: the largest
     training graphs) has every allocation of 1 MB or more mapped on its own and unmapped when freed. glibc's
     threshold otherwise rises to 32 MB as mapped blocks are freed, after which the backward's large transients
-    land on the heap and fragment it faster than the trims between phases give it back (a chain run peaked at
-    770 MB with it dynamic, 526 MB fixed at 1 MB). Process-wide, once per run; nothing under tcmalloc. Returns
-    whether it set it. It moves no number."""
+    land on the heap and fragment it faster than the trims between phases give it back (6 steps of a chain run
+    peaked at 772 MB with it dynamic, 526 MB fixed at 1 MB; whole chain stages at 534-541 MB, against 973-1,019
+    MB before the recomputation). Process-wide, once per run; nothing under tcmalloc. Returns whether it set it.
+    It moves no number."""
     # the plan the run's Context makes for itself: run_job runs the fast layout
     if not plan_for(job, verifier=verifier).recompute or tcmalloc_release() is not None:
         return False
