@@ -25,9 +25,9 @@ from reasonrl.studies import ablations, figures, hacking, headline, methods, pas
 from reasonrl.studies.stage import load_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-# the params the committed reports were built with: run 1's until run 2's reports land with its dvc.lock (run 2's
-# arms are in params.yaml from its pre-registration on, before any of its files exist)
-REPORTS_PARAMS = "reports/run1/params.yaml"
+# the params the committed reports were built with (run 2's, landed with its dvc.lock; run 1's are kept in
+# reports/run1/params.yaml for its own reports)
+REPORTS_PARAMS = "params.yaml"
 STUDIES = {"headline": headline, "methods": methods, "passk": passk, "zero": zero, "hacking": hacking,
            "ablations": ablations}
 SHARE_SLACK = 0.03  # a share's axis may reach this far past 0 and 1, so that a marker at a bound is drawn whole
