@@ -3,6 +3,8 @@ numbers written out, and its place in the passk report, the passk@ stages' confi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 from pathlib import Path
 
@@ -207,6 +209,10 @@ def test_arms_of_a_pair_with_a_reference_of_their_own_are_not_measured_against_t
         passk_file(tmp_path, f"{b}_draw2", u, sets=("edge",))
     data = {k: read_json(tmp_path / f"reports/passk/data/{k}.json") for k in cfg.models}
     assert [(r.arm, r.base) for r in newsol.results(cfg, data)] == [("RL", "base")]
+    # a pair of two RL arms from the base (the chain's answer-only arm and its verified twin) is measured, both
+    twin = replace(cfg, pairs=[["RL", "RL far"]])
+    assert [(r.arm, r.base) for r in newsol.results(twin, data)] == [("RL", "base"), ("exp", "base"),
+                                                                     ("RL far", "base")]
 
 
 def test_a_model_of_an_arm_samples_every_set():

@@ -37,6 +37,7 @@ from . import pair_name
 from . import passk_data_path as data_path
 from .answers import Answer
 from .markdown import md_table
+from .paths import CHECKPOINT_GROUPS
 
 SUFFIX = "new"  # the answer file <arm>_vs_<base>_<set>_new.json
 
@@ -145,10 +146,14 @@ def measure(cfg, data: dict[str, dict], base: str, arm: str, set_name: str) -> R
 def results(cfg, data: dict[str, dict]) -> list[Result]:
     """Every other arm of a task against its base arm, on each set every second draw of that base sampled; an arm
     of another number of models than its base has no seed-by-seed pairing and is left out, and so is an arm of
-    a further pair (passk.pairs) that does not name the base: it has a reference of its own (the exposure base
-    and the runs started from it), not the base whose draws U is chosen on."""
+    a further pair (passk.pairs) whose reference is another base (its models are no RL runs): those arms have a
+    reference of their own (the exposure base and the runs started from it), not the base whose draws U is chosen
+    on. A pair of two RL arms (the answer-only chain arm and its trace-verified twin) keeps both: each started
+    from the base."""
     draws = second_draws(cfg)
-    own = {label for pair in cfg.pairs if not set(pair) & set(cfg.bases) for label in pair}
+    rl = CHECKPOINT_GROUPS["runs"]
+    own = {label for pair in cfg.pairs if not set(pair) & set(cfg.bases)
+           and not all(cfg.models[k].model.startswith(rl) for k in cfg.arms[pair[0]]) for label in pair}
     out = []
     for base, *arms in cfg.tasks().values():
         arms = [a for a in arms if a not in own]
