@@ -167,6 +167,9 @@ ARMS = (
     "random, adam, mu 1", "random, adam, mu 2",  # the random reward's clip
     "rloo", "dr. grpo", "token_mean", "seq_mean_token_mean", "no kl", "k1 in reward", "k3 in loss",  # ablations
     "mu 1", "mu 2, symmetric", "mu 2, clip-higher", "off", "on", "on, equal updates", "lr 1e-4", "lr 3e-6",
+    # run 2's second RL seeds and the trace-verified chain arm: drawn beside the arms above, and the hash slots
+    # of two of them met
+    "grpo edge, seed 2", "grpo far, exposure, seed 2", "chain grpo edge, seed 2", "chain grpo edge, verified",
 )
 ARM_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 
