@@ -3,9 +3,8 @@ numbers written out, and its place in the passk report, the passk@ stages' confi
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
