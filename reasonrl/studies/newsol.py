@@ -143,6 +143,13 @@ def measure(cfg, data: dict[str, dict], base: str, arm: str, set_name: str) -> R
     return Result(set_name, arm, base, list(cfg.arms[arm]), verified, answer)
 
 
+def has_own_reference(cfg, pair: list[str]) -> bool:
+    """Whether a further pair [a, b] compares with a reference other than the task's base: neither label is a base
+    arm, and a's models are not all RL runs (checkpoints rl_*), so a is another base (the exposure base)."""
+    rl = CHECKPOINT_GROUPS["runs"]
+    return not set(pair) & set(cfg.bases) and not all(cfg.models[k].model.startswith(rl) for k in cfg.arms[pair[0]])
+
+
 def results(cfg, data: dict[str, dict]) -> list[Result]:
     """Every other arm of a task against its base arm, on each set every second draw of that base sampled; an arm
     of another number of models than its base has no seed-by-seed pairing and is left out, and so is an arm of
@@ -151,9 +158,7 @@ def results(cfg, data: dict[str, dict]) -> list[Result]:
     on. A pair of two RL arms (the answer-only chain arm and its trace-verified twin) keeps both: each started
     from the base."""
     draws = second_draws(cfg)
-    rl = CHECKPOINT_GROUPS["runs"]
-    own = {label for pair in cfg.pairs if not set(pair) & set(cfg.bases)
-           and not all(cfg.models[k].model.startswith(rl) for k in cfg.arms[pair[0]]) for label in pair}
+    own = {label for pair in cfg.pairs if has_own_reference(cfg, pair) for label in pair}
     out = []
     for base, *arms in cfg.tasks().values():
         arms = [a for a in arms if a not in own]
