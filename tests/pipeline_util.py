@@ -130,7 +130,7 @@ def _two_stability_variants(params: dict) -> dict:
 
 def thin_dvc(dvc: dict, keep: int = KEEP_SEEDS) -> dict:
     """dvc.yaml without the file deps (and plot sources) that only a dropped run's stages make: the
-    report stages that list each run's files (report_passk, report_headline)."""
+    report stages that list each run's files (report_passk, report_headline_<task>)."""
     def keep_path(path) -> bool:
         return not (isinstance(path, str) and dropped(Path(path.split("${")[0] or "x").stem, keep))
 

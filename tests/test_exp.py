@@ -2,7 +2,7 @@
 
 The overrides on the real params.yaml (one line changes, the comments and the "off"/"on" keys stay); a bad -S stops
 the command before anything is written or run; on the smoke pipeline's headline chain, the experiment reruns exactly
-what `dvc exp run -S method=rft report_headline` reruns, on `reasonrl repro -j 2`, and lands in `dvc exp show`.
+what `dvc exp run -S method=rft report_headline_hop` reruns, on `reasonrl repro -j 2`, and lands in `dvc exp show`.
 """
 
 from __future__ import annotations
@@ -125,21 +125,23 @@ def test_dry_lists_the_stale_stages_and_puts_the_params_back(tmp_path):
 
 # ------------------------------------------------------------------------------- the smoke pipeline's headline chain
 
-HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
-CHAIN = {f"rl_headline@{h}" for h in HEADLINES} | {f"eval_headline@{h}" for h in HEADLINES} | {"report_headline"}
+# hop's headline runs (the README's experiment targets one task's headline report: the other task's runs stay put)
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+HEADLINES = [h for h, job in PARAMS["headline"].items() if not dropped(h) and job["task"] == "hop"]
+CHAIN = {f"rl_headline@{h}" for h in HEADLINES} | {f"eval_headline@{h}" for h in HEADLINES} | {"report_headline_hop"}
 
 
 @pytest.fixture(scope="module")
 def headline_repo(tmp_path_factory):
     """The smoke pipeline (tests/test_pipeline.py's tiny params, seed 0 of every family) with its headline chain
-    built by `reasonrl repro -j 2` and committed: about 11 stages, under a minute on 2 cores."""
+    built by `reasonrl repro -j 2` and committed: hop's headline report and what it needs, under a minute on 2 cores."""
     repo = copy_repo(tmp_path_factory.mktemp("repo"))
     set_params(repo, lambda p: p.update(shrink(p)))
     thin_repo(repo)
     (repo / "dvc.lock").unlink()
     shutil.rmtree(repo / "reports")
     run([*GIT, "commit", "-qam", "tiny"], repo)
-    run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", "2", "report_headline"], repo)
+    run([sys.executable, "-m", "reasonrl.runner.cli", "repro", "-j", "2", "report_headline_hop"], repo)
     run([*GIT, "add", "-A"], repo)
     run([*GIT, "commit", "-qm", "baseline"], repo)
     return repo
@@ -149,20 +151,20 @@ def headline_repo(tmp_path_factory):
 def test_an_experiment_runs_on_the_parallel_runner_and_lands_in_exp_show(headline_repo):
     repo, head = headline_repo, run(["git", "rev-parse", "HEAD"], headline_repo).stdout.strip()
     params_before = (repo / "params.yaml").read_text()
-    out = exp_run(repo, "-S", "method=rft", "-j", "2", "-n", "rft", "report_headline")
+    out = exp_run(repo, "-S", "method=rft", "-j", "2", "-n", "rft", "report_headline_hop")
     assert out.returncode == 0, out.stderr[-3000:]
     assert set(re.findall(r"finished (\S+)\s+in .* \(ran\)", out.stderr)) == CHAIN  # as `dvc exp run` reruns them
     assert re.search(r"on tcp://\S+", out.stderr)  # on the Dask cluster's workers
     # the workspace as `dvc exp run` leaves it: HEAD at the baseline, the experiment's params and results applied
     assert run(["git", "rev-parse", "HEAD"], repo).stdout.strip() == head
     assert len(changed_lines(params_before, (repo / "params.yaml").read_text())) == 1
-    assert json.loads(run(["dvc", "status", "--json", "report_headline"], repo).stdout) == {}
+    assert json.loads(run(["dvc", "status", "--json", "report_headline_hop"], repo).stdout) == {}
     shown = json.loads(run(["dvc", "exp", "show", "--json"], repo, env={"DVC_NO_ANALYTICS": "1"}).stdout)
     baseline, = [b for b in shown if b["rev"] == head]
     exp, = [r for e in baseline["experiments"] or [] for r in e["revs"] if r["name"] == "rft"]
     assert exp["data"]["params"]["params.yaml"]["data"]["method"] == "rft"
     assert baseline["data"]["params"]["params.yaml"]["data"]["method"] == "grpo"
-    answers = {p.relative_to(repo).as_posix() for p in (repo / "reports/headline/answers").glob("*.json")}
+    answers = {p.relative_to(repo).as_posix() for p in (repo / "reports/headline_hop/answers").glob("*.json")}
     assert answers and answers <= set(exp["data"]["metrics"])  # with the other studies' (not built here)
     for path in answers:  # the experiment's metrics are the run's, not the baseline's
         written = {k: v for k, v in json.loads((repo / path).read_text()).items() if v is not None}  # DVC drops nulls
@@ -171,7 +173,7 @@ def test_an_experiment_runs_on_the_parallel_runner_and_lands_in_exp_show(headlin
     lock = yaml.safe_load(run(["git", "show", f"{exp['rev']}:dvc.lock"], repo).stdout)
     assert all(lock["stages"][s]["params"]["params.yaml"]["method"] == "rft" for s in CHAIN if s.startswith("rl_"))
     # a name taken is refused before any work
-    again = exp_run(repo, "-S", "method=sft", "-n", "rft", "report_headline")
+    again = exp_run(repo, "-S", "method=sft", "-n", "rft", "report_headline_hop")
     assert again.returncode == 2 and "--name rft: an experiment of this commit has that name" in again.stderr
     assert "method: rft" in (repo / "params.yaml").read_text()
 

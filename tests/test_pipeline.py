@@ -32,14 +32,14 @@ pytestmark = pytest.mark.slow
 # and run 2's primaries, which read the zero, hacking and ablations studies' answer folders
 READERS = {"report_methods", "report_zero", "report_hacking", "report_ablations", "plots", "report_index",
            "report_primaries"}
-# The reports that read chain runs: the headline and passk studies pool both tasks, the index quotes them, run 2's
-# primaries read the passk data
-CHAIN_READERS = {"report_headline", "report_passk", "report_index", "report_primaries"}
+# The reports that read chain runs: chain's headline report, the passk study that pools both tasks, the index
+# that quotes them, run 2's primaries that read the passk data
+CHAIN_READERS = {"report_headline_chain", "report_passk", "report_index", "report_primaries"}
 # every headline run the smoke DAG keeps, and what a changed `method` reruns: their chains,
-# the headline report that pools them and the index that lists it
+# each task's headline report and the index that lists them
 HEADLINES = [h for h in yaml.safe_load((ROOT / "params.yaml").read_text())["headline"] if not dropped(h)]
 HEADLINE_CHAINS = ({f"rl_headline@{h}" for h in HEADLINES} | {f"eval_headline@{h}" for h in HEADLINES}
-                   | {"report_headline", "report_index"})
+                   | {"report_headline_hop", "report_headline_chain", "report_index"})
 SEEDS = tuple(range(KEEP_SEEDS))  # the seeds of every run family in the smoke DAG
 
 
@@ -220,7 +220,7 @@ def test_changing_the_orm_reruns_only_it_and_what_uses_it(tiny_repo):
 
 def test_smoke_studies_write_every_figure_the_details_pages_list(tiny_repo):
     index = (tiny_repo / "reports/index.md").read_text()
-    for study in ("headline", "methods", "passk", "zero", "hacking", "ablations"):
+    for study in ("headline_hop", "headline_chain", "methods", "passk", "zero", "hacking", "ablations"):
         manifest = json.loads((tiny_repo / f"reports/{study}/manifest.json").read_text())
         assert json.loads((tiny_repo / f"reports/metrics/{study}.json").read_text())
         details = (tiny_repo / f"reports/{study}/details.md").read_text()
@@ -292,7 +292,7 @@ def test_readme_exp_show_fits_160_columns_and_shows_the_change(tiny_repo):
     table = run(shlex.split(cmd), tiny_repo, env={"COLUMNS": "160"}).stdout
     assert max(len(line) for line in table.splitlines()) <= 160, table
     assert "method" in table and "rft" in table and "grpo" in table and "…" not in table, table
-    if list((tiny_repo / "reports/headline/answers").glob("*.json")):
+    if list((tiny_repo / "reports/headline_hop/answers").glob("*.json")):
         assert ":effect" in table, table
 
 

@@ -7,6 +7,7 @@ import json
 import math
 import posixpath
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,9 +43,8 @@ from reasonrl.studies.claims import fmt_margin, needs_text, unadjusted_side
 from reasonrl.studies.stage import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = {"headline": headline, "methods": methods, "passk": passk, "zero": zero, "hacking": hacking,
-           "ablations": ablations,
-           "index": index}
+STUDIES = {"headline_hop": headline, "headline_chain": headline, "methods": methods, "passk": passk, "zero": zero,
+           "hacking": hacking, "ablations": ablations, "index": index}
 MIX = {"correct": 0.5, "overshoot": 0.1, "early": 0.1, "lookup": 0.2, "miscopy": 0.05, "malformed": 0.05}
 
 
@@ -132,9 +132,9 @@ def fake_passk(root: Path, label: str, counts: list[int], ks: tuple[int, ...] = 
     write_json(root / passk.data_path(label), {"model": f"rl_{label}", "N": ks[-1], "sets": sets})
 
 
-def fake_headline(root: Path, run: str, base: str, before: float, after: float) -> None:
+def fake_headline(root: Path, run: str, base: str, before: float, after: float, task: str = "hop") -> None:
     """The files rl_headline@, eval_headline@ and eval_base@ write for one headline run and its base."""
-    j = Job(init=f"base_{base}", seed=100, eval="val_edge")
+    j = Job(task=task, init=f"base_{base}", seed=100, eval="val_edge")
     hist = {"steps": [{"step": 1, "reward/proxy": after, "reward/true": after}], "evals": [], "examples": [],
             "seconds": 1.0}
     write_json(root / paths.summary_path(run, headline.OUT), summary(j, hist))
@@ -146,7 +146,11 @@ def fake_headline(root: Path, run: str, base: str, before: float, after: float) 
 
 
 CONFIGS = {
-    "headline": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c"}, sets=["edge"]),
+    # one config of the headline per task, as its stages load them (the task from the stage's argument)
+    "headline_hop": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c", "hlc_a": "ch_a",
+                                          "hlc_b": "ch_b"}, sets=["edge"], task="hop"),
+    "headline_chain": headline.Config(runs={"hl_a": "cot", "hl_b": "cot_b", "hl_c": "cot_c", "hlc_a": "ch_a",
+                                            "hlc_b": "ch_b"}, sets=["edge"], task="chain"),
     "methods": methods.Config(base="cot", runs={"SFT": ["sft_a", "sft_b"], "GRPO": ["grpo_a", "grpo_b", "grpo_c"]}),
     "passk": passk.Config(models={k: PasskModel("hop", v) for k, v in {
                               "base": "base_cot", "SFT_a": "x", "SFT_b": "x2", "SFT_c": "x3", "GRPO": "y"}.items()},
@@ -176,10 +180,11 @@ CONFIGS = {
 
 # Every hand-built run and base trains hop world (Job's default task): the task folders their files sit in, which
 # stage.load_config takes from params
-TASKS = {"base_cot": "hop", **{f"base_{b}": "hop" for b in CONFIGS["headline"].runs.values()},
+TASKS = {"base_cot": "hop", **{f"base_{b}": "chain" if b.startswith("ch_") else "hop"
+                                for b in CONFIGS["headline_hop"].runs.values()},
          **{f"rl_{r}": "hop" for s in ("methods", "zero", "hacking", "ablations")
             for r in STUDIES[s].all_runs(CONFIGS[s])}}
-for _name in ("headline", "methods", "zero", "hacking", "ablations"):
+for _name in ("headline_hop", "headline_chain", "methods", "zero", "hacking", "ablations"):
     CONFIGS[_name].tasks = TASKS
 
 
@@ -220,9 +225,11 @@ def build_studies(root: Path, steps: int = 60) -> None:
     for label in ("SFT_a", "SFT_b", "SFT_c"):
         fake_passk(root, label, [16, 0] * (PROBLEMS // 2))
     fake_passk(root, "GRPO", [4] * PROBLEMS)
-    # headline: bases at 0.40 / 0.50 / 0.60 greedy, each run 0.10 above its own base
-    for (run, base), acc in zip(CONFIGS["headline"].runs.items(), (0.4, 0.5, 0.6)):
-        fake_headline(root, run, base, acc, acc + 0.1)
+    # headline: hop bases at 0.40 / 0.50 / 0.60 greedy, each run 0.10 above its own base; chain bases at 0.30 / 0.50,
+    # each run 0.05 below
+    for (run, base), acc in zip(CONFIGS["headline_hop"].runs.items(), (0.4, 0.5, 0.6, 0.3, 0.5)):
+        task = TASKS[f"base_{base}"]
+        fake_headline(root, run, base, acc, acc + (0.1 if task == "hop" else -0.05), task)
     # the exact toy's manifest and metrics (its report needs the exact stage's results: tests/test_exact.py)
     manifest.Manifest("exact", "The exact toy", "Does RL reach π*?", "yes", ["β = 1"],
                     [("exact/beta_sweep.png", "gold reward of the RL policy: β=3 -0.195, β=0.3 -0.5.")],
@@ -495,6 +502,12 @@ def test_reports_are_deterministic(studies, tmp_path):
 
 # ----------------------------------------------------------------------------- agreement with dvc.yaml
 
+def stage_config(name: str, params: dict):
+    """The config report_<name> runs with: a headline report's task is its stage's argument, not a params key."""
+    cfg = load_config(STUDIES[name], params)
+    return replace(cfg, task=name.removeprefix("headline_")) if STUDIES[name] is headline else cfg
+
+
 def stage_files(stage: dict, key: str) -> set[str]:
     return {next(iter(x)) if isinstance(x, dict) else x for x in stage.get(key, [])}
 
@@ -503,7 +516,7 @@ def test_report_stages_depend_on_exactly_what_they_read():
     dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     for name, module in STUDIES.items():
-        stage, cfg = dvc[f"report_{name}"], load_config(module, params)
+        stage, cfg = dvc[f"report_{name}"], stage_config(name, params)
         # code deps (modules, code stamps): tests/test_deps.py; the rest is inputs or folders of inputs
         # (reports/rl/<task>/, reports/eval/<task>/: a run added to a study needs no edit in dvc.yaml), each folder
         # one an input sits in, so a task none of the study's runs trains is no dep of it
@@ -836,22 +849,41 @@ def test_index_reads_the_exact_stage_metrics_file():
 def test_headline_pools_bases_as_seeds_and_answers_per_base(studies):
     # every run is 20 problems (0.1 of 200) above its own base, greedy: the pooled gain is exactly 0.1, and
     # on those 20 problems sampled() moves from 0.25 to 0.75, so the sampled gain is 0.1 * 0.5 = 0.05
-    greedy = read_json(studies / paths.answer_path("headline", "headline_vs_base_hop_edge_correct"))
+    greedy = read_json(studies / paths.answer_path("headline_hop", "headline_vs_base_hop_edge_correct"))
     assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.5, 0.6, 0.1))
     assert greedy["seeds"] == 3 and greedy["problems"] == PROBLEMS and greedy["ci_lo"] > 0
-    samp = read_json(studies / paths.answer_path("headline", "headline_vs_base_hop_edge_sampled"))
+    samp = read_json(studies / paths.answer_path("headline_hop", "headline_vs_base_hop_edge_sampled"))
     assert samp["effect"] == pytest.approx(0.05) and samp["a"] == pytest.approx(0.5)  # bases 0.45, 0.5, 0.55
-    assert sorted(p.name for p in (studies / "reports/headline/answers").iterdir()) == [
+    assert sorted(p.name for p in (studies / "reports/headline_hop/answers").iterdir()) == [
         "headline_vs_base_hop_edge_correct.json",
-        "headline_vs_base_hop_edge_sampled.json"]  # per-base answers: manifest only
-    m = read_json(studies / paths.manifest_path("headline"))
+        "headline_vs_base_hop_edge_sampled.json"]  # per-base answers: manifest only; the chain runs: their own report
+    m = read_json(studies / paths.manifest_path("headline_hop"))
+    assert m["title"] == "Headline: GRPO from 3 hop bases" and m["runs"][-1] == "hl_c from base cot_c"
     per_base = [a for a in m["answers"] if a["pair"].startswith("hl_")]
     assert [a["pair"] for a in per_base[:3]] == ["hl_a_vs_base_cot_edge_sampled", "hl_b_vs_base_cot_b_edge_sampled",
                                                  "hl_c_vs_base_cot_c_edge_sampled"]
     assert all(a["effect"] == pytest.approx(0.05) and a["seeds"] == 1 for a in per_base[:3])
     assert "on every base" in m["answer"]
-    metrics = read_json(studies / paths.study_metrics_path("headline"))
+    metrics = read_json(studies / paths.study_metrics_path("headline_hop"))
     assert metrics["hop_edge_correct"]["per_base_gain"] == pytest.approx([0.1, 0.1, 0.1])
+    assert list(metrics) == ["hop_edge_sampled", "hop_edge_correct"]
+
+
+def test_each_task_has_its_own_headline_report(studies):
+    # the chain runs (bases 0.30 and 0.50, each run 10 problems below its base) pool without the hop runs
+    greedy = read_json(studies / paths.answer_path("headline_chain", "headline_vs_base_chain_edge_correct"))
+    assert (greedy["a"], greedy["b"], greedy["effect"]) == pytest.approx((0.4, 0.35, -0.05))
+    assert greedy["seeds"] == 2
+    assert sorted(p.name for p in (studies / "reports/headline_chain/answers").iterdir()) == [
+        "headline_vs_base_chain_edge_correct.json", "headline_vs_base_chain_edge_sampled.json"]
+    m = read_json(studies / paths.manifest_path("headline_chain"))
+    assert m["title"] == "Headline: GRPO from 2 chain bases"
+    assert m["runs"] == ["hlc_a from base ch_a", "hlc_b from base ch_b"]
+    assert headline.inputs(CONFIGS["headline_chain"]) == [
+        "reports/headline/rl/hlc_a.json", "reports/headline/eval/rl_hlc_a.json",
+        "reports/headline/eval/outcomes_rl_hlc_a.csv", "reports/eval/chain/outcomes_base_ch_a.csv",
+        "reports/headline/rl/hlc_b.json", "reports/headline/eval/rl_hlc_b.json",
+        "reports/headline/eval/outcomes_rl_hlc_b.csv", "reports/eval/chain/outcomes_base_ch_b.csv"]
 
 
 def test_headline_config_checks():
@@ -863,6 +895,12 @@ def test_headline_config_checks():
         headline.Config(runs={"a": "cot"}, measures=["greedy"])
     with pytest.raises(ConfigError, match="set"):
         headline.Config(runs={"a": "cot"}, sets=["n99"])
+    with pytest.raises(ConfigError, match="^task: 'maze' is not one of"):
+        headline.Config(runs={"a": "cot"}, task="maze")
+    with pytest.raises(ConfigError, match="report_headline.py.*expects <task>"):
+        headline.inputs(headline.Config(runs={"a": "cot"}, tasks={"base_cot": "hop"}))
+    with pytest.raises(ConfigError, match="^runs: no headline run starts from a chain base"):
+        headline.inputs(headline.Config(runs={"a": "cot"}, tasks={"base_cot": "hop"}, task="chain"))
 
 
 def test_wrong_length_skips_steps_that_sampled_no_wrong_response():

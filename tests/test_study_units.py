@@ -3,6 +3,7 @@ test_report.py (which reaches these functions only through whole reports, too sl
 Every expected number below is worked out by hand from the inputs."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -379,12 +380,14 @@ def test_answers_table_shows_the_answer_only_effect_with_its_interval():
     assert "0.785" not in rows[1]  # an answer without an answer-only comparison leaves the cell empty
 
 
-def test_the_headline_title_counts_each_tasks_bases_apart():
+def test_the_headline_title_counts_the_bases_of_its_task():
     from reasonrl.studies import headline
 
-    cfg = headline.Config(runs={"h0": "cot", "h1": "cot_s1", "c0": "chain_s0"},
-                          tasks={"base_cot": "hop", "base_cot_s1": "hop", "base_chain_s0": "chain"})
-    assert headline.title("GRPO", cfg) == "Headline: GRPO from 2 hop bases and 1 chain base"
+    tasks = {"base_cot": "hop", "base_cot_s1": "hop", "base_chain_s0": "chain"}
+    cfg = headline.Config(runs={"h0": "cot", "h1": "cot_s1", "c0": "chain_s0"}, tasks=tasks, task="hop")
+    assert headline.title("GRPO", cfg) == "Headline: GRPO from 2 hop bases"
+    assert headline.title("RFT", replace(cfg, task="chain")) == "Headline: RFT from 1 chain base"
+    assert headline.pairs(replace(cfg, task="chain")) == [("c0", "chain_s0")]
 
 
 def test_the_headline_corruption_rate_is_answer_only_minus_verified_for_base_and_run():

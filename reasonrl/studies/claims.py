@@ -10,7 +10,7 @@ from .. import stats
 from ..config import check
 from . import gatekeeping as G
 
-STUDIES = ("headline", "methods", "passk", "zero", "hacking", "ablations", "exact")
+STUDIES = ("headline_hop", "headline_chain", "methods", "passk", "zero", "hacking", "ablations", "exact")
 
 
 @dataclass

@@ -1,15 +1,15 @@
-"""Study `headline`: the headline run (the `rl:` defaults with the top-level `method`) from each of several
-independently trained bases, against its own base, on each task the runs train (each run's task is its
-base's; one pooled answer per task).
+"""Study `headline_<task>`: the headline run (the `rl:` defaults with the top-level `method`) from each of
+several independently trained bases of one task, against its own base (a run's task is its base's). One report
+per task (stage report_headline_<task>), so that a first result or a `-S method=...` experiment on one task
+trains that task's runs alone; every task's runs write their records under reports/headline/ (rl/, eval/).
 
 Each base seed is one pairing unit: base i and the run started from it share a seed index, so the pooled
-answer resamples base seeds and problems together (reports/headline/answers/), and each base's own
+answer resamples base seeds and problems together (reports/headline_<task>/answers/), and each base's own
 comparison (problems only) shows whether the conclusion holds from every base. Measured on each test set
 of the eval stages, by each per-problem measure (greedy or sampled accuracy)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +37,13 @@ from .paths import (
 )
 
 SECTION = "studies.headline"
-OUT = "reports/headline"
+OUT = "reports/headline"  # where the headline runs' stages write (rl/, eval/), every task's
+TASKS = ("hop", "chain")  # a report stage each in dvc.yaml (report_headline_<task>), a study each (claims.STUDIES)
+
+
+def study(task: str) -> str:
+    """The study name of one task's headline report: its folder reports/<study>/ and its metrics file."""
+    return f"headline_{task}"
 
 
 @dataclass
@@ -47,8 +53,10 @@ class Config:
     measures: list[str] = field(default_factory=lambda: ["sampled", "correct"])  # keys of MEASURES
     equivalence: float = 0.01  # half-width of the equivalence region (set from params studies.equivalence)
     tasks: dict[str, str] = field(default_factory=dict)  # checkpoint -> its task, from params (stage.load_config)
+    task: str | None = None  # the task this report pools, from the stage's argument (not a params key)
 
     def __post_init__(self):
+        check(self.task is None or self.task in TASKS, "task", f"{self.task!r} is not one of {list(TASKS)}")
         check(bool(self.runs), "runs", "need at least one headline run and its base")
         check(len(set(self.runs.values())) == len(self.runs), "runs",
               "each run needs a base of its own (the pairing unit)")
@@ -58,48 +66,55 @@ class Config:
                 check_measure(m, s)
 
 
+def task_of_report(cfg: Config) -> str:
+    check(cfg.task is not None, "stages/report_headline.py", "expects <task>, the task whose runs it pools",
+          f"run it as dvc.yaml does: python stages/report_headline.py {TASKS[0]}")
+    return cfg.task
+
+
+def pairs(cfg: Config) -> list[tuple[str, str]]:
+    """[(run, base), ...]: the headline runs that start from a base of the report's task, in params order."""
+    task = task_of_report(cfg)
+    out = [(run, base) for run, base in cfg.runs.items() if task_of(cfg.tasks, f"base_{base}") == task]
+    check(bool(out), "runs", f"no headline run starts from a {task} base", f"or drop dvc.yaml's report_headline_{task}")
+    return out
+
+
 def inputs(cfg: Config) -> list[str]:
     out = []
-    for run, base in cfg.runs.items():
+    for run, base in pairs(cfg):
         out += [summary_path(run, OUT), run_metrics_path(run, OUT), run_outcomes_path(run, OUT),
-                outcomes_path(f"base_{base}", task=task_of(cfg.tasks, f"base_{base}"))]
+                outcomes_path(f"base_{base}", task=cfg.task)]
     return out
 
 
 def outputs(cfg: Config) -> list[str]:
-    return [f"{OUT}/before_after.png", f"{OUT}/table.md", manifest_path("headline"), study_metrics_path("headline"),
-            answers_dir("headline")]
+    name = study(task_of_report(cfg))
+    return [f"reports/{name}/before_after.png", f"reports/{name}/table.md", manifest_path(name),
+            study_metrics_path(name), answers_dir(name)]
 
 
 def method_of(cfg: Config, root: Path) -> str:
-    methods = {read_json(root / summary_path(r, OUT))["job"]["method"] for r in cfg.runs}
+    methods = {read_json(root / summary_path(r, OUT))["job"]["method"] for r, _ in pairs(cfg)}
     check(len(methods) == 1, "runs", f"the headline runs were trained with different methods {sorted(methods)}",
           "rerun them: they all take the top-level `method`")
     return methods.pop().upper()
 
 
-def by_task(cfg: Config, root: Path) -> dict[str, list[tuple[str, str]]]:
-    """{task: [(run, base), ...]}: the runs grouped by the task they trained on, in params order."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    for run, base in cfg.runs.items():
-        out.setdefault(read_json(root / summary_path(run, OUT))["job"]["task"], []).append((run, base))
-    return out
-
-
-def comparisons(cfg: Config, root: Path, method: str, task: str, pairs: list[tuple[str, str]], set_name: str,
+def comparisons(cfg: Config, root: Path, method: str, task: str, runs: list[tuple[str, str]], set_name: str,
                 measure: str):
     """(pooled answer, per-base answers, pooled base and run intervals, per-base (base, run) intervals):
     one task's runs against their bases, paired by base index and problem. The pooled interval's unit is the
     base (df = bases - 1); a per-base one has a single run and is over problems only."""
-    before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}", task=task) for i, (_, b) in enumerate(pairs)},
+    before = arm_outcomes(root, "base", {i: outcomes_path(f"base_{b}", task=task) for i, (_, b) in enumerate(runs)},
                           set_name, measure)
-    after = arm_outcomes(root, method, {i: run_outcomes_path(r, OUT) for i, (r, _) in enumerate(pairs)},
+    after = arm_outcomes(root, method, {i: run_outcomes_path(r, OUT) for i, (r, _) in enumerate(runs)},
                          set_name, measure)
     # named for the role, not the method: `dvc exp show` lines up experiments that changed `method`
     name = pair_name("base", "headline", task, set_name, measure)
     pooled = Answer.of(name, "base", method, before, after, cfg.equivalence)
     per_base, per_base_ivs = [], []
-    for i, (run, base) in enumerate(pairs):
+    for i, (run, base) in enumerate(runs):
         a = arm_outcomes(root, f"base {base}", {i: outcomes_path(f"base_{base}", task=task)}, set_name, measure)
         b = arm_outcomes(root, f"{method} {run}", {i: run_outcomes_path(run, OUT)}, set_name, measure)
         pair = pair_name(f"base {base}", run, set_name, measure)
@@ -159,7 +174,8 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
             legend.setdefault(name, h)
     fig.legend(list(legend.values()), list(legend), loc="upper center", ncols=min(len(legend), 3),
                bbox_to_anchor=(0.5, 1 - 0.74 / fig.get_figheight()), fontsize=9)
-    fig.suptitle(f"Headline: {method} against its own base, per base seed and pooled (95% CIs: per base over "
+    tasks = ", ".join(dict.fromkeys(task for task, _, _ in keys))
+    fig.suptitle(f"Headline, {tasks}: {method} against its own base, per base seed and pooled (95% CIs: per base over "
                  "problems only, one RL run per base,\nnot the run-to-run spread; pooled over bases, df = bases − 1)")
     fig.tight_layout(rect=(0, 0, 1, 1 - 1.1 / fig.get_figheight()))
     save_figure(fig, path)
@@ -189,19 +205,19 @@ def corruption(c: Answer) -> str:
 
 
 def title(method: str, cfg: Config) -> str:
-    """'Headline: GRPO from 5 hop bases and 5 chain bases': each task's bases counted apart, as they are compared."""
-    counts = Counter(cfg.tasks[f"base_{base}"] for base in cfg.runs.values())
-    return f"Headline: {method} from " + " and ".join(f"{n} {task} base{'s' * (n != 1)}" for task, n in counts.items())
+    """'Headline: GRPO from 5 hop bases'."""
+    n = len(pairs(cfg))
+    return f"Headline: {method} from {n} {cfg.task} base{'s' * (n != 1)}"
 
 
 def report(cfg: Config, root: Path) -> None:
-    method = method_of(cfg, root)
-    cells = {(t, s, m): comparisons(cfg, root, method, t, pairs, s, m)
-             for t, pairs in by_task(cfg, root).items() for s in cfg.sets for m in cfg.measures}
+    method, task, runs = method_of(cfg, root), task_of_report(cfg), pairs(cfg)
+    name = study(task)
+    cells = {(task, s, m): comparisons(cfg, root, method, task, runs, s, m) for s in cfg.sets for m in cfg.measures}
     # a random guess's accuracy as the eval stage measured it on that set (its run's metrics, an input)
-    evals = {t: read_json(root / run_metrics_path(pairs[0][0], OUT)) for t, pairs in by_task(cfg, root).items()}
-    figure(cfg, method, cells, root / OUT / "before_after.png",
-           {(t, s): evals[t][s]["random_baseline"]["1"] for t, s, _ in cells})
+    evals = read_json(root / run_metrics_path(runs[0][0], OUT))
+    figure(cfg, method, cells, root / "reports" / name / "before_after.png",
+           {(t, s): evals[s]["random_baseline"]["1"] for t, s, _ in cells})
     pooled = [c[0] for c in cells.values()]
     per_base = [a for c in cells.values() for a in c[1]]
     rows = [{"task": t, "set": s, "measure": MEASURES[m], "base": c.a.removeprefix("base "),
@@ -211,24 +227,24 @@ def report(cfg: Config, root: Path) -> None:
              "answer right, trace wrong: base → run": corruption(c)}
             for (t, s, m), (_, pb, *_) in cells.items() for c in pb]
     text = answer(method, cells)
-    write_markdown(root / OUT / "table.md", title(method, cfg), text, [
+    write_markdown(root / "reports" / name / "table.md", title(method, cfg), text, [
         answers_table(pooled, "Pooled over bases (paired by base seed and problem)",
                       "Each base and the run started from it share a seed index."),
         md_table(pd.DataFrame(rows), "Per base",
                  "Each base's own comparison, its interval over problems only. Answer right, trace wrong: the share "
                  "judged right by its answer alone but not verified (a wrong step on the way to the right answer), "
                  "answer-only minus verified.")])
-    write_json(root / study_metrics_path("headline"), {
+    write_json(root / study_metrics_path(name), {
         f"{t}_{s}_{m}": {"base": iv_a.mean, "base_ci": [iv_a.lo, iv_a.hi], "run": iv_b.mean,
                          "run_ci": [iv_b.lo, iv_b.hi], "per_base_gain": [c.cmp.effect for c in pb]}
         | ({"base_answer": p.answer_only.a, "run_answer": p.answer_only.b} if p.answer_only else {})
         for (t, s, m), (p, pb, iv_a, iv_b, _) in cells.items()})
-    write_answers(root, "headline", pooled)
-    Manifest("headline", title(method, cfg),
+    write_answers(root, name, pooled)
+    Manifest(name, title(method, cfg),
              "Does the headline method improve on its starting base, and does that hold from every base seed?",
-             text, [f"{r} from base {b}" for r, b in cfg.runs.items()],
-             [("headline/before_after.png", f"{method} against its base per base seed and pooled; pooled: "
+             text, [f"{r} from base {b}" for r, b in runs],
+             [(f"{name}/before_after.png", f"{method} against its base per base seed and pooled; pooled: "
                + "; ".join(f"{t}, {s} {MEASURES[m]} {c[0].cmp.a:.3f} → {c[0].cmp.b:.3f}"
                            for (t, s, m), c in cells.items()))],
-             ["headline/table.md"], manifest_answers(pooled + per_base),
+             [f"{name}/table.md"], manifest_answers(pooled + per_base),
              summary=summary(method, cells, cfg.measures[0])).write(root)

@@ -173,7 +173,7 @@ def verdict_rows(cfg: Config, by_study: dict[str, dict[str, dict]], exact_metric
 
 # The headline and the pass@k study's Yue pass@1 primary run one configuration (GRPO with edge data from a hop base,
 # verified pass@1 at T = 1 on edge) from different bases: two replicates, shown side by side until run 2 pools them.
-REPLICATES = (("headline", "headline_vs_base_hop_edge_sampled", "the headline"),
+REPLICATES = (("headline_hop", "headline_vs_base_hop_edge_sampled", "the headline"),
               ("passk", "grpo_edge_vs_base_edge_k001", "pass@k (Yue's pass@1 primary)"))
 
 

@@ -5,7 +5,7 @@ stage plumbing."""
 from __future__ import annotations
 
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 from .. import stats
@@ -39,10 +39,11 @@ def load_config(module, params: dict):
     return cfg
 
 
-def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".") -> None:
-    """Stage entry of report_<study>: load the study's config and write its report under root. A bad
-    param or a missing input is one `error:` line, as in every other stage."""
+def run_report(module, params_path: str | Path = "params.yaml", root: str | Path = ".", **settings) -> None:
+    """Stage entry of report_<study>: load the study's config, set the config fields `settings` names (those
+    a stage takes from its arguments, not from params) and write its report under root. A bad param or a
+    missing input is one `error:` line, as in every other stage."""
     install_excepthook()
-    cfg = load_config(module, load_params(params_path))
+    cfg = replace(load_config(module, load_params(params_path)), **settings)
     module.report(cfg, Path(root))
     print(f"{module.__name__.rsplit('.', 1)[-1]}: {len(module.outputs(cfg))} outputs written", file=sys.stderr)
