@@ -49,8 +49,9 @@ def write_dag_doc() -> None:
         "`dvc dag eval_headline@headline_s0`; files instead of stages, for one target:\n"
         "`dvc dag --outs eval_headline@headline_s0` (without a target, DVC 3.67 runs out of recursion depth).\n"
         "A report's edges are the task folders it reads (reports/rl/<task>, reports/eval/<task>): the hop studies'\n"
-        "come from hop's runs and evaluations only, passk's from both tasks', each headline report's from its task's. Every stage\n"
-        "reads its code through the code stamps (code_stamp, lib_*, code_*@<task>: docs/pipeline.md).\n\n"
+        "come from hop's runs and evaluations only, passk's from both tasks', each headline report's from its\n"
+        "task's. Every stage reads its code through the code stamps (code_stamp, lib_*, code_*@<task>:\n"
+        "docs/pipeline.md).\n\n"
         f"```mermaid\n{out.strip()}\n```\n")
 
 

@@ -263,7 +263,7 @@ def test_dvc_plots_show_renders_the_step_wise_curves(tiny_repo, tmp_path):
 def test_metrics_show_is_the_study_answers_with_few_plain_keys(tiny_repo):
     shown = json.loads(run(["dvc", "metrics", "show", "--json"], tiny_repo).stdout)
     files = shown[""]["data"]  # "" is the workspace
-    assert files and all(re.fullmatch(r"reports/[a-z]+/answers/[a-z0-9_]+\.json", f) for f in files), list(files)
+    assert files and all(re.fullmatch(r"reports/[a-z_]+/answers/[a-z0-9_]+\.json", f) for f in files), list(files)
     keys = {k for f in files.values() for k in flatten(f["data"])}
     assert len(keys) <= 40 and all(re.fullmatch(r"[a-z0-9_.]+", k) for k in keys), keys
 

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -22,7 +23,7 @@ import yaml
 from pipeline_util import alive
 
 from reasonrl.runner import parallel
-from reasonrl.runner.plan import Plan, Schedule
+from reasonrl.runner.plan import Plan, Schedule, near_targets
 
 pytest.importorskip("distributed")
 
@@ -161,6 +162,19 @@ def test_run_rejects_bad_arguments(tmp_path, capsys):
     assert "-j must be at least 1" in capsys.readouterr().err
     assert parallel.run(_args(repo=str(tmp_path))) == 2  # not a DVC repository
     assert "error:" in capsys.readouterr().err
+
+
+def test_a_target_that_names_no_stage_points_to_the_closest_names(tmp_path, capsys):
+    repo = _dvc_repo(tmp_path)
+    assert parallel.run(_args(repo=str(repo), targets=["twoo"], dry=True)) == 2
+    err = capsys.readouterr().err
+    assert "error: Stage 'twoo' not found" in err and err.rstrip().endswith("(did you mean two?)")
+    assert parallel.run(_args(repo=str(repo), targets=["zzz"], dry=True)) == 2  # nothing close: DVC's line alone
+    assert "did you mean" not in capsys.readouterr().err
+    # this repository's old single headline report names both of its successors
+    assert near_targets(str(Path(__file__).resolve().parents[1]), ["report_headline"]) == (
+        " (did you mean report_headline_hop or report_headline_chain?)")
+    assert near_targets(str(tmp_path / "nowhere"), ["report_headline"]) == ""
 
 
 def test_a_task_that_fails_outside_its_stage_is_reported_as_failed(capsys):

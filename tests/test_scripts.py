@@ -332,3 +332,18 @@ def test_design_power_reads_the_committed_pilot_once_per_model():
     assert row["plan"]["seeds"] >= 2 and row["plan"]["power"] >= 0.8
     # the bound puts all the spread between bases, which seeds cannot shrink: it never asks for fewer bases
     assert row["bound"]["power"] >= 0.8 and row["bound"]["bases"] >= row["plan"]["bases"]
+
+
+def test_cheap_bases_trains_the_recipe_with_its_steps_and_reports_the_band(capsys, monkeypatch):
+    import json
+
+    import cheap_bases
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # params.yaml and data/hop_val_edge.jsonl
+    cheap_bases.main(["--steps", "3", "--seeds", "5", "7", "--N", "2", "--count", "3"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["seed"], r["steps"], r["N"], r["problems"]) for r in lines] == [(5, 3, 2, 3), (7, 3, 2, 3)]
+    # three steps from fresh weights solve no edge problem: below the band
+    assert all(r["val_edge_pass1"] == 0.0 and r["band"] == "out" for r in lines)
+    with pytest.raises(SystemExit):
+        cheap_bases.main(["--steps", "0", "--seeds", "0"])

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import ReasonrlError, suggest
 from . import dvc_adapter, lockfile, parallel
-from .plan import Plan, stale_plan
+from .plan import Plan, near_targets, stale_plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +80,8 @@ def _plan(args: argparse.Namespace) -> Plan:
     try:
         return stale_plan(args.repo, args.targets)
     except dvc_adapter.dvc_error() as exc:
-        raise ReasonrlError("targets", str(exc), "params files put back; nothing ran") from exc
+        raise ReasonrlError("targets", f"{exc}{near_targets(args.repo, args.targets)}",
+                            "params files put back; nothing ran") from exc
 
 
 def checked_overrides(root: str, sets: list[str]) -> dict[str, list[str]]:

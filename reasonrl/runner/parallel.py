@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import machine
 from . import dvc_adapter, malloc
-from .plan import Plan, Schedule, read_lock_entry, run_cache_entries, stage_status, stale_plan
+from .plan import Plan, Schedule, near_targets, read_lock_entry, run_cache_entries, stage_status, stale_plan
 from .progress import DVC_OVERHEAD_S, UNCHANGED_S, Progress, expected_seconds, fmt_duration, holding_outputs
 
 TOPIC = "reasonrl-repro"
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
     try:
         plan = plan or stale_plan(args.repo, args.targets)
     except dvc_adapter.dvc_error() as exc:
-        _log(f"error: {exc}")
+        _log(f"error: {exc}{near_targets(args.repo, args.targets)}")
         return 2
     if not plan.stages:
         _log("nothing to reproduce: every stage is up to date")

@@ -52,6 +52,23 @@ def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tu
     return root, run_cache, stages
 
 
+def near_targets(repo: str | None, targets: list[str]) -> str:
+    """' (did you mean a or b?)': the stage names of dvc.yaml closest to each target that names no stage there, so
+    that a renamed stage points to its successors (`report_headline` to the per-task reports); '' where none is close
+    or dvc.yaml cannot be read. Read only after DVC refused the targets: it costs nothing on a good command."""
+    import difflib
+
+    import yaml
+
+    try:
+        groups = list((yaml.safe_load((Path(repo or ".") / "dvc.yaml").read_text()) or {}).get("stages") or {})
+    except (OSError, yaml.YAMLError, AttributeError):
+        return ""
+    names = [t.partition("@")[0] for t in targets]
+    near = [m for n in names if n not in groups for m in difflib.get_close_matches(n, groups, n=3, cutoff=0.75)]
+    return f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+
+
 def stale_plan(repo: str | None, targets: list[str]) -> Plan:
     """The stale stages the targets need. A stage is stale if DVC says it changed, or if any upstream
     stage is stale: before the upstream reruns, `dvc status` cannot see that the downstream stage's
