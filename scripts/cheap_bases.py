@@ -22,7 +22,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # val_curve, a sibling script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bands and val_curve, sibling scripts
+from bands import EDGE_EACH as BAND  # noqa: E402  (run 2's admission band on val_edge pass@1)
 from val_curve import curve, problems_of  # noqa: E402
 
 from reasonrl import numerics  # noqa: E402
@@ -30,8 +31,6 @@ from reasonrl.config import load_params  # noqa: E402
 from reasonrl.pipeline import section  # noqa: E402
 from reasonrl.pretrain import BaseConfig, train_base  # noqa: E402
 from reasonrl.tasks import get_task  # noqa: E402
-
-BAND = (0.05, 0.9)  # the edge band of run 2's admission rule (params.yaml, data: edge)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -54,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
         model, summary = train_base(cfg, None, "cpu", desc=f"seed {seed}")
         trained = time.perf_counter() - t0
         pass1 = curve(model, problems, args.N)["pass_at_k"]["1"]
-        print(json.dumps({"seed": seed, "steps": args.steps, "final_loss": summary["final_loss"],
+        steps = summary["loss_curve"][-1][0] + 1  # the curve's last point is the last step trained
+        print(json.dumps({"seed": seed, "steps": steps, "final_loss": summary["final_loss"],
                           "train_seconds": round(trained, 1), "val_edge_pass1": pass1, "N": args.N,
                           "problems": len(problems), "band": "in" if BAND[0] <= pass1 <= BAND[1] else "out"}),
               flush=True)

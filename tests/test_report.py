@@ -526,6 +526,8 @@ def test_report_stages_depend_on_exactly_what_they_read():
         assert all(p in deps or any(p.startswith(f + "/") for f in folders) for p in inputs), name
         assert deps == (deps & inputs) | folders, name
         assert stage_files(stage, "outs") | stage_files(stage, "metrics") == set(module.outputs(cfg)), name
+        if module is headline:  # the stage's argument is the task whose files it lists
+            assert stage["cmd"] == f"python stages/report_headline.py {cfg.task}", name
         assert all(next(iter(o.values()))["cache"] is False for o in stage["outs"] + stage.get("metrics", []))
 
 
@@ -884,6 +886,31 @@ def test_each_task_has_its_own_headline_report(studies):
         "reports/headline/eval/outcomes_rl_hlc_a.csv", "reports/eval/chain/outcomes_base_ch_a.csv",
         "reports/headline/rl/hlc_b.json", "reports/headline/eval/rl_hlc_b.json",
         "reports/headline/eval/outcomes_rl_hlc_b.csv", "reports/eval/chain/outcomes_base_ch_b.csv"]
+
+
+def test_every_task_of_the_headline_is_a_study_of_the_index():
+    from reasonrl.studies.claims import STUDIES as INDEXED
+
+    assert [s for s in INDEXED if s.startswith("headline")] == [headline.study(t) for t in headline.TASKS]
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stages = {f"report_{headline.study(t)}" for t in headline.TASKS}
+    assert {n for n in dvc if n.startswith("report_headline")} == stages
+
+
+def test_the_headline_stage_entry_takes_its_task_from_its_argument(studies, tmp_path, capsys):
+    """run_report as stages/report_headline.py calls it: params read from a file, the task from the stage's
+    argument; it rewrites the chain report the fixture built, byte for byte."""
+    from reasonrl.studies.stage import run_report
+
+    cfg = CONFIGS["headline_chain"]
+    params = {"rl": {"task": "hop"}, "bases": {b: {"task": TASKS[f"base_{b}"]} for b in cfg.runs.values()},
+              "studies": {"headline": {"runs": cfg.runs, "sets": cfg.sets}}}
+    write_text(tmp_path / "params.yaml", yaml.safe_dump(params))
+    answers = studies / paths.answers_dir("headline_chain")
+    before = {p.name: p.read_bytes() for p in answers.iterdir()}
+    run_report(headline, tmp_path / "params.yaml", studies, task="chain")
+    assert {p.name: p.read_bytes() for p in answers.iterdir()} == before
+    assert "headline: 5 outputs written" in capsys.readouterr().err
 
 
 def test_headline_config_checks():

@@ -171,9 +171,11 @@ def test_a_target_that_names_no_stage_points_to_the_closest_names(tmp_path, caps
     assert "error: Stage 'twoo' not found" in err and err.rstrip().endswith("(did you mean two?)")
     assert parallel.run(_args(repo=str(repo), targets=["zzz"], dry=True)) == 2  # nothing close: DVC's line alone
     assert "did you mean" not in capsys.readouterr().err
-    # this repository's old single headline report names both of its successors
-    assert near_targets(str(Path(__file__).resolve().parents[1]), ["report_headline"]) == (
-        " (did you mean report_headline_hop or report_headline_chain?)")
+    # this repository's old single headline report names both of its successors, and nothing spelled alike
+    here = str(Path(__file__).resolve().parents[1])
+    both = " (did you mean report_headline_hop or report_headline_chain?)"
+    assert near_targets(here, ["report_headline"]) == near_targets(here, ["dvc.yaml:report_headlin"]) == both
+    assert near_targets(here, ["report_hacking", "rl_headlin@headline_s0"]) == " (did you mean rl_headline?)"
     assert near_targets(str(tmp_path / "nowhere"), ["report_headline"]) == ""
 
 

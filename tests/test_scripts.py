@@ -340,10 +340,13 @@ def test_cheap_bases_trains_the_recipe_with_its_steps_and_reports_the_band(capsy
     import cheap_bases
 
     monkeypatch.chdir(Path(__file__).resolve().parents[1])  # params.yaml and data/hop_val_edge.jsonl
+    monkeypatch.setattr(cheap_bases.numerics, "pin", lambda *a: None)  # the process's settings stay the suite's
+    monkeypatch.setattr(cheap_bases.torch, "set_num_threads", lambda n: None)
     cheap_bases.main(["--steps", "3", "--seeds", "5", "7", "--N", "2", "--count", "3"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["seed"], r["steps"], r["N"], r["problems"]) for r in lines] == [(5, 3, 2, 3), (7, 3, 2, 3)]
     # three steps from fresh weights solve no edge problem: below the band
     assert all(r["val_edge_pass1"] == 0.0 and r["band"] == "out" for r in lines)
+    assert cheap_bases.BAND == (0.05, 0.9)  # run 2's admission rule (params.yaml, data: edge)
     with pytest.raises(SystemExit):
         cheap_bases.main(["--steps", "0", "--seeds", "0"])

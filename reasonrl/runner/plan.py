@@ -64,8 +64,12 @@ def near_targets(repo: str | None, targets: list[str]) -> str:
         groups = list((yaml.safe_load((Path(repo or ".") / "dvc.yaml").read_text()) or {}).get("stages") or {})
     except (OSError, yaml.YAMLError, AttributeError):
         return ""
-    names = [t.partition("@")[0] for t in targets]
-    near = [m for n in names if n not in groups for m in difflib.get_close_matches(n, groups, n=3, cutoff=0.75)]
+    near: list[str] = []
+    for target in targets:
+        name = target.rpartition(":")[2].partition("@")[0]  # dvc.yaml:<stage>@<key> names the stage group too
+        if name and name not in groups:
+            # a name that begins another stage's (a stage split in two) before the ones spelled alike
+            near += [g for g in groups if g.startswith(name)] or difflib.get_close_matches(name, groups, 3, 0.8)
     return f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
 
 

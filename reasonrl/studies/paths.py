@@ -3,7 +3,7 @@
 A study run's training record and every evaluation of a base or a study run sit in a folder of their task
 (reports/rl/<task>/, reports/eval/<task>/): a report depends on the folders of the tasks its runs train, so
 another task's runs, added or changed, rerun none of it. The headline's folder (reports/headline/) holds both
-tasks' headline runs: its one report reads them all."""
+tasks' headline runs; each task's report (report_headline_<task>) names its own runs' files."""
 
 from __future__ import annotations
 

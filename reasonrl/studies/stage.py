@@ -44,6 +44,8 @@ def run_report(module, params_path: str | Path = "params.yaml", root: str | Path
     a stage takes from its arguments, not from params) and write its report under root. A bad param or a
     missing input is one `error:` line, as in every other stage."""
     install_excepthook()
-    cfg = replace(load_config(module, load_params(params_path)), **settings)
+    cfg = load_config(module, load_params(params_path))
+    if settings:
+        cfg = replace(cfg, **settings)
     module.report(cfg, Path(root))
     print(f"{module.__name__.rsplit('.', 1)[-1]}: {len(module.outputs(cfg))} outputs written", file=sys.stderr)
