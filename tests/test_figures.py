@@ -599,14 +599,19 @@ def test_passk_diversity_figure(caught):
     assert all(c.errorbar is None for c in bars(distinct).values())
     dots = sorted(tuple(map(float, x.get_ydata())) for x in distinct.get_lines() if x.get_label() == "_run")
     assert dots == [(1.0, 2.0), (2.0, 1.0)]
-    assert distinct.get_ylabel() == "distinct answers per problem (mean)"
-    assert entropy.get_ylabel() == "token entropy of own samples (nats, per response token)"
+    # short axis labels: the long one ran into the suptitle; the titles say the rest
+    assert distinct.get_ylabel() == "distinct answers per problem"
+    assert entropy.get_ylabel() == "nats per response token"
     assert [t.get_text() for t in distinct.get_xticklabels()] == ["n12", "n8"]
     assert [t.get_text() for t in entropy.get_xticklabels()] == ["n12", "n8"]
     assert distinct.get_xlabel() == entropy.get_xlabel() == "test set"
     note = "\n(dots: each seed under 5; whiskers: 95% CI from 5 seeds)"
     assert distinct.get_title() == "Distinct answers per problem (mean)" + note
     assert entropy.get_title() == "Token entropy of own samples (nats, per response token)" + note
+    # one legend below both panels names both references: the right panel's dotted lines are the guess's entropy
+    legend = [t.get_text() for t in caught["diversity.png"].legends[0].get_texts()]
+    refs = [sum(what in t for t in legend) for what in ("its distinct answers", "answer-token entropy ln n")]
+    assert refs == [1, 1]
     # beside each set's bars a uniform guess's value, dotted: its distinct answers among n letters with N = 4
     # draws, n (1 - (1 - 1/n)^4) (n12: 12 x 0.2939 = 3.527; n8: 8 x 0.4138 = 3.310), and its entropy at the answer
     # token, ln n (ln 12 = 2.485, ln 8 = 2.079); the files carry no guess_*: from the guess's pass@1, 1/n

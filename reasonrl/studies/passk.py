@@ -308,13 +308,14 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
 
 
 def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6))  # the height holds the legend of every arm and both references
     width = 0.8 / len(cfg.arms)
     colors = arm_colors(cfg)
     # the tasks' bases share black, and this figure draws every task's arms on one axis: a hatch per task
     hatches = {task: ("", "//", "..", "xx")[i % 4] for i, task in enumerate(cfg.tasks())}
-    for ax, key, ylabel in ((axes[0], "distinct_answers", "distinct answers per problem (mean)"),
-                            (axes[1], "entropy", "token entropy of own samples (nats, per response token)")):
+    for ax, key, title, ylabel in (
+            (axes[0], "distinct_answers", "Distinct answers per problem (mean)", "distinct answers per problem"),
+            (axes[1], "entropy", "Token entropy of own samples (nats, per response token)", "nats per response token")):
         for i, label in enumerate(cfg.arms):
             xs = [j + (i - (len(cfg.arms) - 1) / 2) * width for j in range(len(sets))]
             per_seed = [[data[m]["sets"][s][key] for m in cfg.arms[label]] for s in sets]
@@ -345,11 +346,11 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
                           label=f"uniform guess among ~{n:.0f} answers ({task}), its {what}: a reference"
                           if j == 0 else None)
         ax.set_xticks(range(len(sets)), sets)
-        ax.set(xlabel="test set", ylabel=ylabel, title=ylabel[0].upper() + ylabel[1:]
-               + f"\n(dots: each seed under {MIN_BAND_RUNS}; whiskers: 95% CI from {MIN_BAND_RUNS} seeds)")
+        ax.set(xlabel="test set", ylabel=ylabel,
+               title=f"{title}\n(dots: each seed under {MIN_BAND_RUNS}; whiskers: 95% CI from {MIN_BAND_RUNS} seeds)")
         ax.grid(alpha=0.3, axis="y")
     fig.suptitle(f"Diversity of {base_data(cfg, data)['N']} samples per problem at temperature 1")
-    legend_below(fig, axes[0])
+    legend_below(fig, *axes)  # the right panel's reference lines are the guess's entropy, not its distinct answers
     save_figure(fig, path)
 
 
