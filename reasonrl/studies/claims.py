@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from .. import stats
 from ..config import check
 from . import gatekeeping as G
+from .paths import HEADLINE_TASKS, headline_study
 
-STUDIES = ("headline_hop", "headline_chain", "methods", "passk", "zero", "hacking", "ablations", "exact")
+STUDIES = (*map(headline_study, HEADLINE_TASKS), "methods", "passk", "zero", "hacking", "ablations", "exact")
 
 
 @dataclass

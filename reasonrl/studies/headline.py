@@ -26,7 +26,9 @@ from .figures import SHARE_YLIM, arm_style, guess_line, save_figure, verified_fl
 from .manifest import Manifest, manifest_answers
 from .markdown import md_table, write_markdown
 from .paths import (
+    HEADLINE_TASKS,
     answers_dir,
+    headline_study,
     manifest_path,
     outcomes_path,
     run_metrics_path,
@@ -38,12 +40,7 @@ from .paths import (
 
 SECTION = "studies.headline"
 OUT = "reports/headline"  # where the headline runs' stages write (rl/, eval/), every task's
-TASKS = ("hop", "chain")  # a report stage each in dvc.yaml (report_headline_<task>), a study each (claims.STUDIES)
-
-
-def study(task: str) -> str:
-    """The study name of one task's headline report: its folder reports/<study>/ and its metrics file."""
-    return f"headline_{task}"
+TASKS, study = HEADLINE_TASKS, headline_study  # the tasks with a report each, and each one's study name
 
 
 @dataclass

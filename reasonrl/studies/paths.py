@@ -62,6 +62,16 @@ def run_outcomes_path(run: str, folder: str = "reports", task: str | None = None
     return outcomes_path(f"rl_{run}", folder, task)
 
 
+# The tasks with a headline report of their own: a report stage each in dvc.yaml (report_headline_<task>), a study
+# each in the index (claims.STUDIES)
+HEADLINE_TASKS = ("hop", "chain")
+
+
+def headline_study(task: str) -> str:
+    """The study name of one task's headline report: its folder reports/<study>/ and its metrics file."""
+    return f"headline_{task}"
+
+
 def answers_dir(study: str) -> str:
     """The study's answer files, one flat JSON per compared pair (a DVC metrics directory)."""
     return f"reports/{study}/answers"
