@@ -19,7 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.container import ErrorbarContainer  # noqa: E402
+from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 from reasonrl.config import load_params  # noqa: E402
 from reasonrl.studies import ablations, figures, hacking, headline, methods, passk, zero  # noqa: E402
@@ -157,3 +157,42 @@ def test_an_arm_keeps_one_style_and_no_two_arms_share_one(drawn):
             owners.setdefault(st[:2], set()).add(arm)
     problems += [f"(colour, marker) {st} shared by arms {sorted(arms)}" for st, arms in owners.items() if len(arms) > 1]
     assert not problems, f"{len(problems)} style problems:\n" + "\n".join(problems)
+
+
+def test_the_references_of_one_panel_differ_in_style(drawn):
+    """Reference lines (a guess, a floor) that one panel draws under different labels differ in colour or dashes."""
+    from matplotlib.collections import LineCollection
+
+    def look(artist) -> tuple:
+        if isinstance(artist, LineCollection):
+            return to_hex(artist.get_color()[0]), str(artist.get_linestyle()[0])
+        return to_hex(artist.get_color()), str(artist.get_linestyle())
+
+    problems = []
+    for n, fig in drawn.items():
+        for ax in fig.axes:
+            owners: dict[tuple, set[str]] = {}
+            for artist in (*ax.get_lines(), *(c for c in ax.collections if isinstance(c, LineCollection))):
+                label = artist.get_label() or ""
+                if not label.startswith("_") and any(r in label.lower() for r in REFERENCES):
+                    owners.setdefault(look(artist), set()).add(label)
+            problems += [f"{name_of(n, ax)}: {sorted(labels)} all in {st}" for st, labels in owners.items()
+                         if len(labels) > 1]
+    assert not problems, f"{len(problems)} panels with look-alike references:\n" + "\n".join(problems)
+
+
+def test_the_bars_of_one_panel_differ_in_colour_or_hatch(drawn):
+    """A bar has no marker or line style: the series whose bars one panel draws (arms, or a stack's parts) never
+    share a (colour, hatch), so that the legend tells each one apart."""
+    problems = []
+    for n, fig in drawn.items():
+        for ax in fig.axes:
+            owners: dict[tuple, set[str]] = {}
+            for c in ax.containers:
+                label = c.get_label() or ""
+                if isinstance(c, BarContainer) and c.patches and not label.startswith("_"):
+                    look = (to_hex(c.patches[0].get_facecolor()), c.patches[0].get_hatch() or "")
+                    owners.setdefault(look, set()).add(arm_key(label))
+            problems += [f"{name_of(n, ax)}: {sorted(arms)} all in {look}" for look, arms in owners.items()
+                         if len(arms) > 1]
+    assert not problems, f"{len(problems)} panels with look-alike bars:\n" + "\n".join(problems)

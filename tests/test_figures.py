@@ -351,6 +351,29 @@ def test_failure_interval_is_cut_at_the_shares_range(caught):
     assert ax.get_xlim() == pytest.approx((0, 1.0))  # a share's axis stops at 1
 
 
+def test_failure_labels_clear_the_whiskers_caps(caught):
+    # each row's "0.905 fail" starts past its interval's cap, drawn: at the whisker's end it ran into the cap, and
+    # near the axis' right edge across the spine
+    mixes = {"orm": {"correct": 0.095, "lookup": 0.905, "early": 0.0},
+             "base": {"correct": 0.55, "lookup": 0.0, "early": 0.45}}
+    ci = {"orm": Interval(0.095, 0.03, 0.16, 0.03, 3), "base": Interval(0.55, 0.52, 0.58, 0.01, 5)}
+    figures.failure_figure(mixes, "Caps", Path("caps.png"), ci)
+    fig = caught["caps.png"]
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = {round(t.xy[1]): t for t in ax.texts}
+    assert sorted(t.get_text() for t in texts.values()) == ["0.450 fail", "0.905 fail"]
+    for bars in (c for c in ax.containers if isinstance(c, ErrorbarContainer)):
+        (row,) = {round(y) for y in bars.lines[0].get_ydata()}
+        cap_end = max(cap.get_window_extent(renderer).x1 for cap in bars.lines[1])
+        assert texts[row].get_window_extent(renderer).x0 > cap_end, texts[row].get_text()
+    # orm's whisker ends at 0.97 of an axis to 1: its label goes past the right spine, never across it
+    edge = ax.get_window_extent(renderer).x1
+    assert texts[1].get_text() == "0.905 fail" and texts[1].get_window_extent(renderer).x0 > edge
+    assert texts[0].get_window_extent(renderer).x1 < edge  # the base's, far from the edge, stays at its whisker
+
+
 def test_headline_bars_are_cut_at_one_and_each_gain_sits_at_the_foot(caught):
     from reasonrl.studies.answers import Answer
 

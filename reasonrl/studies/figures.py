@@ -161,15 +161,19 @@ ARMS = (
     # pass@k, hop then chain: placed so that arms drawn together differ in hue, not only in shade
     "grpo in", "grpo far", "grpo edge", "exposure base", "grpo far, exposure", "grpo mix",
     "chain grpo in", "chain grpo far", "chain grpo edge",
-    "noskill", "think0", "think2", "think10", "think0, t 1.5",  # R1-Zero's bases
+    # run 2's second RL seeds (slots 12, 13) and its chain arms (20, 21): colours (slot mod 11) that no other arm of
+    # the pass@k study holds, since its diversity bars draw every arm on one axis, where only colour (and a task's
+    # hatch) tells them apart. The four arms that held these slots moved to the end, into the slots run 2's had.
+    "grpo edge, seed 2", "grpo far, exposure, seed 2",
+    "think2", "think10", "think0, t 1.5",  # R1-Zero's bases (with two at the end)
     "true reward", "random reward", "shuffled reward",  # R1-Zero's reward controls
-    "proxy reward", "true reward of the samples", "greedy accuracy on the validation set",  # a hacking arm's measures
+    "chain grpo edge, seed 2", "chain grpo edge, verified",
+    "greedy accuracy on the validation set",  # a hacking arm's measures (with two at the end)
     "random, adam, mu 1", "random, adam, mu 2",  # the random reward's clip
     "rloo", "dr. grpo", "token_mean", "seq_mean_token_mean", "no kl", "k1 in reward", "k3 in loss",  # ablations
     "mu 1", "mu 2, symmetric", "mu 2, clip-higher", "off", "on", "on, equal updates", "lr 1e-4", "lr 3e-6",
-    # run 2's second RL seeds and the trace-verified chain arm: drawn beside the arms above, and the hash slots
-    # of two of them met
-    "grpo edge, seed 2", "grpo far, exposure, seed 2", "chain grpo edge, seed 2", "chain grpo edge, verified",
+    "noskill", "think0",  # R1-Zero's bases
+    "proxy reward", "true reward of the samples",  # a hacking arm's measures
 )
 ARM_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 
@@ -326,6 +330,10 @@ FAILURE_TITLE = ("Outcome types of greedy answers, judged by the answer alone (a
 FAILURE_BAR = "95% CI of the answer-only failure share (1 − correct)"
 
 
+LABEL_GAP_PT = 5.0  # a bar's label starts this far past its end: clear of an error bar's cap (capsize 4 points)
+LABEL_EDGE = 0.15  # a label whose bar or whisker ends within this share of the axis' width of its right edge: past it
+
+
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
                  ci: dict[str, stats.Interval] | None = None, set_name: str = "edge") -> None:
     """Horizontal stacked bars of the failures, one bar per label (top to bottom in the given order), one
@@ -351,11 +359,16 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
             right, ends[i] = max(right, hi), max(ends[i], hi)
             ax.errorbar([fail], [i], xerr=[[fail - lo], [hi - fail]], color="k", capsize=4, lw=1.2,
                         label=FAILURE_BAR if i == min(j for j, x in enumerate(labels) if x in ci) else None)
+    xmax = min(1.0, max(right * 1.12, 0.01))
     for i, (width, end) in enumerate(zip(left, ends)):
-        text = (" none fail (by the answer)" if width == 0 else " < 0.001 fail" if width < 0.0005
-                else f" {width:.3f} fail")
-        ax.text(end, i, text, va="center", ha="left", fontsize=8, color="0.25", clip_on=False)
-    ax.set(xlim=(0, min(1.0, max(right * 1.12, 0.01))), title="\n".join(textwrap.wrap(title, 90)),
+        text = ("none fail (by the answer)" if width == 0 else "< 0.001 fail" if width < 0.0005
+                else f"{width:.3f} fail")
+        # a few points past the bar or its whisker, so that the label clears the whisker's cap; an end near the
+        # axis' right edge puts its label past the edge, as an end at the edge does, not across the spine
+        at = xmax if end > (1 - LABEL_EDGE) * xmax else end
+        ax.annotate(text, (at, i), xytext=(LABEL_GAP_PT, 0), textcoords="offset points", va="center", ha="left",
+                    fontsize=8, color="0.25", annotation_clip=False)
+    ax.set(xlim=(0, xmax), title="\n".join(textwrap.wrap(title, 90)),
            xlabel=f"share of greedy responses on the {set_name} set that fail by the answer, by failure type")
     # under the axes, clear of the bars and of the numbers at their ends
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.9 / ax.figure.get_figheight()), ncols=4,

@@ -336,13 +336,14 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
         # what guessing alone would give (`guess`): n (1 - (1 - 1/n)^N) distinct answers of N draws; ln n, the
         # uniform guess's entropy at the answer token (the measured entropy is per token over the whole response)
         n_draws = base_data(cfg, data)["N"]
+        dashes = {task: (":", "--", "-.")[i % 3] for i, task in enumerate(cfg.tasks())}  # each task's guess apart
         for j, s in enumerate(sets):
             for task in cfg.tasks():
                 info = base_data(cfg, data, task)["sets"][s]
                 n = 1 / info["random_baseline"]["1"]
                 value = guess(info, n_draws)[0 if key == "distinct_answers" else 1]
                 what = "distinct answers" if key == "distinct_answers" else "answer-token entropy ln n"
-                ax.hlines(value, j - 0.45, j + 0.45, color="k", ls=":", lw=1.4,
+                ax.hlines(value, j - 0.45, j + 0.45, color="k", ls=dashes[task], lw=1.4,
                           label=f"uniform guess among ~{n:.0f} answers ({task}), its {what}: a reference"
                           if j == 0 else None)
         ax.set_xticks(range(len(sets)), sets)
