@@ -1,11 +1,13 @@
-"""The figure rules (docs/studies.md, "Figure rules"), checked on the figures run 1's committed data draws: each
+"""The figure rules (docs/studies.md, "Figure rules"), checked on the figures the committed data draws: each
 study's report is run on its committed inputs (linked into a scratch folder) with `save_figure` caught, and the
 returned axes are read, not the pixels.
 
 - a share (accuracy, pass@k, a rate, a fraction) is drawn on an axis inside [0, 1] (SHARE_SLACK for a marker
   at a bound);
 - sibling panels (one figure's panels of one measure, and the hacking study's reward figures) share one y range;
-- an arm keeps one style (colour, marker, line style) in every figure, and no two arms share one.
+- an arm keeps one style (colour, marker, line style) in every figure, and no two arms share one;
+- the bars of one panel differ in (colour, hatch), its reference lines in (colour, dashes): what tells them apart
+  in the legend.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def link_inputs(module, cfg, root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory) -> dict[str, plt.Figure]:
-    """Every study figure of run 1, by "<study>/<file>", as its report draws it from the committed inputs."""
+    """Every study figure, by "<study>/<file>", as its report draws it from the committed inputs."""
     root = tmp_path_factory.mktemp("run1")
     params = load_params(ROOT / REPORTS_PARAMS)
     figs: dict[str, plt.Figure] = {}

@@ -372,6 +372,16 @@ def test_failure_labels_clear_the_whiskers_caps(caught):
     edge = ax.get_window_extent(renderer).x1
     assert texts[1].get_text() == "0.905 fail" and texts[1].get_window_extent(renderer).x0 > edge
     assert texts[0].get_window_extent(renderer).x1 < edge  # the base's, far from the edge, stays at its whisker
+    # an axis that stops short of 1 (at 1.12 x the longest bar, 0.5) holds its longest bar's label inside it
+    figures.failure_figure({"a": {"correct": 0.5, "lookup": 0.5}, "b": {"correct": 0.9, "lookup": 0.1}}, "Room",
+                           Path("room.png"))
+    fig = caught["room.png"]
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert ax.get_xlim()[1] == pytest.approx(0.56)
+    longest = next(t for t in ax.texts if t.get_text() == "0.500 fail")
+    assert longest.xy[0] == 0.5 and longest.get_window_extent(renderer).x1 < ax.get_window_extent(renderer).x1
 
 
 def test_headline_bars_are_cut_at_one_and_each_gain_sits_at_the_foot(caught):
@@ -461,6 +471,16 @@ def _passk_data():
 PASSK_CFG = dict(bases=["base"], models={k: PasskModel("hop", v) for k, v in {
                      "base": "base_cot", "grpo": "rl_grpo", "sft_a": "rl_sft_s0", "sft_b": "rl_sft_s1"}.items()},
                  arms={"base": ["base"], "grpo": ["grpo"], "sft": ["sft_a", "sft_b"]})
+
+
+def test_passk_guess_dashes_one_per_task_and_named_as_drawn():
+    # the tasks' guesses share a colour and a panel: hop's dotted, chain's dashed, in the order of `bases`
+    two = passk.Config(bases=["base", "chain base"], models={"b": PasskModel("hop", "base_cot"),
+                                                             "c": PasskModel("chain", "base_chain")},
+                       arms={"base": ["b"], "chain base": ["c"]})
+    assert passk.guess_dashes(two) == {"hop": ":", "chain": "--"}
+    assert passk.guess_dashes(passk.Config(**PASSK_CFG)) == {"hop": ":"}
+    assert [passk.GUESS_DASHES[ls] for ls in passk.guess_dashes(two).values()] == ["dotted", "dashed"]
 
 
 def test_passk_curve_cis_are_the_per_problem_pass_at_k_by_hand():
@@ -631,7 +651,7 @@ def test_passk_diversity_figure(caught):
     note = "\n(dots: each seed under 5; whiskers: 95% CI from 5 seeds)"
     assert distinct.get_title() == "Distinct answers per problem (mean)" + note
     assert entropy.get_title() == "Token entropy of own samples (nats, per response token)" + note
-    # one legend below both panels names both references: the right panel's dotted lines are the guess's entropy
+    # one legend below both panels names both references: the right panel's lines are the guess's entropy
     legend = [t.get_text() for t in caught["diversity.png"].legends[0].get_texts()]
     refs = [sum(what in t for t in legend) for what in ("its distinct answers", "answer-token entropy ln n")]
     assert refs == [1, 1]

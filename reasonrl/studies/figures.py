@@ -153,7 +153,8 @@ ARM_COLORS = (*OKABE_ITO[:6], "#882255", "#44AA99", "#999933", "#332288", "#AA33
 
 
 # Every arm's one style (colour, marker, line style) in every figure of every study, by its name before any " ("
-# (a seed count, a compute note): the bases black, each figure's arms consecutive so that they differ in colour.
+# (a seed count, a compute note): the bases black, the arms of one figure at slots of different colours (slot mod
+# 11; mostly consecutive slots) so that they differ in colour.
 # The pairs (colour i mod 11, marker (i mod 11 + i div 11) mod 12) are distinct for the first 132 names.
 BASES = {"base": ("k", "o", "-"), "chain base": ("k", "s", "--")}
 ARMS = (
@@ -161,19 +162,18 @@ ARMS = (
     # pass@k, hop then chain: placed so that arms drawn together differ in hue, not only in shade
     "grpo in", "grpo far", "grpo edge", "exposure base", "grpo far, exposure", "grpo mix",
     "chain grpo in", "chain grpo far", "chain grpo edge",
-    # run 2's second RL seeds (slots 12, 13) and its chain arms (20, 21): colours (slot mod 11) that no other arm of
-    # the pass@k study holds, since its diversity bars draw every arm on one axis, where only colour (and a task's
-    # hatch) tells them apart. The four arms that held these slots moved to the end, into the slots run 2's had.
+    # run 2's hop seed-2 arms: the pass@k diversity figure draws its bars for every arm on one axis, where only
+    # colour (and a task's hatch) tells arms apart, so they take colours no other hop arm there holds (1 and 2)
     "grpo edge, seed 2", "grpo far, exposure, seed 2",
-    "think2", "think10", "think0, t 1.5",  # R1-Zero's bases (with two at the end)
+    "think2", "think10", "think0, t 1.5",  # R1-Zero's bases, with noskill and think0 below: colours 3-5, 7, 8
     "true reward", "random reward", "shuffled reward",  # R1-Zero's reward controls
-    "chain grpo edge, seed 2", "chain grpo edge, verified",
-    "greedy accuracy on the validation set",  # a hacking arm's measures (with two at the end)
+    "proxy reward", "true reward of the samples", "greedy accuracy on the validation set",  # a hacking arm's measures
     "random, adam, mu 1", "random, adam, mu 2",  # the random reward's clip
     "rloo", "dr. grpo", "token_mean", "seq_mean_token_mean", "no kl", "k1 in reward", "k3 in loss",  # ablations
     "mu 1", "mu 2, symmetric", "mu 2, clip-higher", "off", "on", "on, equal updates", "lr 1e-4", "lr 3e-6",
-    "noskill", "think0",  # R1-Zero's bases
-    "proxy reward", "true reward of the samples",  # a hacking arm's measures
+    "noskill", "think0",
+    # run 2's chain arms, drawn beside chain grpo edge (colour 0), hop's arms and the hatch of their task
+    "chain grpo edge, seed 2", "chain grpo edge, verified",
 )
 ARM_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 
@@ -331,7 +331,6 @@ FAILURE_BAR = "95% CI of the answer-only failure share (1 − correct)"
 
 
 LABEL_GAP_PT = 5.0  # a bar's label starts this far past its end: clear of an error bar's cap (capsize 4 points)
-LABEL_EDGE = 0.15  # a label whose bar or whisker ends within this share of the axis' width of its right edge: past it
 
 
 def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
@@ -363,10 +362,8 @@ def failure_bars(ax, mixes: dict[str, dict[str, float]], title: str,
     for i, (width, end) in enumerate(zip(left, ends)):
         text = ("none fail (by the answer)" if width == 0 else "< 0.001 fail" if width < 0.0005
                 else f"{width:.3f} fail")
-        # a few points past the bar or its whisker, so that the label clears the whisker's cap; an end near the
-        # axis' right edge puts its label past the edge, as an end at the edge does, not across the spine
-        at = xmax if end > (1 - LABEL_EDGE) * xmax else end
-        ax.annotate(text, (at, i), xytext=(LABEL_GAP_PT, 0), textcoords="offset points", va="center", ha="left",
+        # a few points past the bar or its whisker, so that the label clears the whisker's cap
+        ax.annotate(text, (end, i), xytext=(LABEL_GAP_PT, 0), textcoords="offset points", va="center", ha="left",
                     fontsize=8, color="0.25", annotation_clip=False)
     ax.set(xlim=(0, xmax), title="\n".join(textwrap.wrap(title, 90)),
            xlabel=f"share of greedy responses on the {set_name} set that fail by the answer, by failure type")
@@ -380,7 +377,20 @@ def failure_figure(mixes: dict[str, dict[str, float]], title: str, path: Path,
     fig, ax = plt.subplots(figsize=(9, max(3.2, 2.0 + 0.45 * len(mixes))))
     failure_bars(ax, mixes, title, ci, set_name)
     fig.tight_layout()
+    labels_off_the_spine(ax)
     save_figure(fig, path)
+
+
+def labels_off_the_spine(ax) -> None:
+    """Each text label of `ax` that would run across its right spine starts past it instead, as the label of a bar
+    that reaches the edge does: a spine through a number makes it hard to read. Call it once the layout is final,
+    since whether a label crosses depends on the axis' width in points."""
+    renderer = ax.figure.canvas.get_renderer()
+    edge, right = ax.get_window_extent(renderer).x1, ax.get_xlim()[1]
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        if box.x0 < edge < box.x1:
+            text.xy = (right, text.xy[1])
 
 
 def save_figure(fig, path: Path) -> None:

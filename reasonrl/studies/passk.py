@@ -307,6 +307,15 @@ def passk_figure(cfg: Config, data: dict[str, dict], sets: list[str], cis: dict,
     save_figure(fig, path)
 
 
+GUESS_DASHES = {":": "dotted", "--": "dashed", "-.": "dash-dotted"}
+
+
+def guess_dashes(cfg: Config) -> dict[str, str]:
+    """Each task's line style for its uniform guess in the diversity figure: the tasks' guesses share one colour and
+    one panel, so their dashes tell them apart."""
+    return {task: list(GUESS_DASHES)[i % len(GUESS_DASHES)] for i, task in enumerate(cfg.tasks())}
+
+
 def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 6))  # the height holds the legend of every arm and both references
     width = 0.8 / len(cfg.arms)
@@ -336,7 +345,7 @@ def diversity_figure(cfg: Config, data: dict[str, dict], sets: list[str], path: 
         # what guessing alone would give (`guess`): n (1 - (1 - 1/n)^N) distinct answers of N draws; ln n, the
         # uniform guess's entropy at the answer token (the measured entropy is per token over the whole response)
         n_draws = base_data(cfg, data)["N"]
-        dashes = {task: (":", "--", "-.")[i % 3] for i, task in enumerate(cfg.tasks())}  # each task's guess apart
+        dashes = guess_dashes(cfg)
         for j, s in enumerate(sets):
             for task in cfg.tasks():
                 info = base_data(cfg, data, task)["sets"][s]
@@ -449,6 +458,7 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
     ent = ", ".join(f"{r['arm']} {r['distinct answers']:.2f} / {r[ENTROPY]:.3f}" for r in rows if r["set"] == s)
     guesses = ", ".join(f"{task} {r[GUESS_DISTINCT]:.2f} / ln n {r[GUESS_ENTROPY]:.3f}" for task in cfg.tasks()
                         for r in [next(r for r in rows if r["set"] == s and r["task"] == task)])
+    dashed = ", ".join(f"{task} {GUESS_DASHES[ls]}" for task, ls in guess_dashes(cfg).items())
     return Manifest(
         "passk", "pass@k at the edge of competence: where does RL widen or narrow what the model can solve?",
         "Where RL's data sit against the base's competence: does RL raise pass@1, pass@k at large k, or neither, "
@@ -457,7 +467,7 @@ def manifest(cfg: Config, data: dict, rows: list[dict], sets: list[str], files: 
         [("passk/passk.png", f"pass@k against k (log scale) on {', '.join(sets)} beside the random-guess baseline, "
           f"with 95% CI bands, and each arm minus the base (paired); pass@1 / {kmax.split(' ')[0]} on {s}: {at}."),
          ("passk/diversity.png", f"Mean distinct answers per problem and token entropy of the samples (per "
-          f"response token), each beside a uniform guess's (dotted: its distinct answers, and its entropy at the "
+          f"response token), each beside a uniform guess's ({dashed}: its distinct answers, and its entropy at the "
           f"answer token, ln n); on {s} (distinct / entropy): {ent}; a uniform guess: {guesses}.")],
         ["passk/table.md"], manifest_answers(files), summary=summary(cfg, data, rows, s, kmax), not_computed=lost)
 
