@@ -961,5 +961,13 @@ def test_a_truncated_arm_is_marked_and_the_gold_length_drawn(caught):
         (mark,) = [line for line in ax.get_lines() if line.get_marker() == "x"]
         assert list(mark.get_xdata()) == [12] and "rollout budget" in ax.get_title()
         assert any(t.get_text() == "stops at step 12" for t in ax.texts)
+    # each note inside its panel: above the mark, below it near the top (the zero-variance share sat on the spine)
+    fig = caught["dynamic.png"]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in (ent, zero_var, length):
+        (note,) = [t for t in ax.texts if t.get_text() == "stops at step 12"]
+        box, frame = note.get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert frame.y0 < box.y0 and box.y1 < frame.y1, (ax.get_title(), box, frame)
     (gold,) = [line for line in length.get_lines() if line.get_label().startswith("gold response")]
     assert list(gold.get_ydata()) == [10, 10] and "not a length bias" in length.get_title().replace("\n", " ")

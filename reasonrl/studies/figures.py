@@ -255,15 +255,19 @@ def panel_figure(panels: list[Panel], title: str, path: Path, ncols: int = 2, si
                                                                                   if v is not None}})
                 c.style.setdefault("color", own["color"])
             ends.append(band(ax, c))
+        if p.ylim is None and is_share(p.ylabel):
+            p = replace(p, ylim=SHARE_YLIM)
+        guide_lines(ax, p)
         last = max((e[0] for e in ends if e), default=None)
         for end in ends:
             if p.stop and end and end[0] < last:
                 ax.plot([end[0]], [end[1]], marker="x", ms=10, mew=2.5, color=end[2], ls="none")
-                ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points", xytext=(6, 14),
-                            fontsize=8, color=end[2], bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 1})
-        if p.ylim is None and is_share(p.ylabel):
-            p = replace(p, ylim=SHARE_YLIM)
-        guide_lines(ax, p)
+                # above the mark, or below it in the axis' top fifth, where above would run into the top spine
+                y0, y1 = ax.get_ylim()
+                up = (end[1] - y0) / (y1 - y0) < 0.8
+                ax.annotate(f"stops at step {end[0]:.0f}", end[:2], textcoords="offset points",
+                            xytext=(6, 14 if up else -14), va="bottom" if up else "top", fontsize=8, color=end[2],
+                            bbox={"fc": "white", "ec": "none", "alpha": 0.85, "pad": 1})
         # a long panel title runs into its neighbour's: broken into lines of the panel's width
         head = "\n".join(textwrap.wrap(p.title, int(size[0] * 11)) + ([f"(×: {p.stop})"] if p.stop else []))
         ax.set(title=head, xlabel=p.xlabel, ylabel=p.ylabel)
