@@ -28,6 +28,20 @@ def judged():
     return cl, answers, list(claims.judge_all(cl, answers, 0.01).values())
 
 
+def test_a_claims_cell_is_cut_to_its_rows_width_in_bytes():
+    # counted in characters this row fits with a wider cut; its "−" (three bytes each) and the cut's "…" do not
+    cl, _, _ = judged()
+    long = claims.Claim("Yue et al. 2025", "RL " + "widens what the model solves " * 4, "passk", "grpo_vs_base_k001", 1)
+    cfg = index.Config(claims={**cl, "wide": long})
+    row = {"task": "hop", "measure": "b − a, " * 12}
+    (cell,) = index.claim_cells(cfg, [("wide", row)])
+    line = index.md_rows([cell]).splitlines()[-1]
+    assert cell["claim"].startswith("[Yue et al. 2025: RL widens") and "…](claims.md#wide)" in cell["claim"]
+    assert 190 < index.row_width(line) <= 200 and len(line) < 180
+    assert index.check_limits(line + " " + "−" * 4) == [f"line 1: a table row of {index.row_width(line) + 13} "
+                                                          "bytes > 200"]
+
+
 def test_each_row_says_what_it_measures():
     cl, _, rows = judged()
     assert [claims.measure_of(r["claim"], r["primary"]) for r in rows] == [
@@ -60,7 +74,7 @@ def test_short_rows_link_to_the_claims_sections():
                        "measure": "pass@1, verified", index.RAW: "+0.300 [0.020, 0.580]",
                        "verdict": rows[0]["verdict"]}
     assert rows[-1]["claim"] == "[KL-regularised RL (analytic optimum): reaches π*](claims.md#exact)"
-    assert all(len(line) <= index.LIMITS["row"] for line in index.md_rows(rows).splitlines())
+    assert all(len(line.encode()) <= index.LIMITS["row"] for line in index.md_rows(rows).splitlines())
     # a statistics module that tests on another scale adds its column beside the raw one
     answers["passk"]["grpo_vs_base_k001"]["test_scale"] = {"effect": 0.5, "ci_lo": 0.1, "ci_hi": 0.9}
     rows = index.verdict_rows(index.Config(claims=cl), answers, None)

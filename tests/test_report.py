@@ -999,9 +999,9 @@ def test_the_front_page_limits_name_what_breaks_them(monkeypatch):
     assert index.check_limits("# t\n\n| a | b |\n") == []
     long_cell = "| " + "x" * 201 + " | b |"
     assert index.check_limits(f"# t\n{long_cell}\n") == ["line 2: a cell of 201 characters > 200",
-                                                         "line 2: a table row of 209 characters > 200"]
+                                                         "line 2: a table row of 209 bytes > 200"]
     long_row = "| " + " | ".join(["x" * 50] * 4) + " |"
-    assert index.check_limits(f"# t\n{long_row}\n") == ["line 2: a table row of 213 characters > 200"]
+    assert index.check_limits(f"# t\n{long_row}\n") == ["line 2: a table row of 213 bytes > 200"]
     assert index.check_limits("y" * 601) == ["line 1: 601 characters > 600"]
     monkeypatch.setitem(index.LIMITS, "characters", 10)
     assert index.check_limits("z" * 11) == ["11 characters > 10"]
