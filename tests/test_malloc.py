@@ -93,30 +93,25 @@ def test_the_run_kind_decides_the_trim(monkeypatch):
     assert asked == [False, True, True]
 
 
-def test_under_glibc_only_runs_that_recompute_map_their_large_blocks():
-    """mallopt's fixed 1 MB threshold is process-wide: set in a fresh process, for the chain run (its plan
-    recomputes), not for a hop run, and never under tcmalloc."""
-    code = ("from reasonrl.rl.job import make_job; from reasonrl.rl.memory import map_large_blocks; "
-            "chain = make_job({'task': 'chain', 'n_range': [8, 9], 'k_min': 7, 'k_max': 7}, {}); "
-            "print(map_large_blocks(make_job({}, {}), False), map_large_blocks(chain, False))")
-    assert _run(code) == ["False", "True"]
+def test_under_glibc_every_run_maps_its_large_blocks():
+    """mallopt's fixed 1 MB threshold is process-wide: set in a fresh process under glibc, never under tcmalloc."""
+    code = "from reasonrl.rl.memory import map_large_blocks; print(map_large_blocks())"
+    assert _run(code) == ["True"]
     # what it sets: glibc's dynamic threshold rises to 4 MB when a 4 MB mapped block is freed, so a 2 MB block
     # then comes from the heap; set to 1 MB after that, it is a mapping of its own (mallinfo2's hblks), and a
     # 512 KB one still comes from the heap (as it would not under glibc's fixed default of 128 KB)
-    probe = ("import ctypes, sys; from reasonrl.rl.job import make_job; from reasonrl.rl.memory import "
-             "map_large_blocks\n"
+    probe = ("import ctypes, sys; from reasonrl.rl.memory import map_large_blocks\n"
              "class Info(ctypes.Structure): _fields_ = [(n, ctypes.c_size_t) for n in ('arena ordblks smblks hblks "
              "hblkhd usmblks fsmblks uordblks fordblks keepcost').split()]\n"
              "libc = ctypes.CDLL('libc.so.6'); libc.malloc.restype = ctypes.c_void_p; libc.mallinfo2.restype = Info\n"
              "libc.free(ctypes.c_void_p(libc.malloc(4 << 20)))\n"
-             "if sys.argv[1] == 'chain': map_large_blocks(make_job({'task': 'chain', 'n_range': [8, 9], 'k_min': 7, "
-             "'k_max': 7}, {}), False)\n"
+             "if sys.argv[1] == 'mapped': map_large_blocks()\n"
              "before = libc.mallinfo2().hblks\n"
              "for size in (2 << 20, 512 << 10):\n"
              "    p = libc.malloc(size); print(libc.mallinfo2().hblks - before); libc.free(ctypes.c_void_p(p))")
-    assert _run(probe, "hop") == ["0", "0"] and _run(probe, "chain") == ["1", "0"]
+    assert _run(probe, "dynamic") == ["0", "0"] and _run(probe, "mapped") == ["1", "0"]
     if malloc.library() is not None:
-        assert _run(code, LD_PRELOAD=malloc.library()) == ["False", "False"]
+        assert _run(code, LD_PRELOAD=malloc.library()) == ["False"]
 
 
 def test_the_stages_run_the_loop_under_the_memory_policy(monkeypatch, tmp_path):
@@ -133,10 +128,10 @@ def test_the_stages_run_the_loop_under_the_memory_policy(monkeypatch, tmp_path):
                                                        generator=torch.Generator().manual_seed(0)), {})
     seen = {}
     monkeypatch.setattr(run, "memory_hooks", lambda job, verifier: ("the policy's", job.B, verifier))
-    monkeypatch.setattr(run, "map_large_blocks", lambda job, verifier: seen.setdefault("mapped", (job.B, verifier)))
+    monkeypatch.setattr(run, "map_large_blocks", lambda: seen.setdefault("mapped", True))
     monkeypatch.setattr(run, "train_rl", lambda *a, hooks=None, **k: seen.setdefault("hooks", hooks))
     run.run_job(make_job({}, {"B": 3}), tmp_path / "init.pt", None, {})
-    assert seen == {"hooks": ("the policy's", 3, False), "mapped": (3, False)}
+    assert seen == {"hooks": ("the policy's", 3, False), "mapped": True}
 
 
 @pytest.mark.slow  # a DVC repo and a Dask cluster

@@ -1,8 +1,8 @@
 """The RL loop's memory policy, as the loop's hooks (context.Hooks): the heap given back between the step's
 phases (`heap_trimmer`, by allocator), and during the one forward that would otherwise peak, after each block
 (`trimmed_per_layer`). The stages pass it to the loop (`memory_hooks`; rl/run.py); the algorithm never trims.
-Under glibc, the runs with the largest training graphs also have their large blocks mapped on their own
-(`map_large_blocks`, which the run sets once). It moves no number. The other half of the policy, what the step
+Under glibc, every run also has its large blocks mapped on their own (`map_large_blocks`, which the run sets
+once). It moves no number. The other half of the policy, what the step
 itself keeps (the rollout's prefill), recomputes (the training forward's blocks) and computes (the KL record's
 groups), is the run's plan (layout.py, `Plan`), which the step receives.
 
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import torch
 
 from .context import Hooks, _nothing
-from .layout import plan_for
 
 if TYPE_CHECKING:
     from .job import Job
@@ -37,16 +36,16 @@ def memory_hooks(job: Job, verifier: bool) -> Hooks:
 M_MMAP_THRESHOLD, LARGE_BLOCK = -3, 1 << 20
 
 
-def map_large_blocks(job: Job, verifier: bool) -> bool:
-    """Under glibc's allocator, a run whose plan recomputes its blocks in backward (layout.plan_for: the largest
-    training graphs) has every allocation of 1 MB or more mapped on its own and unmapped when freed. glibc's
-    threshold otherwise rises to 32 MB as mapped blocks are freed, after which the backward's large transients
-    land on the heap and fragment it faster than the trims between phases give it back (6 steps of a chain run
-    peaked at 772 MB with it dynamic, 526 MB fixed at 1 MB; whole chain stages at 534-541 MB, against 973-1,019
-    MB before the recomputation). Process-wide, once per run; nothing under tcmalloc. Returns whether it set it.
-    It moves no number."""
-    # the plan the run's Context makes for itself: run_job runs the fast layout
-    if not plan_for(job, verifier=verifier).recompute or tcmalloc_release() is not None:
+def map_large_blocks() -> bool:
+    """Under glibc's allocator, every RL run has each allocation of 1 MB or more mapped on its own and unmapped when
+    freed. glibc's threshold otherwise rises to 32 MB as mapped blocks are freed, after which the step's large
+    transients land on the heap and fragment it faster than the trims between phases give it back: the chain runs,
+    which also recompute their blocks (layout.Plan.recompute), peaked at 772 MB in 6 steps with it dynamic and 526 MB
+    fixed at 1 MB (whole stages 534-541 MB against 973-1,019 MB); and among the hop runs a GRPO run on `far` from the
+    exposure base and a verifier-rewarded run still reached 600-610 MB, 505 and 499 MB with it fixed, for 11 and 15%
+    more wall clock (the kernel's zero-filled pages: docs/performance.md, "Every family under glibc"). Process-wide,
+    once per run; nothing under tcmalloc, which needs none of it. Returns whether it set it. It moves no number."""
+    if tcmalloc_release() is not None:
         return False
     with contextlib.suppress(OSError, AttributeError):
         return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))

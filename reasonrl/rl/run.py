@@ -64,7 +64,7 @@ def run_job(job: Job, init_path: str | Path, verifier_path: str | Path | None,
         from ..verifiers import load_verifier
 
         verifier = load_verifier(verifier_path, device)
-    map_large_blocks(job, verifier is not None)
+    map_large_blocks()
     hist = train_rl(job, policy, verifier, make_evaluator(job, eval_problems), progress=progress,
                     hooks=memory_hooks(job, verifier is not None))
     return policy, hist
