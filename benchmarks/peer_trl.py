@@ -13,14 +13,19 @@ GPT-2 of the same shape in transformers. TRL gets a character tokenizer built he
 0, `$` = end of sequence, so generation stops there); TRL decodes completions without special tokens, so the reward
 reads the `$` from the completion ids.
 
+At beta 0 TRL loads no reference model, while the pipeline's step still scores 8 groups under the reference for
+its `losses/kl` record. So reasonrl runs two contenders: the pipeline's step, and the step of TRL's work, without a
+reference (`Context(ref=None)`: no reference forward and no record; the updates the same bits, tests/test_loop.py).
+The 5x target reads the second; the first's ratio is printed beside it.
+
 TRL is configured as a careful CPU user would: fp32, no gradient checkpointing, no vLLM, dropout off,
 per_device_train_batch_size = 256 with no accumulation (one optimizer step per generation batch).
 Its defaults (bf16 and gradient checkpointing) are run for --defaults-steps steps too and reported
 separately, labelled. Both run on the allocator `reasonrl repro` gives its stages (reasonrl.runner.malloc): tcmalloc
 where it is installed, which speeds TRL up too; REASONRL_MALLOC=system runs both on glibc's malloc, and then
 reasonrl without the heap trims of its memory policy (the computation alone) is timed too, labelled.
-Step k of reasonrl runs right before step k of TRL (inside TRL's step callback, outside TRL's timing), so a
-drift of the machine's speed falls on both; seconds per step are the mean over the steps after the first
+Step k of each reasonrl contender runs right before step k of TRL (inside TRL's step callback, outside TRL's
+timing), so a drift of the machine's speed falls on all; seconds per step are the mean over the steps after the first
 (warm-up), and the range of the per-step ratios is printed beside their ratio. After the timed steps one more
 step of each runs untimed under the dispatch mode of benchmarks/roofline.py: each contender's matrix-product FLOPs
 per step (2 M K N per product) and achieved GFLOP/s, so the time ratio reads as TRL's work over reasonrl's times
@@ -73,13 +78,16 @@ B, G, MAX_NEW, LR = 32, 8, 12, 1e-3
 # ----------------------------------------------------------------------------- reasonrl
 
 
-def peer_context(steps: int, trim: bool = True) -> tuple[Context, torch.optim.Optimizer]:
+def peer_context(steps: int, trim: bool = True, reference: bool = True) -> tuple[Context, torch.optim.Optimizer]:
     """reasonrl's side of the job: a context and optimizer for `steps` steps of `rl_step`, the pipeline's step,
     with the memory policy's heap trims (the ones that bound a stage's peak RSS); trim=False turns them off:
-    the computation alone, at the price of a resident set that grows over a run under glibc."""
+    the computation alone, at the price of a resident set that grows over a run under glibc. reference=False
+    runs without a reference model, as TRL does at beta 0: the same updates, without the pipeline's `losses/kl`
+    record (its reference forward over 8 groups)."""
     job = make_job({}, {"steps": steps, "B": B, "G": G, "lr": LR, "beta": 0.0, "temperature": 1.0})
     policy = TinyReasoner(ModelConfig(), generator=torch.Generator().manual_seed(0)).eval()
-    ctx = Context(job=job, policy=policy, ref=copy.deepcopy(policy).requires_grad_(False), verifier=None,
+    ref = copy.deepcopy(policy).requires_grad_(False) if reference else None
+    ctx = Context(job=job, policy=policy, ref=ref, verifier=None,
                   rng=random.Random(0), sample_gen=torch.Generator().manual_seed(0),
                   reward_gen=torch.Generator().manual_seed(1), hooks=memory_hooks(job, False) if trim else Hooks())
     return ctx, torch.optim.AdamW(ctx.policy.parameters(), lr=job.lr, weight_decay=0.0)
@@ -89,8 +97,8 @@ class ReasonrlSteps:
     """reasonrl's side, one `rl_step` per call (peer_context), for `steps` calls: timed, or counted after the
     first `timed` (StepTimer)."""
 
-    def __init__(self, steps: int, trim: bool = True, timed: int | None = None):
-        self.ctx, self.opt = peer_context(steps, trim)
+    def __init__(self, steps: int, trim: bool = True, timed: int | None = None, reference: bool = True):
+        self.ctx, self.opt = peer_context(steps, trim, reference)
         self.timer = StepTimer(timed=timed)
         self.seconds, self.cpu = self.timer.seconds, self.timer.cpu  # the timer's lists, filled by each call
 
@@ -271,34 +279,55 @@ def project_requires() -> list[str] | None:
         return None
 
 
+# reasonrl's contenders, each run right before TRL's step k, in this order: the pipeline's step (with its `losses/kl`
+# record, whose reference forward TRL does not run at beta 0), then the step of TRL's work (no reference), which
+# the 5x target reads
+CONTENDERS = {"reasonrl": True, "reasonrl_same": False}  # key prefix -> reference
+
+
 def interleaved(steps: int, trl: Callable[..., StepTimer]) -> dict:
-    """Run `trl(steps, careful=True, before=..., count=True)` with reasonrl's step k right before TRL's step k:
-    `steps` timed steps each, then one counted each (step steps + 1, after all timing). Both contenders' seconds
-    and CPU seconds per step, their matrix-product FLOPs per step, and TRL's setup."""
-    ours = ReasonrlSteps(steps + 1, timed=steps)
-    theirs = trl(steps, careful=True, before=ours, count=True)
-    if (len(ours.seconds), ours.timer.counted) != (len(theirs.seconds), theirs.counted):
-        raise RuntimeError(f"interleaving: {len(ours.seconds)} + {ours.timer.counted} reasonrl steps (timed + "
-                           f"counted) against {len(theirs.seconds)} + {theirs.counted} TRL steps")
-    return {"reasonrl_steps": ours.seconds, "reasonrl_cpu_steps": ours.cpu, "trl_fp32_steps": theirs.seconds,
-            "trl_fp32_cpu_steps": theirs.cpu, "trl_fp32_setup": theirs.setup,
-            "reasonrl_flops_per_step": ours.timer.flops_per_step(), "trl_fp32_flops_per_step": theirs.flops_per_step()}
+    """Run `trl(steps, careful=True, before=..., count=True)` with reasonrl's step k of each contender
+    (CONTENDERS) right before TRL's step k: `steps` timed steps each, then one counted each (step steps + 1, after
+    all timing). Every contender's seconds and CPU seconds per step, its matrix-product FLOPs per step, and TRL's
+    setup."""
+    ours = {key: ReasonrlSteps(steps + 1, timed=steps, reference=ref) for key, ref in CONTENDERS.items()}
+
+    def before():
+        for step in ours.values():
+            step()
+
+    theirs = trl(steps, careful=True, before=before, count=True)
+    runs = {"trl_fp32_steps": theirs.seconds, "trl_fp32_cpu_steps": theirs.cpu, "trl_fp32_setup": theirs.setup,
+            "trl_fp32_flops_per_step": theirs.flops_per_step()}
+    for key, step in ours.items():
+        if (len(step.seconds), step.timer.counted) != (len(theirs.seconds), theirs.counted):
+            raise RuntimeError(f"interleaving: {len(step.seconds)} + {step.timer.counted} {key} steps (timed + "
+                               f"counted) against {len(theirs.seconds)} + {theirs.counted} TRL steps")
+        runs |= {f"{key}_steps": step.seconds, f"{key}_cpu_steps": step.cpu,
+                 f"{key}_flops_per_step": step.timer.flops_per_step()}
+    return runs
 
 
 def summary(runs: dict) -> dict:
-    """Means over the steps after the first (warm-up), their ratios TRL / reasonrl, and each step pair's ratio."""
-    ours, trl = runs["reasonrl_steps"], runs["trl_fp32_steps"]
-    res = {"reasonrl_s_per_step": mean_after_first(ours), "trl_fp32_s_per_step": mean_after_first(trl),
-           "reasonrl_cpu_s_per_step": mean_after_first(runs["reasonrl_cpu_steps"]),
+    """Means over the steps after the first (warm-up); for each reasonrl contender (CONTENDERS) the ratios TRL /
+    it (`ratio` for the pipeline's step, `ratio_same` for TRL's work), each step pair's ratio, and the time
+    ratio split into the work ratio and the ratio of time per FLOP."""
+    trl = runs["trl_fp32_steps"]
+    res = {"trl_fp32_s_per_step": mean_after_first(trl),
            "trl_fp32_cpu_s_per_step": mean_after_first(runs["trl_fp32_cpu_steps"])}
-    res["ratio"] = res["trl_fp32_s_per_step"] / res["reasonrl_s_per_step"]
-    res["ratio_cpu"] = res["trl_fp32_cpu_s_per_step"] / res["reasonrl_cpu_s_per_step"]
-    res["pair_ratios"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res["ratio"]]
-    # the time ratio as (how much more work TRL does) x (how much longer TRL takes per unit of that work)
-    res["flops_ratio"] = runs["trl_fp32_flops_per_step"] / runs["reasonrl_flops_per_step"]
-    res["per_flop_ratio"] = res["ratio"] / res["flops_ratio"]
-    res["reasonrl_gflop_s"] = runs["reasonrl_flops_per_step"] / res["reasonrl_s_per_step"] / 1e9
     res["trl_fp32_gflop_s"] = runs["trl_fp32_flops_per_step"] / res["trl_fp32_s_per_step"] / 1e9
+    for key in CONTENDERS:
+        tail = key.removeprefix("reasonrl")  # "" or "_same"
+        ours = runs[f"{key}_steps"]
+        res[f"{key}_s_per_step"] = mean_after_first(ours)
+        res[f"{key}_cpu_s_per_step"] = mean_after_first(runs[f"{key}_cpu_steps"])
+        res[f"ratio{tail}"] = res["trl_fp32_s_per_step"] / res[f"{key}_s_per_step"]
+        res[f"ratio{tail}_cpu"] = res["trl_fp32_cpu_s_per_step"] / res[f"{key}_cpu_s_per_step"]
+        res[f"pair_ratios{tail}"] = [t / o for t, o in zip(trl[1:], ours[1:])] or [res[f"ratio{tail}"]]
+        # the time ratio as (how much more work TRL does) x (how much longer TRL takes per unit of that work)
+        res[f"flops_ratio{tail}"] = runs["trl_fp32_flops_per_step"] / runs[f"{key}_flops_per_step"]
+        res[f"per_flop_ratio{tail}"] = res[f"ratio{tail}"] / res[f"flops_ratio{tail}"]
+        res[f"{key}_gflop_s"] = runs[f"{key}_flops_per_step"] / res[f"{key}_s_per_step"] / 1e9
     return res
 
 
@@ -343,17 +372,19 @@ def main() -> None:
           f" untrained equal-size {ModelConfig().n_layers}-layer decoders; torch {torch.__version__},"
           f" trl {trl_pkg.__version__}, transformers {transformers.__version__}; malloc {res['malloc']} for both")
     print(f"  machine: {numerics.machine()}; numerics {args.numerics}")
-    print(f"  {'':46s}{'s/step':>8s}{'CPU s/step':>12s}")
-    print(f"  {'reasonrl (fast path)':46s}{res['reasonrl_s_per_step']:8.3f}{res['reasonrl_cpu_s_per_step']:12.3f}")
-    print(f"  {'TRL GRPOTrainer, fp32, no grad checkpointing':46s}{res['trl_fp32_s_per_step']:8.3f}"
-          f"{res['trl_fp32_cpu_s_per_step']:12.3f}   {setup}")
-    print(f"  {'ratio TRL / reasonrl (target >= 5x)':46s}{res['ratio']:7.1f}x{res['ratio_cpu']:11.1f}x"
-          f"   step pairs {min(res['pair_ratios']):.1f}x to {max(res['pair_ratios']):.1f}x")
-    print(f"  {'GFLOP of matrix products (one step counted)':46s}"
-          f"{res['reasonrl_flops_per_step'] / 1e9:8.3f}{res['trl_fp32_flops_per_step'] / 1e9:12.3f}"
-          f"   TRL does {res['flops_ratio']:.1f}x the work")
-    print(f"  {'achieved GFLOP/s (those FLOPs / s per step)':46s}{res['reasonrl_gflop_s']:8.2f}"
-          f"{res['trl_fp32_gflop_s']:12.2f}   TRL takes {res['per_flop_ratio']:.2f}x as long per FLOP")
+    print(f"  {'':46s}{'s/step':>8s}{'CPU s/step':>12s}{'GFLOP/step':>12s}{'GFLOP/s':>9s}")
+    for key, label in (("reasonrl", "reasonrl, the pipeline's step (its KL record)"),
+                       ("reasonrl_same", "reasonrl, TRL's work (no reference, beta 0)"), ("trl_fp32", None)):
+        label = label or "TRL GRPOTrainer, fp32, no grad checkpointing"
+        print(f"  {label:46s}{res[f'{key}_s_per_step']:8.3f}{res[f'{key}_cpu_s_per_step']:12.3f}"
+              f"{res[f'{key}_flops_per_step'] / 1e9:12.3f}{res[f'{key}_gflop_s']:9.2f}"
+              + (f"   {setup}" if key == "trl_fp32" else ""))
+    for tail, label in (("_same", "ratio TRL / reasonrl, same work (target >= 5x)"),
+                        ("", "ratio TRL / the pipeline's step")):
+        print(f"  {label:46s}{res[f'ratio{tail}']:7.1f}x{res[f'ratio{tail}_cpu']:11.1f}x"
+              f"   step pairs {min(res[f'pair_ratios{tail}']):.1f}x to {max(res[f'pair_ratios{tail}']):.1f}x;"
+              f" TRL does {res[f'flops_ratio{tail}']:.1f}x the work and takes {res[f'per_flop_ratio{tail}']:.2f}x"
+              " as long per FLOP")
     if trims:
         print(f"  {'reasonrl without heap trims (labelled; after)':46s}{res['reasonrl_untrimmed_s_per_step']:8.3f}"
               f"{res['reasonrl_untrimmed_cpu_s_per_step']:12.3f}   "
@@ -361,9 +392,9 @@ def main() -> None:
     if args.defaults_steps:
         print(f"  {'TRL with its defaults (labelled: bf16 + GC)':46s}{res['trl_defaults_s_per_step']:8.3f}"
               f"{res['trl_defaults_cpu_s_per_step']:12.3f}   {res['trl_defaults_setup']}")
-    print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k ran right before TRL's step k"
-          + ("; the untrimmed steps ran after TRL's, not interleaved" if trims else "")
-          + f"; FLOPs: step {args.steps + 1} of each, untimed, its reasonrl column then TRL's)")
+    print(f"  (mean over steps 2..{args.steps}, first step warm-up; reasonrl's step k of each kind ran right before"
+          " TRL's step k" + ("; the untrimmed steps ran after TRL's, not interleaved" if trims else "")
+          + f"; FLOPs: step {args.steps + 1} of each, untimed)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=2)

@@ -82,14 +82,16 @@ class Seen:
         return spy
 
 
-def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, kl_groups=None, **job):
-    """One rl_step on `fixed`'s responses; kl_groups (optional) replaces the plan's."""
+def _step(monkeypatch, fixed: Fixed, *, policy=None, ref=None, lr=0.0, shared=True, kl_groups=None, reference=True,
+          **job):
+    """One rl_step on `fixed`'s responses; kl_groups (optional) replaces the plan's; reference=False runs
+    without a reference model."""
     monkeypatch.setattr(A, "draw_problems", fixed.draw)
     monkeypatch.setattr(A, "sample_responses", fixed.sample)
     seen = Seen()
     monkeypatch.setattr(A, "update", seen.wrap(A.update))
     policy = policy if policy is not None else _model()
-    ref = ref if ref is not None else copy.deepcopy(policy).requires_grad_(False)
+    ref = ref if ref is not None or not reference else copy.deepcopy(policy).requires_grad_(False)
     job = make_job({}, {**dict(B=3, G=4, n_range=[5, 5], k_max=3, steps=1), **job})
     plan = plan_for(job, shared)
     ctx = Context(job=job, policy=policy, ref=ref, verifier=None, rng=random.Random(0),
@@ -148,6 +150,19 @@ def test_records_of_the_step(monkeypatch):
     assert record["rollout/think_any_rate"] == pytest.approx(10 / 12)  # the other ten are well-formed
     assert record["rollout/zero_var_frac"] == 0.0
     assert record["losses/kl"] == pytest.approx(0.0, abs=1e-6)  # the reference is the policy itself
+
+
+def test_a_run_without_a_reference_records_no_kl_and_takes_the_same_step(monkeypatch):
+    # at beta 0 the reference feeds the `losses/kl` record only: without it the record goes, nothing else moves
+    ref_policy, bare_policy = _model(), _model()
+    with_ref, _, _ = _step(monkeypatch, Fixed(MIXED), policy=ref_policy, ref=_model(1), lr=0.5)
+    bare, _, _ = _step(monkeypatch, Fixed(MIXED), policy=bare_policy, reference=False, lr=0.5)
+    assert with_ref["losses/kl"] > 0.01  # another model's weights: a KL that shows
+    assert "losses/kl" not in bare and bare == {k: v for k, v in with_ref.items() if k != "losses/kl"}
+    assert all(torch.equal(a, b) for a, b in zip(ref_policy.parameters(), bare_policy.parameters()))
+    assert not torch.equal(ref_policy.embed.weight, _model().embed.weight)  # the step moved the weights
+    with pytest.raises(ValueError, match=r"ref: a KL term \(beta 0.1\) needs the reference model"):
+        _step(monkeypatch, Fixed(MIXED), reference=False, beta=0.1)
 
 
 def test_rft_trains_exactly_on_the_correct_rows(monkeypatch):

@@ -180,7 +180,8 @@ class Scored:
     ent: torch.Tensor  # (N, T) its entropies, detached
     ref_logp: torch.Tensor | None  # (N, T) when a KL term needs it (beta > 0), else None
     first: torch.Tensor | None  # old_logp with its graph when the layout reuses this forward, else None
-    kl: float  # the `losses/kl` record: k3 KL(policy || reference) per response token (Plan.kl_groups)
+    kl: float | None  # the `losses/kl` record: k3 KL(policy || reference) per response token (Plan.kl_groups);
+    # None without a reference
 
     def select(self, rows: torch.Tensor) -> Scored:
         return Scored(self.old_logp[rows], self.ent[rows], None if self.ref_logp is None else self.ref_logp[rows],
@@ -190,7 +191,8 @@ class Scored:
 def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = False) -> Scored:
     """Log-probs and entropies of `seqs` under the policy (with their graph when `grad`), the reference's
     log-probs where a KL term needs them, and the KL record: over every row with a KL term, else over the
-    plan's first kl_groups groups (the reference's log-probs then feed nothing else)."""
+    plan's first kl_groups groups (the reference's log-probs then feed nothing else), or none in a run without
+    a reference."""
     with torch.set_grad_enabled(grad):
         logp, ent = seqs.logprobs(ctx.policy)
     old = logp.detach()
@@ -198,6 +200,8 @@ def score_policy(ctx: Context, seqs: FullSequences | SharedPrefix, grad: bool = 
         if KLPenalty.of(ctx.job).needs_reference:
             ref_logp, _ = seqs.logprobs(ctx.ref)
             kl = token_mean_kl(ref_logp, old, seqs.m)
+        elif ctx.ref is None:  # a run without a reference (beta 0) records no KL
+            ref_logp, kl = None, None
         else:
             head = seqs.head(ctx.plan.kl_groups * ctx.job.G)
             ref_logp, kl = None, token_mean_kl(head.logprobs(ctx.ref)[0], old[:len(head.m)], head.m)

@@ -41,7 +41,9 @@ class Hooks:
 class Context:
     job: Job
     policy: torch.nn.Module
-    ref: torch.nn.Module
+    # the frozen reference; None runs without one, where beta is 0: no reference forward and no `losses/kl`
+    # record (TRL's GRPOTrainer loads none at beta 0; benchmarks/peer_trl.py compares equal work that way)
+    ref: torch.nn.Module | None
     verifier: object | None
     rng: random.Random  # training problems
     sample_gen: torch.Generator  # policy samples
@@ -53,6 +55,9 @@ class Context:
     rollouts: int = 0  # policy samples drawn so far in this run
 
     def __post_init__(self):
+        if self.ref is None and self.job.beta > 0:
+            raise ValueError(f"ref: a KL term (beta {self.job.beta}) needs the reference model; only beta 0 runs "
+                             "without one")
         if self.plan is None:
             self.plan = plan_for(self.job, self.shared_prefix, self.verifier is not None)
 

@@ -8,22 +8,23 @@ import torch
 from .batch import Batch
 
 
-def rollout_record(batch: Batch, ent: torch.Tensor, kl: float, m: torch.Tensor) -> dict:
-    """What the rollouts were like: rewards, lengths, thinking, entropy and KL to the reference.
+def rollout_record(batch: Batch, ent: torch.Tensor, kl: float | None, m: torch.Tensor) -> dict:
+    """What the rollouts were like: rewards, lengths, thinking, entropy and KL to the reference (no `losses/kl`
+    when kl is None: a run without a reference).
 
     `rollout/think_rate` counts the rollouts that think well (`Task.thinks_well`: a trace, the mark, one answer,
     the end), the measure: a degenerate policy writing trace steps then garbage passes `thinks` alone, which
     `rollout/think_any_rate` keeps beside it (any trace step before the mark, of any form)."""
     n = len(batch.responses)
     pairs = list(zip(batch.problems, batch.responses))
-    return {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
-            "rollout/zero_var_frac": batch.zero_frac,
-            "rollout/length": sum(map(len, batch.responses)) / n,
-            "rollout/length_wrong": mean_length(batch.responses, batch.true, correct=False),
-            "rollout/think_rate": sum(p.task.thinks_well(x) for p, x in pairs) / n,
-            "rollout/think_any_rate": sum(p.task.thinks(x) for p, x in pairs) / n,
-            "rollout/entropy": float((ent * m).sum() / m.sum()),
-            "losses/kl": kl}
+    record = {"reward/proxy": batch.proxy.mean().item(), "reward/true": batch.true.mean().item(),
+              "rollout/zero_var_frac": batch.zero_frac,
+              "rollout/length": sum(map(len, batch.responses)) / n,
+              "rollout/length_wrong": mean_length(batch.responses, batch.true, correct=False),
+              "rollout/think_rate": sum(p.task.thinks_well(x) for p, x in pairs) / n,
+              "rollout/think_any_rate": sum(p.task.thinks(x) for p, x in pairs) / n,
+              "rollout/entropy": float((ent * m).sum() / m.sum())}
+    return record if kl is None else {**record, "losses/kl": kl}
 
 
 def step_record(unfiltered: dict | None, own: dict) -> dict:
