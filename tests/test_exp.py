@@ -114,6 +114,20 @@ def test_a_bad_key_fails_before_any_work(tmp_path):
     assert run(["git", "status", "--porcelain"], repo).stdout == ""
 
 
+def test_a_checkout_whose_stages_would_run_other_code_is_refused_before_any_work(tmp_path):
+    repo = _tiny_dvc_repo(tmp_path)
+    (repo / "reasonrl").mkdir()
+    (repo / "reasonrl" / "__init__.py").write_text("# another revision of the package\n")
+    before = (repo / "params.yaml").read_bytes()
+    out = exp_run(repo, "-S", "rl.lr=3e-4")
+    assert out.returncode == 2
+    line, = out.stderr.strip().splitlines()
+    assert line.startswith(f"error: reasonrl: this environment imports the package from {ROOT / 'reasonrl'}")
+    assert "their __init__.py differ" in line and line.endswith("(run `pip install -e .` in this checkout, or the "
+                                                                 "command in that one)")
+    assert (repo / "params.yaml").read_bytes() == before and not (tmp_path / "ran.log").exists()
+
+
 def test_dry_lists_the_stale_stages_and_puts_the_params_back(tmp_path):
     repo = _tiny_dvc_repo(tmp_path)
     before = (repo / "params.yaml").read_bytes()

@@ -509,3 +509,49 @@ def test_dry_into_a_closed_pipe_ends_without_a_traceback(tmp_path, env):
     err = proc.stderr.read()
     assert proc.wait(timeout=TIMEOUT) == 1
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / "reasonrl" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "reasonrl" / rel).write_text(text)
+    return root / "reasonrl"
+
+
+def test_a_checkout_whose_stages_would_import_another_checkouts_code_is_refused(tmp_path):
+    from reasonrl.runner.parallel import LIBRARY, foreign_code
+
+    files = {"__init__.py": "", "rl/algorithm.py": "STEP = 1\n"}
+    installed = _package(tmp_path / "other", files)
+    here = tmp_path / "here"
+    assert foreign_code(here, installed) is None  # no package of its own: a project that uses the library
+    _package(here, files)
+    assert foreign_code(here, installed) is None  # another copy, the same bytes: the stages run this code
+    assert foreign_code(here, here / "reasonrl") is None  # the installed package is this checkout's
+    (here / "reasonrl" / "rl" / "algorithm.py").write_text("STEP = 2\n")
+    why = foreign_code(here, installed)
+    assert f"imports the package from {installed}, not this checkout's ({here / 'reasonrl'})" in why
+    assert why.endswith("their rl/algorithm.py differ: the stages would run that code")
+    (here / "reasonrl" / "rl" / "algorithm.py").write_text("STEP = 1\n")
+    (installed / "rl" / "extra.py").write_text("")  # a module only one of them has
+    assert "their rl/extra.py differ" in foreign_code(here, installed)
+    assert foreign_code(Path(__file__).resolve().parents[1], LIBRARY) is None  # the project against its install
+
+
+def test_the_runner_refuses_before_any_stage_runs(tmp_path, env, monkeypatch):
+    import argparse
+
+    from reasonrl.errors import ConfigError
+    from reasonrl.runner import parallel
+
+    repo = make_repo(tmp_path, seconds=0)
+    _package(repo, {"__init__.py": "# not the installed package\n"})
+    ran = []
+    monkeypatch.setattr(parallel, "execute", lambda *a, **k: ran.append(a) or 0)
+    p = argparse.ArgumentParser()
+    parallel.add_arguments(p)
+    with pytest.raises(ConfigError, match=r"reasonrl: this environment imports the package from .*__init__.py "
+                                          r"differ: .*\(run `pip install -e .` in this checkout"):
+        parallel.run(p.parse_args(["--repo", str(repo)]))
+    assert ran == []
+    assert parallel.run(p.parse_args(["--repo", str(repo), "--dry"])) == 0  # a dry run runs no stage code

@@ -104,6 +104,7 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         _log(dry_estimate(plan, args.jobs if args.jobs > 1 and not args.scheduler else 1))
         return 0
+    check_code(plan.root)
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()
     _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}; "
@@ -120,6 +121,38 @@ def _stoppable() -> None:
     ignored, and `kill` sends SIGTERM, which would end this process and leave its stages' processes running."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.default_int_handler)
+
+
+LIBRARY = Path(__file__).resolve().parents[1]  # the reasonrl package this process (and its stages) import
+
+
+def check_code(root: str | Path) -> None:
+    """A ConfigError naming `reasonrl` where the stages of the checkout at `root` would run another checkout's code
+    (foreign_code); before anything of a run is written or started."""
+    if why := foreign_code(root):
+        raise ConfigError("reasonrl", why, "run `pip install -e .` in this checkout, or the command in that one")
+
+
+def foreign_code(root: str | Path, library: Path = LIBRARY) -> str | None:
+    """Why the stages of the checkout at `root` would run other code than its own, or None.
+
+    The stage scripts import the `reasonrl` this environment installs, and `pip install -e .` points it at the last
+    checkout that ran it (a second clone's, a CI clone's), so a checkout of this project (one holding a `reasonrl`
+    package) is checked against the imported one, file by file: same bytes, no complaint. A project that only
+    uses the library holds no package of its own, and is never checked."""
+    own = Path(root).resolve() / "reasonrl"
+    if not (own / "__init__.py").is_file() or own == library:
+        return None
+    ours, theirs = _sources(own), _sources(library)
+    for rel in sorted(ours.keys() | theirs.keys()):
+        if rel not in ours or rel not in theirs or ours[rel].read_bytes() != theirs[rel].read_bytes():
+            return (f"this environment imports the package from {library}, not this checkout's ({own}), and their "
+                    f"{rel.as_posix()} differ: the stages would run that code")
+    return None
+
+
+def _sources(package: Path) -> dict[Path, Path]:
+    return {p.relative_to(package): p for p in package.rglob("*.py")}
 
 
 def _numerics_of(repo: str | Path) -> str:
