@@ -519,7 +519,7 @@ def _package(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_checkout_whose_stages_would_import_another_checkouts_code_is_refused(tmp_path):
-    from reasonrl.runner.parallel import LIBRARY, foreign_code
+    from reasonrl.runner.parallel import foreign_code, stage_library
 
     files = {"__init__.py": "", "rl/algorithm.py": "STEP = 1\n"}
     installed = _package(tmp_path / "other", files)
@@ -535,7 +535,9 @@ def test_a_checkout_whose_stages_would_import_another_checkouts_code_is_refused(
     (here / "reasonrl" / "rl" / "algorithm.py").write_text("STEP = 1\n")
     (installed / "rl" / "extra.py").write_text("")  # a module only one of them has
     assert "their rl/extra.py differ" in foreign_code(here, installed)
-    assert foreign_code(Path(__file__).resolve().parents[1], LIBRARY) is None  # the project against its install
+    root = Path(__file__).resolve().parents[1]
+    assert foreign_code(root) is None  # the project against the package its stages import
+    assert stage_library(here) == stage_library(root)  # from any folder: the installed one (or PYTHONPATH's)
 
 
 def test_the_runner_refuses_before_any_stage_runs(tmp_path, env, monkeypatch):

@@ -123,9 +123,6 @@ def _stoppable() -> None:
         signal.signal(sig, signal.default_int_handler)
 
 
-LIBRARY = Path(__file__).resolve().parents[1]  # the reasonrl package this process (and its stages) import
-
-
 def check_code(root: str | Path) -> None:
     """A ConfigError naming `reasonrl` where the stages of the checkout at `root` would run another checkout's code
     (foreign_code); before anything of a run is written or started."""
@@ -133,15 +130,19 @@ def check_code(root: str | Path) -> None:
         raise ConfigError("reasonrl", why, "run `pip install -e .` in this checkout, or the command in that one")
 
 
-def foreign_code(root: str | Path, library: Path = LIBRARY) -> str | None:
+def foreign_code(root: str | Path, library: Path | None = None) -> str | None:
     """Why the stages of the checkout at `root` would run other code than its own, or None.
 
-    The stage scripts import the `reasonrl` this environment installs, and `pip install -e .` points it at the last
-    checkout that ran it (a second clone's, a CI clone's), so a checkout of this project (one holding a `reasonrl`
-    package) is checked against the imported one, file by file: same bytes, no complaint. A project that only
-    uses the library holds no package of its own, and is never checked."""
+    A stage (`python stages/<x>.py`, and the warm zygotes, which start with the same import path) imports the
+    `reasonrl` that this environment finds from the stages' folder: `library`, by default `stage_library(root)`.
+    `pip install -e .` points it at the last checkout that ran it (a second clone's, a CI clone's), so a checkout
+    of this project (one holding a `reasonrl` package) is checked against it, file by file: the same bytes, no
+    complaint. A project that only uses the library holds no package of its own, and is never checked."""
     own = Path(root).resolve() / "reasonrl"
-    if not (own / "__init__.py").is_file() or own == library:
+    if not (own / "__init__.py").is_file():
+        return None
+    library = stage_library(root) if library is None else library
+    if library == own:
         return None
     ours, theirs = _sources(own), _sources(library)
     for rel in sorted(ours.keys() | theirs.keys()):
@@ -149,6 +150,19 @@ def foreign_code(root: str | Path, library: Path = LIBRARY) -> str | None:
             return (f"this environment imports the package from {library}, not this checkout's ({own}), and their "
                     f"{rel.as_posix()} differ: the stages would run that code")
     return None
+
+
+# the package's folder as `python stages/<x>.py` finds it: the script's folder first on the path, then the rest
+_FIND = ("import importlib.util, sys; sys.path[0] = sys.argv[1]; "
+         "print(importlib.util.find_spec('reasonrl').submodule_search_locations[0])")
+
+
+def stage_library(root: str | Path) -> Path:
+    """The `reasonrl` package a stage of the checkout at `root` imports, found by a fresh interpreter with this
+    process's environment (a few tens of ms: nothing is imported)."""
+    out = subprocess.run([sys.executable, "-c", _FIND, str(Path(root) / "stages")], cwd=root, capture_output=True,
+                         text=True, check=True)
+    return Path(out.stdout.strip()).resolve()
 
 
 def _sources(package: Path) -> dict[Path, Path]:
