@@ -25,7 +25,8 @@ GIT = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
 
 
 def exp_run(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    # this checkout's runner, whichever copy of reasonrl is installed
+    # this checkout's runner, whichever copy of reasonrl is installed: PYTHONPATH's, or where the repo is a copy of
+    # this checkout, the copy's own package (the same files), which `-m` finds first in the working directory
     env = {"PYTHONPATH": str(ROOT), "DVC_NO_ANALYTICS": "1"}
     return run([sys.executable, "-m", "reasonrl.runner.cli", "exp", "run", *args], repo, check=False, env=env)
 
@@ -119,7 +120,10 @@ def test_a_checkout_whose_stages_would_run_other_code_is_refused_before_any_work
     (repo / "reasonrl").mkdir()
     (repo / "reasonrl" / "__init__.py").write_text("# another revision of the package\n")
     before = (repo / "params.yaml").read_bytes()
-    out = exp_run(repo, "-S", "rl.lr=3e-4")
+    # -P: the runner from PYTHONPATH (this checkout), not the fake package in the working directory
+    env = {"PYTHONPATH": str(ROOT), "DVC_NO_ANALYTICS": "1"}
+    out = run([sys.executable, "-P", "-m", "reasonrl.runner.cli", "exp", "run", "-S", "rl.lr=3e-4"], repo,
+              check=False, env=env)
     assert out.returncode == 2
     line, = out.stderr.strip().splitlines()
     assert line.startswith(f"error: reasonrl: this environment imports the package from {ROOT / 'reasonrl'}")

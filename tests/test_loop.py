@@ -152,11 +152,12 @@ def test_records_of_the_step(monkeypatch):
     assert record["losses/kl"] == pytest.approx(0.0, abs=1e-6)  # the reference is the policy itself
 
 
-def test_a_run_without_a_reference_records_no_kl_and_takes_the_same_step(monkeypatch):
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_run_without_a_reference_records_no_kl_and_takes_the_same_step(monkeypatch, shared):
     # at beta 0 the reference feeds the `losses/kl` record only: without it the record goes, nothing else moves
     ref_policy, bare_policy = _model(), _model()
-    with_ref, _, _ = _step(monkeypatch, Fixed(MIXED), policy=ref_policy, ref=_model(1), lr=0.5)
-    bare, _, _ = _step(monkeypatch, Fixed(MIXED), policy=bare_policy, reference=False, lr=0.5)
+    with_ref, _, _ = _step(monkeypatch, Fixed(MIXED), policy=ref_policy, ref=_model(1), lr=0.5, shared=shared)
+    bare, _, _ = _step(monkeypatch, Fixed(MIXED), policy=bare_policy, reference=False, lr=0.5, shared=shared)
     assert with_ref["losses/kl"] > 0.01  # another model's weights: a KL that shows
     assert "losses/kl" not in bare and bare == {k: v for k, v in with_ref.items() if k != "losses/kl"}
     assert all(torch.equal(a, b) for a, b in zip(ref_policy.parameters(), bare_policy.parameters()))

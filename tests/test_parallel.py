@@ -519,7 +519,8 @@ def _package(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_checkout_whose_stages_would_import_another_checkouts_code_is_refused(tmp_path):
-    from reasonrl.runner.parallel import foreign_code, stage_library
+    from reasonrl.errors import ConfigError
+    from reasonrl.runner.parallel import check_code, foreign_code, stage_library
 
     files = {"__init__.py": "", "rl/algorithm.py": "STEP = 1\n"}
     installed = _package(tmp_path / "other", files)
@@ -534,7 +535,10 @@ def test_a_checkout_whose_stages_would_import_another_checkouts_code_is_refused(
     assert why.endswith("their rl/algorithm.py differ: the stages would run that code")
     (here / "reasonrl" / "rl" / "algorithm.py").write_text("STEP = 1\n")
     (installed / "rl" / "extra.py").write_text("")  # a module only one of them has
-    assert "their rl/extra.py differ" in foreign_code(here, installed)
+    assert f"and rl/extra.py is only in {installed}: " in foreign_code(here, installed)
+    with pytest.raises(ConfigError, match="this environment imports the package from"):
+        check_code(here)  # against the package this environment's stages import
+    check_code(here, remote=True)  # an existing cluster's workers: their environments, not checked from here
     root = Path(__file__).resolve().parents[1]
     assert foreign_code(root) is None  # the project against the package its stages import
     assert stage_library(here) == stage_library(root)  # from any folder: the installed one (or PYTHONPATH's)
@@ -557,3 +561,27 @@ def test_the_runner_refuses_before_any_stage_runs(tmp_path, env, monkeypatch):
         parallel.run(p.parse_args(["--repo", str(repo)]))
     assert ran == []
     assert parallel.run(p.parse_args(["--repo", str(repo), "--dry"])) == 0  # a dry run runs no stage code
+
+
+def test_the_package_a_stage_imports_is_found_as_a_stage_finds_it(tmp_path, monkeypatch):
+    import stat
+
+    from reasonrl.errors import ConfigError
+    from reasonrl.runner.parallel import stage_library
+
+    here = tmp_path / "here"
+    _package(here, {"__init__.py": ""})  # not on a stage's path: its folder is stages/, not the checkout's
+    other = _package(tmp_path / "other", {"__init__.py": ""})
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "other"))
+    assert stage_library(here) == other
+    monkeypatch.setenv("PYTHONSAFEPATH", "1")  # -c puts no folder first: PYTHONPATH's entry is the path's first
+    assert stage_library(here) == other
+    monkeypatch.delenv("PYTHONSAFEPATH")
+    monkeypatch.delenv("PYTHONPATH")
+    bare = tmp_path / "bin" / "python"  # a `python` without site-packages: it finds no reasonrl
+    bare.parent.mkdir()
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    bare.chmod(bare.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bare.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(ConfigError, match=rf"reasonrl: the stages' `python` \({bare}\) cannot import the package"):
+        stage_library(here)

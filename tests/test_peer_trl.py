@@ -62,7 +62,7 @@ def test_interleaved_runs_reasonrl_step_k_right_before_trl_step_k_then_counts_on
 
     def ours(self):  # the pipeline's step: one (5 x 2) @ (2 x 1) product, 20 FLOPs; TRL's work: (4 x 2) @ (2 x 1)
         self.timer.begin()
-        log.append("ours" if self.ctx.ref is not None else "same")
+        log.append("ours" if self.ctx.ref is not None else "noref")
         torch.ones(5 if self.ctx.ref is not None else 4, 2) @ torch.ones(2, 1)
         self.timer.end()
 
@@ -73,9 +73,9 @@ def test_interleaved_runs_reasonrl_step_k_right_before_trl_step_k_then_counts_on
         return fake_trl(steps, careful, lambda: (before(), log.append("trl")), count)
 
     runs = peer_trl.interleaved(3, trl)
-    assert log == ["ours", "same", "trl"] * 4  # three timed triples, then the counted one
-    assert len(runs["reasonrl_steps"]) == len(runs["reasonrl_same_steps"]) == len(runs["trl_fp32_steps"]) == 3
-    assert runs["reasonrl_flops_per_step"] == 20 and runs["reasonrl_same_flops_per_step"] == 16
+    assert log == ["ours", "noref", "trl", "noref", "ours", "trl"] * 2  # three timed triples, then the counted one
+    assert len(runs["reasonrl_steps"]) == len(runs["reasonrl_noref_steps"]) == len(runs["trl_fp32_steps"]) == 3
+    assert runs["reasonrl_flops_per_step"] == 20 and runs["reasonrl_noref_flops_per_step"] == 16
     assert runs["trl_fp32_flops_per_step"] == 48
 
     def short(steps, careful, before, count):  # TRL timed fewer steps than reasonrl ran: no comparison
@@ -125,16 +125,16 @@ def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
     runs = {"reasonrl_steps": [9.0, 0.5, 0.4], "trl_fp32_steps": [30.0, 2.5, 2.4],
             "reasonrl_cpu_steps": [9.0, 0.25, 0.25], "trl_fp32_cpu_steps": [30.0, 1.0, 2.0],
             "reasonrl_flops_per_step": 0.9e9, "trl_fp32_flops_per_step": 7.35e9,
-            "reasonrl_same_steps": [8.0, 0.5, 0.3], "reasonrl_same_cpu_steps": [8.0, 0.2, 0.1],
-            "reasonrl_same_flops_per_step": 0.7e9}
+            "reasonrl_noref_steps": [8.0, 0.5, 0.3], "reasonrl_noref_cpu_steps": [8.0, 0.2, 0.1],
+            "reasonrl_noref_flops_per_step": 0.7e9}
     res = peer_trl.summary(runs)
-    # TRL's work: 2.45 / 0.4 s; CPU 1.5 / 0.15; pairs 2.5 / 0.5 and 2.4 / 0.3; 7.35 / 0.7 = 10.5x the work, at
+    # without a reference: 2.45 / 0.4 s; CPU 1.5 / 0.15; pairs 2.5 / 0.5 and 2.4 / 0.3; 7.35 / 0.7 = 10.5x the work, at
     # 3 GFLOP/s against 0.7 / 0.4 = 1.75, so 1.75 / 3 as long per FLOP
-    assert res["reasonrl_same_s_per_step"] == pytest.approx(0.4) and res["ratio_same"] == pytest.approx(2.45 / 0.4)
-    assert res["ratio_same_cpu"] == pytest.approx(1.5 / 0.15)
-    assert res["pair_ratios_same"] == pytest.approx([5.0, 8.0])
-    assert res["flops_ratio_same"] == pytest.approx(10.5) and res["reasonrl_same_gflop_s"] == pytest.approx(1.75)
-    assert res["per_flop_ratio_same"] == pytest.approx(1.75 / 3)
+    assert res["reasonrl_noref_s_per_step"] == pytest.approx(0.4) and res["ratio_noref"] == pytest.approx(2.45 / 0.4)
+    assert res["ratio_noref_cpu"] == pytest.approx(1.5 / 0.15)
+    assert res["pair_ratios_noref"] == pytest.approx([5.0, 8.0])
+    assert res["flops_ratio_noref"] == pytest.approx(10.5) and res["reasonrl_noref_gflop_s"] == pytest.approx(1.75)
+    assert res["per_flop_ratio_noref"] == pytest.approx(1.75 / 3)
     assert res["reasonrl_s_per_step"] == pytest.approx(0.45) and res["trl_fp32_s_per_step"] == pytest.approx(2.45)
     assert res["ratio"] == pytest.approx(2.45 / 0.45)
     assert res["ratio_cpu"] == pytest.approx(1.5 / 0.25)
@@ -147,13 +147,13 @@ def test_summary_drops_the_warm_up_step_and_pairs_the_steps():
 
 
 def test_reasonrl_steps_runs_one_pipeline_step_per_call_with_or_without_a_reference():
-    ours, same = peer_trl.ReasonrlSteps(steps=2), peer_trl.ReasonrlSteps(steps=2, reference=False)
-    assert ours.ctx.ref is not None and same.ctx.ref is None
+    ours, noref = peer_trl.ReasonrlSteps(steps=2), peer_trl.ReasonrlSteps(steps=2, reference=False)
+    assert ours.ctx.ref is not None and noref.ctx.ref is None
     for _ in range(2):
         ours()
-        same()
-    assert len(ours.seconds) == len(ours.cpu) == len(same.seconds) == 2
-    assert ours.ctx.rollouts == same.ctx.rollouts == 2 * peer_trl.B * peer_trl.G  # two real steps of B x G samples
+        noref()
+    assert len(ours.seconds) == len(ours.cpu) == len(noref.seconds) == 2
+    assert ours.ctx.rollouts == noref.ctx.rollouts == 2 * peer_trl.B * peer_trl.G  # two real steps of B x G samples
 
 
 @pytest.mark.parametrize("version, cuda, requires, why", [

@@ -42,7 +42,8 @@ class Context:
     job: Job
     policy: torch.nn.Module
     # the frozen reference; None runs without one, where beta is 0: no reference forward and no `losses/kl`
-    # record (TRL's GRPOTrainer loads none at beta 0; benchmarks/peer_trl.py compares equal work that way)
+    # record (TRL's GRPOTrainer loads none at beta 0; benchmarks/peer_trl.py times that job too). train_rl always
+    # passes one: the run's logs and the reports read `losses/kl`
     ref: torch.nn.Module | None
     verifier: object | None
     rng: random.Random  # training problems

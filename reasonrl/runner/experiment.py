@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise ReasonrlError("-j", "must be at least 1")
     root = dvc_adapter.find_root(args.repo)
     if not args.dry:
-        parallel.check_code(root)  # before -S writes params.yaml
+        parallel.check_code(root, remote=bool(args.scheduler))  # before -S writes params.yaml
     overrides = checked_overrides(root, args.set_param)
     check_name(root, args.name, args.force)
     before = {path: (Path(root) / path).read_bytes() for path in overrides}

@@ -20,6 +20,7 @@ import argparse
 import collections
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,6 +92,8 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
         _log("error: -j must be at least 1")
         return 2
     try:
+        if plan is None and not args.dry:  # before the plan's pass over DVC's stages (seconds on the real DAG)
+            check_code(dvc_adapter.find_root(args.repo), remote=bool(args.scheduler))
         plan = plan or stale_plan(args.repo, args.targets)
     except dvc_adapter.dvc_error() as exc:
         _log(f"error: {exc}{near_targets(args.repo, args.targets)}")
@@ -104,7 +107,6 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
             print(stage + (f"  (after {', '.join(upstream)})" if upstream else ""))
         _log(dry_estimate(plan, args.jobs if args.jobs > 1 and not args.scheduler else 1))
         return 0
-    check_code(plan.root)
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()
     _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}; "
@@ -123,9 +125,13 @@ def _stoppable() -> None:
         signal.signal(sig, signal.default_int_handler)
 
 
-def check_code(root: str | Path) -> None:
+def check_code(root: str | Path, remote: bool = False) -> None:
     """A ConfigError naming `reasonrl` where the stages of the checkout at `root` would run another checkout's code
-    (foreign_code); before anything of a run is written or started."""
+    (foreign_code), or cannot import the package at all; before anything of a run is written or started. `remote`
+    (an existing Dask cluster, --scheduler): the workers' environments are theirs, not this one's, so nothing is
+    checked here."""
+    if remote:
+        return
     if why := foreign_code(root):
         raise ConfigError("reasonrl", why, "run `pip install -e .` in this checkout, or the command in that one")
 
@@ -146,23 +152,36 @@ def foreign_code(root: str | Path, library: Path | None = None) -> str | None:
         return None
     ours, theirs = _sources(own), _sources(library)
     for rel in sorted(ours.keys() | theirs.keys()):
-        if rel not in ours or rel not in theirs or ours[rel].read_bytes() != theirs[rel].read_bytes():
-            return (f"this environment imports the package from {library}, not this checkout's ({own}), and their "
-                    f"{rel.as_posix()} differ: the stages would run that code")
+        if rel not in theirs or rel not in ours:
+            differ = f"{rel.as_posix()} is only in {own if rel in ours else library}"
+        elif ours[rel].read_bytes() != theirs[rel].read_bytes():
+            differ = f"their {rel.as_posix()} differ"
+        else:
+            continue
+        return (f"this environment imports the package from {library}, not this checkout's ({own}), and {differ}: "
+                "the stages would run that code")
     return None
 
 
-# the package's folder as `python stages/<x>.py` finds it: the script's folder first on the path, then the rest
-_FIND = ("import importlib.util, sys; sys.path[0] = sys.argv[1]; "
-         "print(importlib.util.find_spec('reasonrl').submodule_search_locations[0])")
+# the package's folder as `python stages/<x>.py` finds it: the script's folder first on the path (none under
+# PYTHONSAFEPATH, where `-c` puts no folder first either), then PYTHONPATH's and the installed ones
+_FIND = ("import importlib.util, sys\n"
+         "if not sys.flags.safe_path: sys.path[0] = sys.argv[1]\n"
+         "spec = importlib.util.find_spec('reasonrl')\n"
+         "print(spec.submodule_search_locations[0] if spec else '')")
 
 
 def stage_library(root: str | Path) -> Path:
-    """The `reasonrl` package a stage of the checkout at `root` imports, found by a fresh interpreter with this
-    process's environment (a few tens of ms: nothing is imported)."""
-    out = subprocess.run([sys.executable, "-c", _FIND, str(Path(root) / "stages")], cwd=root, capture_output=True,
-                         text=True, check=True)
-    return Path(out.stdout.strip()).resolve()
+    """The `reasonrl` package a stage of the checkout at `root` imports, found by a fresh interpreter of the
+    `python` the stages' commands name, in this process's environment (a few tens of ms: nothing is imported); a
+    ConfigError where it finds none."""
+    python = shutil.which("python") or sys.executable
+    out = subprocess.run([python, "-c", _FIND, str(Path(root) / "stages")], cwd=root, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    if not out:
+        raise ConfigError("reasonrl", f"the stages' `python` ({python}) cannot import the package",
+                          "run `pip install -e .` in this checkout")
+    return Path(out).resolve()
 
 
 def _sources(package: Path) -> dict[Path, Path]:
