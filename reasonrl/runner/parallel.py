@@ -177,7 +177,7 @@ def stage_library(root: str | Path) -> Path:
     ConfigError where it finds none."""
     python = shutil.which("python") or sys.executable
     out = subprocess.run([python, "-c", _FIND, str(Path(root) / "stages")], cwd=root, capture_output=True,
-                         text=True, check=True).stdout.strip()
+                         text=True, check=True, timeout=60).stdout.strip()  # as warm.py's probe of that python
     if not out:
         raise ConfigError("reasonrl", f"the stages' `python` ({python}) cannot import the package",
                           "run `pip install -e .` in this checkout")
