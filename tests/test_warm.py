@@ -250,11 +250,18 @@ with open("forked.txt", "w") as f:
 """
 
 
-def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
+@pytest.mark.parametrize("safe_path", [False, True])
+def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path, safe_path):
     """The same DVC stage run by `reasonrl repro` warm and `--cold`: the same arguments, directories,
-    file names and environment; only the warm one ran in a process that had imported reasonrl.runner.warm."""
+    file names and environment; only the warm one ran in a process that had imported reasonrl.runner.warm. Under
+    PYTHONSAFEPATH a fresh script's path starts with PYTHONPATH's first folder, not its own: no stage is forked
+    (a fork would put the stages' folder in that folder's place)."""
     env = {**os.environ, "MARK": "x", "DVC_NO_ANALYTICS": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    if safe_path:
+        (tmp_path / "first").mkdir()
+        env |= {"PYTHONSAFEPATH": "1", "PYTHONPATH": os.pathsep.join(filter(None, [
+            str(tmp_path / "first"), env.get("PYTHONPATH")]))}
     seen = {}
     for mode in ("warm", "cold"):
         repo = tmp_path / mode
@@ -273,12 +280,13 @@ def test_a_forked_stage_command_sees_what_a_fresh_one_sees(tmp_path):
         print(mode, f"{time.monotonic() - t0:.1f}s")
         assert "shown" in (repo / "logs" / "show.log").read_text()  # the stage's output reaches the log
         seen[mode] = json.loads((repo / "seen.json").read_text())
-        assert (repo / "forked.txt").read_text() == str(mode == "warm")
+        assert (repo / "forked.txt").read_text() == str(mode == "warm" and not safe_path)
     assert seen["warm"] == seen["cold"]
     assert {"DVC_ROOT", "DVC_STAGE", "PATH", "MARK"} <= set(seen["warm"]["env"])
     del seen["warm"]["env"]
+    path0 = os.path.join("..", "first") if safe_path else "stages"
     assert seen["warm"] == {"argv": ["stages/show.py", "one", "two"], "cwd": ".", "name": "__main__",
-                            "file": "stages/show.py", "path0": "stages", "stage": "show"}
+                            "file": "stages/show.py", "path0": path0, "stage": "show"}
 
 
 FORK_OR_SHELL = """import json, sys, threading, tqdm

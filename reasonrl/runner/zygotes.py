@@ -103,10 +103,12 @@ class Zygote:
     def __init__(self, root: str, env: dict[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # the stages' folder first on sys.path, as a fresh `python stages/<x>.py` has it, so that every module
-        # (reasonrl too: an installed copy, or PYTHONPATH's) is the one a stage would import
+        # (reasonrl too: an installed copy, or PYTHONPATH's) is the one a stage would import. Under PYTHONSAFEPATH
+        # a fresh script has no folder of its own first and `-c` none to replace: the path stays as it is, and
+        # warm.script_command, which forks only a script of the folder first on the path, sends every stage cold
         stages = os.path.join(os.path.abspath(root), "stages")
-        code = (f"import sys; sys.path[0] = {stages!r}; import reasonrl.runner.warm as w; "
-                f"w.serve({theirs.fileno()}, sys.argv[1])")
+        code = (f"import sys\nif not sys.flags.safe_path: sys.path[0] = {stages!r}\n"
+                f"import reasonrl.runner.warm as w; w.serve({theirs.fileno()}, sys.argv[1])")
         self.proc = subprocess.Popen([sys.executable, "-c", code, root], cwd=root, env=env, pass_fds=[theirs.fileno()],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
