@@ -198,3 +198,24 @@ def test_the_bars_of_one_panel_differ_in_colour_or_hatch(drawn):
             problems += [f"{name_of(n, ax)}: {sorted(arms)} all in {look}" for look, arms in owners.items()
                          if len(arms) > 1]
     assert not problems, f"{len(problems)} panels with look-alike bars:\n" + "\n".join(problems)
+
+
+def test_a_hollow_marker_rings_the_filled_one_it_can_cover(drawn):
+    """An unjoined hollow marker (answer-only beside verified) is drawn larger than, and above, the filled markers
+    of its colour in its panel: where the two values agree it circles the dot instead of hiding under it."""
+    problems = []
+    for n, fig in drawn.items():
+        for ax in panels(fig):
+            lines = [ln for ln in ax.get_lines() if ln.get_marker() not in ("None", "none", "", " ", None)]
+            filled: dict[str, list] = {}
+            for ln in lines:
+                if str(ln.get_markerfacecolor()).lower() != "none":
+                    filled.setdefault(to_hex(ln.get_color()), []).append(ln)
+            for ln in lines:
+                if str(ln.get_markerfacecolor()).lower() != "none" or ln.get_linestyle() not in ("None", "none"):
+                    continue
+                under = filled.get(to_hex(ln.get_color()), [])
+                if any(ln.get_markersize() <= f.get_markersize() or ln.get_zorder() < f.get_zorder() for f in under):
+                    problems.append(f"{name_of(n, ax)}: '{ln.get_label()}' (size {ln.get_markersize()}, z "
+                                    f"{ln.get_zorder()}) no larger than, or below, a filled marker of its colour")
+    assert not problems, f"{len(problems)} hollow markers that a filled one can cover:\n" + "\n".join(problems)

@@ -123,8 +123,8 @@ def comparisons(cfg: Config, root: Path, method: str, task: str, runs: list[tupl
 def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | None = None) -> None:
     """One panel per (task, set, measure), all on one 0–1 axis (siblings compare at a glance; a fitted axis made
     −0.004 near the ceiling look like a collapse): base and run accuracy per base seed and pooled, verified
-    (filled, with 95% CIs) and answer-only (hollow). The verified floor is 0; the random guess is an answer-only
-    reference. Each run's gain over its base is printed along the panel's foot, clear of the markers.
+    (filled, with 95% CIs) and answer-only (a hollow ring around it). The verified floor is 0; the random guess is
+    an answer-only reference. Each run's gain over its base is printed along the panel's foot, clear of the markers.
     `chance`: (task, set) -> the random-guess accuracy."""
     keys = list(cells)
     ncols = min(2, len(keys))
@@ -148,9 +148,10 @@ def figure(cfg: Config, method: str, cells: dict, path: Path, chance: dict | Non
             err = np.array([[p[0] - p[1] for p in pts], [p[2] - p[0] for p in pts]])
             ax.errorbar(x + shift, m, yerr=err, fmt=style["marker"], color=style["color"], capsize=4,
                         label=f"{name} (verified)")
-            if all(answer_only):
+            if all(answer_only):  # a ring wider than the dot, on top: where the two agree it circles the dot
                 ax.plot(x + shift, [getattr(c, side) for c in answer_only], ls="none", marker=style["marker"],
-                        mfc="none", color=style["color"], ms=7, label=f"{name} (answer-only, hollow)")
+                        mfc="none", color=style["color"], ms=12, mew=1.2, zorder=3,
+                        label=f"{name} (answer-only, ring)")
         effects = [c.cmp for c in per_base] + [pooled.cmp]
         for xi, c in zip(x, effects):  # along the foot of the panel, never on a marker
             ax.annotate(f"{c.effect:+.3f}", (xi, 0), xycoords=("data", "axes fraction"), xytext=(0, 3),
