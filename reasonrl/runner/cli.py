@@ -15,6 +15,17 @@ import sys
 from ..errors import EXIT_CODE, ReasonrlError, install_excepthook, report
 from . import malloc
 
+# what `reasonrl --help` tells a user (the module docstring above is for the code's readers)
+DESCRIPTION = """\
+reasonrl: the DVC pipeline of RL for reasoning, run with independent stages in parallel.
+
+  reasonrl repro -j 2 report_headline_hop       a first result (about 10 minutes on 2 cores)
+  reasonrl repro --dry -j 2 [TARGET]            what would run, and how long it would take
+  reasonrl exp run -j 2 -S method=rft TARGET    an experiment, for `dvc exp show`
+  reasonrl train --set steps=50 --out runs/try  one RL run outside the pipeline
+
+`reasonrl COMMAND --help` for each command's options; README.md and docs/ for the rest."""
+
 # subcommand -> module providing `add_arguments(parser)` and `run(args) -> int`
 COMMANDS = {
     "repro": ("reasonrl.runner.parallel", "run the DVC pipeline with independent stages in parallel on Dask"),
@@ -29,7 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and sys.argv[1:2] == ["train"]:  # the console script's training runs in this process:
         malloc.restart()  # on tcmalloc, as `reasonrl repro` runs its stages (before torch is imported)
     argv = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(prog="reasonrl", description=__doc__)
+    args = parser_for(argv).parse_args(argv)
+    try:
+        return main_guard(args._module.run, args)
+    except BrokenPipeError:  # the reader went away (`reasonrl repro --dry | head`): stop without a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one from the exit's flush of stdout
+        return 1
+
+
+def parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """The console script's parser, with the options of the command argv names (only its module imported)."""
+    parser = argparse.ArgumentParser(prog="reasonrl", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -37,12 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             mod = importlib.import_module(module)
             mod.add_arguments(p)
             p.set_defaults(_module=mod)
-    args = parser.parse_args(argv)
-    try:
-        return main_guard(args._module.run, args)
-    except BrokenPipeError:  # the reader went away (`reasonrl repro --dry | head`): stop without a traceback
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor one from the exit's flush of stdout
-        return 1
+    return parser
 
 
 def main_guard(fn, *args) -> int:

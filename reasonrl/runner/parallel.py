@@ -109,7 +109,8 @@ def run(args: argparse.Namespace, plan: Plan | None = None) -> int:  # a plan: `
         return 0
     log_dir = str(Path(args.log_dir).resolve()) if args.log_dir else None
     _stoppable()
-    _log(f"machine  {machine()}; numerics {_numerics_of(plan.root)}; "
+    # machine() reads this process's CPU capability; the stages pin theirs to the `numerics` param
+    _log(f"machine  {machine()} (this process); the stages' numerics {_numerics_of(plan.root)}; "
          f"malloc {'tcmalloc' if malloc.library() else 'system'}")
     with _connect(args) as client:
         parallel = sum(client.nthreads().values()) > 1
