@@ -169,8 +169,8 @@ def test_stale_plan_is_the_downstream_closure(tmp_path, env):
     assert dry.returncode == 0 and dry.stdout.splitlines() == ["sleep@a", "join  (after sleep@a)"]
     # both ran before and write no timing file: 2 x (UNTIMED_S + 5) s; sleep@a's own input changed, so neither
     # is counted as coming out unchanged
-    assert "2 stale stages: about 18 s of stage time, estimated as" in dry.stderr
-    assert "stages: about 18 s of stage time, 9 s at -j 2, estimated" in repro(repo, "--dry", "-j", "2").stderr
+    assert "2 stale stages: about 18 s of stage time, from each stage's last timing file" in dry.stderr
+    assert "stages: about 18 s of stage time, 9 s at -j 2, from each stage" in repro(repo, "--dry", "-j", "2").stderr
     assert set(dvc_status(repo)) == {"sleep@a"}  # --dry ran nothing
 
 
@@ -585,3 +585,16 @@ def test_the_package_a_stage_imports_is_found_as_a_stage_finds_it(tmp_path, monk
     monkeypatch.setenv("PATH", f"{bare.parent}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(ConfigError, match=rf"reasonrl: the stages' `python` \({bare}\) cannot import the package"):
         stage_library(here)
+
+
+def test_the_summary_says_what_unchanged_means_when_a_stage_was(capsys):
+    from reasonrl.runner.parallel import _summary
+
+    plan = {"base@a": [], "eval@a": ["base@a"]}
+    _summary(plan, {"base@a": {"status": "ran", "seconds": 2.0}, "eval@a": {"status": "unchanged", "seconds": 0.5}},
+             2.5)
+    err = capsys.readouterr().err
+    assert "1 ran, 1 unchanged; wall 2.5s, stage time 2.5s (1.00x)" in err
+    assert "unchanged: DVC found the stage's inputs with the bytes its committed outputs were built from" in err
+    _summary(plan, {"base@a": {"status": "ran", "seconds": 2.0}, "eval@a": {"status": "ran", "seconds": 0.5}}, 2.5)
+    assert "unchanged:" not in capsys.readouterr().err
