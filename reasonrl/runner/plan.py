@@ -1,8 +1,8 @@
 """What `reasonrl repro` runs, in which order, and what each stage did — from DVC's own view.
 
-- `stale_plan`: the stale stages the targets need, in `dvc repro`'s own order (DVC's `plan_repro`), from
-  `_dvc_stages`, DVC's view as plain data (runner.dvc_adapter's `planned_stages`: DVC documents no public planner;
-  tests/test_parallel.py pins what it returns). `dvc repro` finds a stage stale only when it reaches it, after
+- `stale_plan`: the stale stages the targets need (DVC's `plan_repro`), upstream first in the dvc.yaml files' order,
+  from `_dvc_stages`, DVC's view as plain data (runner.dvc_adapter's `planned_stages`: DVC documents no public
+  planner; tests/test_parallel.py pins what it returns). `dvc repro` finds a stage stale only when it reaches it, after
   its upstream reran; a runner that starts stages side by side must know the whole stale closure first.
 - `Schedule`: among the ready stages, which to start next (reports first, then the critical path). What it buys,
   on the committed DAG at -j 2 (benchmarks/schedule.py, docs/runlogs/schedule_benchmark.txt: each stage its last
@@ -41,8 +41,9 @@ class Plan:
 def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tuple[str, list[str], bool, str]]]:
     """What DVC knows, as plain data: (root, run-cache directory, [(stage, upstream stages, changed,
     dvc.yaml path)] for every stage the targets need, upstream first), DVC's lock and params files read through
-    the kept parse meanwhile (runner.lockfile). The order is `dvc repro`'s own, and as there the stages upstream
-    of a frozen stage are not needed (runner.dvc_adapter's `planned_stages`; tests/test_parallel.py pins it).
+    the kept parse meanwhile (runner.lockfile). The stages are `dvc repro`'s, in the files' order (DVC's own varies
+    with the string hash seed), and as there the stages upstream of a frozen stage are not needed
+    (runner.dvc_adapter's `planned_stages`; tests/test_parallel.py pins it).
     """
     from .lockfile import reading
 
