@@ -82,13 +82,14 @@ def test_stages_holding_their_committed_outputs_and_the_dry_line(tmp_path):
     # eight untimed stages, 4 + 5 s each: 72 s; with `held` unchanged (0.5 + 5 s): 68.5 s
     assert dry_estimate(plan, 1) == ("8 stale stages: about 72 s of stage time (68 s where the stage that holds "
                                      "its committed outputs comes out unchanged: their upstream rebuilt to the "
-                                     "lock's bytes, as on the CPU kind that made them), from each stage's last timing "
-                                     "file, as a run first estimates its time left")
+                                     "lock's bytes, as on the CPU kind that made them), from the stages' last timing "
+                                     "files (a median, or 4 s, where one has none), as a run first estimates its "
+                                     "time left")
     assert dry_estimate(plan, 2).startswith("8 stale stages: about 72 s of stage time, 36 s at -j 2 (34 s at -j 2 ")
     (tmp_path / "params.yaml").write_text("x: {y: 1}\nz: 4\n")
     assert P.holding_outputs(plan) == set()
-    assert dry_estimate(plan, 1) == ("8 stale stages: about 72 s of stage time, from each stage's last timing file, "
-                                     "as a run first estimates its time left")
+    assert dry_estimate(plan, 1) == ("8 stale stages: about 72 s of stage time, from the stages' last timing files "
+                                     "(a median, or 4 s, where one has none), as a run first estimates its time left")
 
 
 def test_time_left_counts_pending_and_what_running_stages_still_need():

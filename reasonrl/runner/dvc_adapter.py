@@ -259,7 +259,8 @@ def _in_file_order(stages: list, upstream: Callable[[Any], list], place: Callabl
     """`stages` upstream first (an upstream stage outside them is not waited for), and of the stages ready at each
     point the one placed first in the dvc.yaml files first. DVC's own order walks sets of stages, whose order follows
     Python's string hashing and so changes from process to process: `reasonrl repro --dry` listed the five hop bases
-    in another order on each call, and a run started them in yet another. This order depends on the files alone."""
+    in another order on each call, and a run started them in yet another. This order is fixed by the checkout
+    (`place`: the stage's position in DVC's list of stages, dvc.yaml by dvc.yaml)."""
     members = set(stages)
     waiting = {s: set(upstream(s)) & members for s in stages}
     down: dict[Any, list] = {s: [] for s in stages}

@@ -463,7 +463,8 @@ def dry_estimate(plan: Plan, jobs: int) -> str:
                  f"the {len(held)} stages that hold their committed outputs come")
         line += (f" ({fmt_duration(quick / jobs)}{f' at -j {jobs}' if jobs > 1 else ''} where {which} out unchanged: "
                  "their upstream rebuilt to the lock's bytes, as on the CPU kind that made them)")
-    return line + ", from each stage's last timing file, as a run first estimates its time left"
+    return line + (", from the stages' last timing files (a median, or 4 s, where one has none), as a run first "
+                   "estimates its time left")
 
 
 def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float) -> None:
@@ -478,7 +479,7 @@ def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float)
     lines.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
                  + f"; wall {wall:.1f}s, stage time {busy:.1f}s ({busy / max(wall, 1e-9):.2f}x)")
     if counts["unchanged"]:
-        lines.append("unchanged: DVC found the stage's inputs with the bytes its committed outputs were built from, "
+        lines.append("unchanged: DVC found the stage's inputs with the bytes its outputs in dvc.lock were built from, "
                      "so those outputs stand as they are")
     if failed := [s for s in plan if outcomes[s]["status"] == "FAILED"]:
         lines.append(f"failed: {', '.join(failed)}; finished stages are in dvc.lock, so after a fix "
