@@ -36,7 +36,7 @@ from ..numerics import DEFAULT as DEFAULT_NUMERICS
 from ..numerics import machine
 from . import dvc_adapter, malloc
 from .plan import Plan, Schedule, near_targets, read_lock_entry, run_cache_entries, stage_status, stale_plan
-from .progress import DVC_OVERHEAD_S, UNCHANGED_S, Progress, expected_seconds, fmt_duration, holding_outputs
+from .progress import DVC_OVERHEAD_S, UNCHANGED_S, UNTIMED_S, Progress, expected_seconds, fmt_duration, holding_outputs
 
 TOPIC = "reasonrl-repro"
 # When stages share the machine, helper libraries get one thread each; torch's own count comes from the
@@ -463,8 +463,8 @@ def dry_estimate(plan: Plan, jobs: int) -> str:
                  f"the {len(held)} stages that hold their committed outputs come")
         line += (f" ({fmt_duration(quick / jobs)}{f' at -j {jobs}' if jobs > 1 else ''} where {which} out unchanged: "
                  "their upstream rebuilt to the lock's bytes, as on the CPU kind that made them)")
-    return line + (", from the stages' last timing files (a median, or 4 s, where one has none), as a run first "
-                   "estimates its time left")
+    return line + (f", from the stages' last timing files (a median, or {UNTIMED_S:g} s, where one has none), as a "
+                   "run first estimates its time left")
 
 
 def _summary(plan: dict[str, list[str]], outcomes: dict[str, dict], wall: float) -> None:
