@@ -48,9 +48,7 @@ def main() -> int:
     ap.add_argument("--repo", default=".")
     args = ap.parse_args()
     root = str(Path(args.repo).resolve())
-    # DVC's order of every stage, without asking which changed; the runner's plan puts the same stages in dvc.yaml's
-    # order (dvc_adapter._in_file_order), which only breaks the Schedule's ties differently
-    plan = dvc_adapter.pipeline_order(root)
+    plan = dvc_adapter.pipeline_order(root)  # as plan._dvc_stages, without asking which stages changed
     seconds = expected_seconds(root, {stage: (str(Path(root, "dvc.lock")), stage) for stage in plan})
     print(f"{len(plan)} stages, {fmt_duration(sum(seconds.values()))} of stage time, -j {args.jobs}")
     for name, kind in (("Schedule (reports first, then the critical path)", Schedule), ("DVC's order", DvcOrder)):

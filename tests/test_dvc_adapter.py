@@ -473,19 +473,6 @@ def test_pipeline_order_is_every_stage_upstream_first(pipeline):
     assert dvc_adapter.pipeline_order(str(pipeline)) == {"a": [], "b": ["a"]}
 
 
-def test_in_file_order_by_hand():
-    # d after a and after x (not planned: not waited for); c, a, b ready at once, c first in the file
-    up = {"c": [], "a": [], "b": [], "d": ["a", "x"]}
-    place = {"c": 0, "a": 1, "b": 2, "d": 3}
-    assert dvc_adapter._in_file_order(["d", "b", "a", "c"], up.__getitem__, place.__getitem__) == ["c", "a", "b", "d"]
-    # a stage placed early in the file still waits for its upstream
-    place = {"d": 0, "c": 1, "b": 2, "a": 3}
-    assert dvc_adapter._in_file_order(["a", "b", "c", "d"], up.__getitem__, place.__getitem__) == ["c", "b", "a", "d"]
-    # one made ready later goes ahead of a ready one placed after it
-    up, place = {"a": [], "b": [], "c": ["a"]}, {"a": 0, "c": 1, "b": 2}
-    assert dvc_adapter._in_file_order(["b", "c", "a"], up.__getitem__, place.__getitem__) == ["a", "c", "b"]
-
-
 def test_the_planned_order_is_the_files_in_every_process(tmp_path):
     """DVC's planner walks the target's part of the graph, and networkx iterates a part under half the graph through a
     set of stages, in the order of the string hash seed: the planned order does not follow it."""

@@ -42,8 +42,8 @@ underscore names. The entry points, each with what it relies on and why:
 - `planned_stages`: `Repo.index.graph`, `Repo.lock`, `Repo.stage_cache`, `Stage.changed` (public) and the
   planner of `dvc repro`, `dvc.repo.reproduce.collect_stages`, `get_active_graph` and `plan_repro` (internal), with
   `dvc.rwlock` (internal) skipped where that is DVC's behaviour: DVC documents no planner, and `dvc repro --dry`
-  prints text, not the stale closure and the graph the runner schedules from. DVC's order of the stages varies from
-  process to process; the runner's follows the dvc.yaml files (`_in_file_order`).
+  prints text, not the stale closure and the graph the runner schedules from. DVC's order of a target's stages varies
+  from process to process; the runner takes them in DVC's order of the whole pipeline, which does not (`_planned`).
 - `pipeline_order`: the same planner, for every stage and without `Stage.changed` (benchmarks/schedule.py).
 - `stage_deps`: `Repo.index.stages` and each stage's deps (public); scripts/relock.py.
 - `load_yaml_file`, `dump_yaml_file`: `dvc.utils.serialize.load_yaml` and `dump_yaml` (internal); scripts/relock.py
@@ -60,10 +60,8 @@ underscore names. The entry points, each with what it relies on and why:
 from __future__ import annotations
 
 import contextlib
-import heapq
 import importlib
 import os
-from collections.abc import Callable
 from typing import Any
 
 from ..errors import ReasonrlError
@@ -247,56 +245,34 @@ def find_root(repo: str | None) -> str:
 
 def _planned(dvc_repo: Any, targets: list[str]) -> tuple[Any, list[Any]]:
     """(the graph, edges stage -> upstream stage and none out of a frozen one; the stages the targets need in
-    `dvc repro`'s order, upstream first)."""
+    `dvc repro`'s order for the whole pipeline, upstream first). DVC walks a target's part of the graph through a
+    networkx view that, under half the graph, iterates a set of stages: its order followed Python's string hashing
+    and changed from process to process (`reasonrl repro --dry` listed the five hop bases in another order on each
+    call, and a run started them in yet another). The whole graph is walked in its own order, the same in every
+    process, and keeps its topological order when cut down to the stages needed."""
     from dvc.dvcfile import PROJECT_FILE
     from dvc.repo.reproduce import collect_stages, get_active_graph, plan_repro
 
     graph = get_active_graph(dvc_repo.index.graph)
-    return graph, plan_repro(graph, collect_stages(dvc_repo, targets or [PROJECT_FILE]))
-
-
-def _in_file_order(stages: list, upstream: Callable[[Any], list], place: Callable[[Any], int]) -> list:
-    """`stages` upstream first (an upstream stage outside them is not waited for), and of the stages ready at each
-    point the one placed first in the dvc.yaml files first. DVC's own order walks sets of stages, whose order follows
-    Python's string hashing and so changes from process to process: `reasonrl repro --dry` listed the five hop bases
-    in another order on each call, and a run started them in yet another. This order is fixed by the checkout
-    (`place`: the stage's position in DVC's list of stages, dvc.yaml by dvc.yaml)."""
-    members = set(stages)
-    waiting = {s: set(upstream(s)) & members for s in stages}
-    down: dict[Any, list] = {s: [] for s in stages}
-    for s in stages:
-        for u in waiting[s]:
-            down[u].append(s)
-    ready = [(place(s), s) for s in stages if not waiting[s]]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        out.append(heapq.heappop(ready)[1])
-        for d in down[out[-1]]:
-            waiting[d].discard(out[-1])
-            if not waiting[d]:
-                heapq.heappush(ready, (place(d), d))
-    return out
+    needed = set(plan_repro(graph, collect_stages(dvc_repo, targets or [PROJECT_FILE])))
+    return graph, [s for s in plan_repro(graph) if s in needed]
 
 
 def planned_stages(root: str, targets: list[str]) -> tuple[str, list[tuple[str, list[str], bool, str]]]:
     """(the run-cache directory, [(stage, upstream stages, changed, dvc.yaml path)] for every stage the targets
-    need, upstream first, in `_in_file_order`), under DVC's repo lock. As in `dvc repro`, the stages upstream of a
-    frozen stage are not needed."""
+    need, upstream first), under DVC's repo lock. As in `dvc repro`, the stages upstream of a frozen stage are not
+    needed."""
     from dvc.repo import Repo
 
     with contextlib.chdir(root), Repo(root) as dvc_repo, dvc_repo.lock, _rwlocks_unwatched(dvc_repo):
         graph, order = _planned(dvc_repo, targets)
-        place = {s.addressing: i for i, s in enumerate(dvc_repo.index.stages)}
-        order = _in_file_order(order, lambda s: list(graph.successors(s)), lambda s: place[s.addressing])
         stages = [(s.addressing, [u.addressing for u in graph.successors(s)], s.changed(), str(s.dvcfile.path))
                   for s in order]
         return str(dvc_repo.stage_cache.cache_dir), stages
 
 
 def pipeline_order(root: str) -> dict[str, list[str]]:
-    """Every stage of the pipeline -> its upstream stages, in `dvc repro`'s order (for the whole pipeline the same
-    in every process); what changed is not asked."""
+    """Every stage of the pipeline -> its upstream stages, in `dvc repro`'s order; what changed is not asked."""
     from dvc.repo import Repo
 
     with contextlib.chdir(root), Repo(root) as dvc_repo:

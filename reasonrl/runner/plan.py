@@ -1,6 +1,6 @@
 """What `reasonrl repro` runs, in which order, and what each stage did — from DVC's own view.
 
-- `stale_plan`: the stale stages the targets need (DVC's `plan_repro`), upstream first in the dvc.yaml files' order,
+- `stale_plan`: the stale stages the targets need (DVC's `plan_repro`), upstream first in DVC's order of the pipeline,
   from `_dvc_stages`, DVC's view as plain data (runner.dvc_adapter's `planned_stages`: DVC documents no public
   planner; tests/test_parallel.py pins what it returns). `dvc repro` finds a stage stale only when it reaches it, after
   its upstream reran; a runner that starts stages side by side must know the whole stale closure first.
@@ -41,9 +41,9 @@ class Plan:
 def _dvc_stages(repo: str | None, targets: list[str]) -> tuple[str, str, list[tuple[str, list[str], bool, str]]]:
     """What DVC knows, as plain data: (root, run-cache directory, [(stage, upstream stages, changed,
     dvc.yaml path)] for every stage the targets need, upstream first), DVC's lock and params files read through
-    the kept parse meanwhile (runner.lockfile). The stages are `dvc repro`'s, in the files' order (DVC's own varies
-    with the string hash seed), and as there the stages upstream of a frozen stage are not needed
-    (runner.dvc_adapter's `planned_stages`; tests/test_parallel.py pins it).
+    the kept parse meanwhile (runner.lockfile). The stages are `dvc repro`'s, in its order of the whole pipeline (its
+    order of a target's stages varies with the string hash seed), and as there the stages upstream of a frozen stage
+    are not needed (runner.dvc_adapter's `planned_stages`; tests/test_parallel.py pins it).
     """
     from .lockfile import reading
 
